@@ -1,0 +1,62 @@
+//! Functions, sites and assembled programs.
+
+use crate::expr::{Expr, Loc, Pat};
+use crate::types::Type;
+use serde::{Deserialize, Serialize};
+
+/// A parameter of an `#[accel]` function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub pat: Pat,
+    pub ty: Type,
+}
+
+/// An `#[accel]` function, as the front end translated it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FnDef {
+    /// The unique name of the function in the program (its module path and name,
+    /// `crate::physics::step`).
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Type,
+    pub body: Expr,
+    /// Where the function is defined.
+    pub file: String,
+    pub loc: Loc,
+}
+
+impl FnDef {
+    /// Whether the function takes or returns a function (forbidden in imperative code).
+    pub fn is_higher_order(&self) -> bool {
+        self.ret.is_fn() || self.params.iter().any(|p| p.ty.is_fn())
+    }
+}
+
+/// One `accelerate!` site: its expression and the locals it captures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SiteDef {
+    pub file: String,
+    pub loc: Loc,
+    /// The captured locals, in first-use order; the runtime marshals them.
+    pub captures: Vec<String>,
+    pub body: Expr,
+}
+
+/// A site together with exactly the functions it reaches, each once, callees before callers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    pub functions: Vec<FnDef>,
+    pub site: SiteDef,
+}
+
+impl Program {
+    /// The names of the program's functions, in order.
+    pub fn function_names(&self) -> Vec<&str> {
+        self.functions.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// The function with the given name.
+    pub fn function(&self, name: &str) -> Option<&FnDef> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+}

@@ -1,0 +1,162 @@
+//! Types of accelerated code.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scalar element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarType {
+    I32,
+    I64,
+    U32,
+    U64,
+    Usize,
+    F32,
+    F64,
+    Bool,
+}
+
+impl ScalarType {
+    /// Every scalar type, in declaration order.
+    pub const ALL: [ScalarType; 8] = [
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::U32,
+        ScalarType::U64,
+        ScalarType::Usize,
+        ScalarType::F32,
+        ScalarType::F64,
+        ScalarType::Bool,
+    ];
+
+    /// The Rust spelling of the type (`"f32"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::I32 => "i32",
+            ScalarType::I64 => "i64",
+            ScalarType::U32 => "u32",
+            ScalarType::U64 => "u64",
+            ScalarType::Usize => "usize",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+            ScalarType::Bool => "bool",
+        }
+    }
+
+    /// Parses a Rust scalar type name.
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        ScalarType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Whether the type is `f32` or `f64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+}
+
+/// The type of a value in accelerated code.
+///
+/// `Seq` covers every sequence argument form (`Vec<T>`, `&Vec<T>`, `&[T]`): they differ in
+/// ownership only, which accelerated code never observes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Type {
+    Scalar(ScalarType),
+    Unit,
+    Tuple(Vec<Type>),
+    /// `[T; N]`.
+    Array(Box<Type>, usize),
+    /// An immutable sequence.
+    Seq(Box<Type>),
+    /// A mutable n-dimensional tensor handle of the given element type.
+    Tensor(Box<Type>),
+    /// A `#[derive(Accel)]` record: its name and its fields in declaration order.
+    Record(String, Vec<(String, Type)>),
+    /// A named record whose fields are not known at this point (a type written in a
+    /// signature; the runtime fills in the fields from the `Accel` impl).
+    Named(String),
+    /// A function type (parameters of user functions that take a function).
+    Fn(Vec<Type>, Box<Type>),
+    /// A type left for inference.
+    Infer,
+}
+
+impl Type {
+    /// Whether values of this type are functions.
+    pub fn is_fn(&self) -> bool {
+        matches!(self, Type::Fn(..))
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Scalar(s) => f.write_str(s.name()),
+            Type::Unit => f.write_str("()"),
+            Type::Tuple(ts) => {
+                f.write_str("(")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                if ts.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+            Type::Array(t, n) => write!(f, "[{t}; {n}]"),
+            Type::Seq(t) => write!(f, "[{t}]"),
+            Type::Tensor(t) => write!(f, "Tensor<{t}>"),
+            Type::Record(name, fields) => {
+                write!(f, "{name} {{")?;
+                for (i, (n, t)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, " {n}: {t}")?;
+                }
+                f.write_str(" }")
+            }
+            Type::Named(name) => f.write_str(name),
+            Type::Fn(ps, r) => {
+                f.write_str("fn(")?;
+                for (i, t) in ps.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ") -> {r}")
+            }
+            Type::Infer => f.write_str("_"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_types_as_rust_like_text() {
+        let t = Type::Tuple(vec![
+            Type::Seq(Box::new(Type::Scalar(ScalarType::F32))),
+            Type::Array(Box::new(Type::Scalar(ScalarType::I64)), 3),
+        ]);
+        assert_eq!(t.to_string(), "([f32], [i64; 3])");
+        assert_eq!(Type::Tuple(vec![Type::Unit]).to_string(), "((),)");
+        assert_eq!(
+            Type::Fn(vec![Type::Scalar(ScalarType::Usize)], Box::new(Type::Unit)).to_string(),
+            "fn(usize) -> ()"
+        );
+    }
+
+    #[test]
+    fn scalar_names_round_trip() {
+        for s in ScalarType::ALL {
+            assert_eq!(ScalarType::from_name(s.name()), Some(s));
+        }
+        assert_eq!(ScalarType::from_name("String"), None);
+    }
+}
