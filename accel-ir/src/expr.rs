@@ -254,6 +254,8 @@ pub enum Expr {
         args: Vec<Expr>,
         loc: Loc,
     },
+    /// A call of a function value (a parameter of a function that takes a function).
+    Apply { func: Box<Expr>, args: Vec<Expr> },
     /// A parallel operation.
     Par {
         op: ParOp,
@@ -357,6 +359,10 @@ impl Expr {
                 f(recv);
                 args.iter().for_each(f)
             }
+            Expr::Apply { func, args } => {
+                f(func);
+                args.iter().for_each(f)
+            }
             Expr::Lambda { body, .. } => f(body),
             Expr::If { cond, then, els } => {
                 f(cond);
@@ -418,6 +424,10 @@ impl Expr {
             Expr::Field(e, _) | Expr::Unary(_, e) | Expr::Cast(e, _) => f(e),
             Expr::Method { recv, args, .. } => {
                 f(recv);
+                args.iter_mut().for_each(f)
+            }
+            Expr::Apply { func, args } => {
+                f(func);
                 args.iter_mut().for_each(f)
             }
             Expr::Lambda { body, .. } => f(body),

@@ -143,6 +143,13 @@ impl Display for Expr {
             Expr::Cast(e, t) => write!(f, "(as {e} {t})"),
             Expr::Call { func, args, .. } => list(f, func, args),
             Expr::Par { op, args, .. } => list(f, op.name(), args),
+            Expr::Apply { func, args } => {
+                write!(f, "(apply {func}")?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                f.write_str(")")
+            }
             Expr::Method { recv, method, args } => {
                 write!(f, "(.{method} {recv}")?;
                 for a in args {

@@ -1,0 +1,340 @@
+//! What each macro expands to.
+
+use crate::lower::{loc, Lowerer};
+use crate::ty::{fn_bound, fn_type_of, lower_type, return_type};
+use accel_ir::{FnDef, Loc, Param, SiteDef, Type};
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+
+/// What `accelerate!`-like macros produce.
+#[derive(Clone, Copy, PartialEq)]
+pub enum SiteKind {
+    /// Run the expression.
+    Run,
+    /// Return the site's description.
+    Describe,
+}
+
+fn errors_to_tokens(errors: Vec<syn::Error>) -> TokenStream {
+    errors.into_iter().map(|e| e.to_compile_error()).collect()
+}
+
+/// The `callees` and `ops` fields of a description, and the fallback types that make a
+/// call of a function without `#[accel]` an error that says so (see `use_self_glob`).
+fn desc_parts(l: &Lowerer) -> (TokenStream, TokenStream, TokenStream) {
+    let mut fallbacks = TokenStream::new();
+    let mut callees = Vec::new();
+    for (written, path) in &l.callees {
+        if let Some(ident) = path.get_ident() {
+            let ident = syn::Ident::new(&ident.to_string(), Span::call_site());
+            fallbacks.extend(quote! { #[allow(non_camel_case_types, dead_code)] struct #ident {} });
+        }
+        // The path without generic arguments, keeping the user's spans for errors.
+        let leading = path.leading_colon;
+        let segs = path.segments.iter().map(|s| &s.ident);
+        let span = path.span();
+        callees.push(quote_spanned! {span=>
+            (#written, <#leading #(#segs)::* as ::accel_runtime::__private::AccelFn>::DESC)
+        });
+    }
+    let ops = l.ops.iter().map(|(op, at)| {
+        let (name, imperative, line, column) = (op.name(), op.is_imperative(), at.line, at.column);
+        quote! { ::accel_runtime::__private::OpUse { op: #name, imperative: #imperative, line: #line, column: #column } }
+    });
+    (fallbacks, quote! { &[#(#callees),*] }, quote! { &[#(#ops),*] })
+}
+
+/// Wraps the description expression `desc` so that single-name callees resolve to the
+/// companion types of `#[accel]` functions when they exist, and to local fallback types
+/// (which implement no `AccelFn`, so the error says to add `#[accel]`) otherwise: the glob
+/// import of the enclosing module in the inner block outranks the outer block's items.
+fn use_self_glob(fallbacks: TokenStream, desc: TokenStream) -> TokenStream {
+    quote! {{
+        #fallbacks
+        {
+            #[allow(unused_imports)]
+            use self::*;
+            #desc
+        }
+    }}
+}
+
+/// `accelerate!(EXPR)` and `describe!(EXPR)`.
+pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
+    let expr: syn::Expr = match syn::parse2(input) {
+        Ok(e) => e,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut l = Lowerer::new(None);
+    let body = l.expr(&expr);
+    if !l.errors.is_empty() {
+        let errors = errors_to_tokens(std::mem::take(&mut l.errors));
+        return quote! {{ #errors ::core::unreachable!() }};
+    }
+    let resolved = accel_ir::passes::resolve::resolve_site(&body);
+    let def = SiteDef { file: String::new(), loc: loc(Span::call_site()), captures: resolved.captures.clone(), body };
+    let ir = match serde_json::to_string(&def) {
+        Ok(s) => s,
+        Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
+    };
+    let (fallbacks, callees, ops) = desc_parts(&l);
+    let desc = use_self_glob(
+        fallbacks,
+        quote! {
+            &::accel_runtime::__private::SiteDesc {
+                file: ::core::file!(),
+                line: ::core::line!(),
+                column: ::core::column!() - 1,
+                ir: #ir,
+                callees: #callees,
+                ops: #ops,
+            }
+        },
+    );
+    let captures = capture_checks(&expr, &resolved.captures);
+    let tail = match kind {
+        SiteKind::Run => quote! { ::accel_runtime::__private::run_site(__ACCEL_SITE, || #expr) },
+        SiteKind::Describe => quote! { __ACCEL_SITE },
+    };
+    quote! {{
+        const __ACCEL_SITE: &'static ::accel_runtime::__private::SiteDesc = #desc;
+        const _: () = ::accel_runtime::__private::check_site(__ACCEL_SITE);
+        #captures
+        #tail
+    }}
+}
+
+/// `assert_capture(&v)` for every captured local, spanned at its first use, so that a
+/// capture of a type accelerated code cannot use is a compile error pointing at it.
+fn capture_checks(expr: &syn::Expr, captures: &[String]) -> TokenStream {
+    let mut first_use = std::collections::HashMap::new();
+    find_idents(expr.to_token_stream(), &mut first_use);
+    captures
+        .iter()
+        .map(|name| {
+            let ident = first_use.get(name).cloned().unwrap_or_else(|| syn::Ident::new(name, Span::call_site()));
+            quote_spanned! {ident.span()=> ::accel_runtime::__private::assert_capture(&#ident); }
+        })
+        .collect()
+}
+
+fn find_idents(tokens: TokenStream, out: &mut std::collections::HashMap<String, syn::Ident>) {
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.entry(i.to_string()).or_insert(i);
+            }
+            proc_macro2::TokenTree::Group(g) => find_idents(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// `#[accel]` on a free function.
+pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new_spanned(&item, "#[accel] goes on free functions (`fn name(..) -> T { .. }`)").to_compile_error();
+            return quote! { #e #item };
+        }
+    };
+    let mut errors = Vec::new();
+    if !attr.is_empty() {
+        errors.push(syn::Error::new_spanned(&attr, "#[accel] takes no arguments"));
+    }
+    let sig = &func.sig;
+    for (present, what) in [
+        (sig.asyncness.map(|t| t.span()), "`async fn` is not supported in accelerated code"),
+        (sig.unsafety.map(|t| t.span()), "`unsafe fn` is not allowed in accelerated code"),
+        (sig.constness.map(|t| t.span()), "`const fn` cannot be #[accel]: remove `const`"),
+        (sig.variadic.as_ref().map(|v| v.span()), "variadic functions are not supported"),
+    ] {
+        if let Some(span) = present {
+            errors.push(syn::Error::new(span, what));
+        }
+    }
+
+    // Generic parameters bounded by Fn traits are function-typed.
+    let mut fn_generics = Vec::new();
+    for p in &sig.generics.params {
+        if let syn::GenericParam::Type(t) = p {
+            if fn_bound(t.bounds.iter()).is_some() {
+                fn_generics.push(t.ident.to_string());
+            }
+        }
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        for pred in &w.predicates {
+            if let syn::WherePredicate::Type(t) = pred {
+                if fn_bound(t.bounds.iter()).is_some() {
+                    fn_generics.push(t.bounded_ty.to_token_stream().to_string());
+                }
+            }
+        }
+    }
+
+    let name = sig.ident.to_string();
+    let mut l = Lowerer::new(Some(name.clone()));
+    let mut params = Vec::new();
+    let mut type_checks = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
+                r,
+                "methods cannot be #[accel] yet: make it a free function that takes the value as a parameter",
+            )),
+            syn::FnArg::Typed(pt) => {
+                let ty = lower_type(&pt.ty, &fn_generics).or_else(|e| {
+                    // `impl Fn(..)` in argument position and generic Fn parameters.
+                    match &*pt.ty {
+                        syn::Type::ImplTrait(it) => fn_bound(it.bounds.iter()).map(|s| fn_type_of(s, &fn_generics)).unwrap_or(Err(e)),
+                        _ => Err(e),
+                    }
+                });
+                let ty = match ty {
+                    Ok(t) => t,
+                    Err(e) => {
+                        errors.push(e);
+                        Type::Infer
+                    }
+                };
+                if !ty.is_fn() {
+                    type_checks.push(&*pt.ty);
+                }
+                params.push(Param { pat: l.param(&pt.pat), ty });
+            }
+        }
+    }
+    let ret = match return_type(&sig.output, &fn_generics) {
+        Ok(t) => t,
+        Err(e) => {
+            errors.push(e);
+            Type::Infer
+        }
+    };
+    if let syn::ReturnType::Type(_, t) = &sig.output {
+        if !ret.is_fn() {
+            type_checks.push(t);
+        }
+    }
+    let body = l.block(&func.block);
+    errors.append(&mut l.errors);
+
+    let vis = &func.vis;
+    let ident = &sig.ident;
+    let companion = quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+    };
+    if !errors.is_empty() {
+        // Keep the function and a companion so that callers report no further errors.
+        let errors = errors_to_tokens(errors);
+        return quote! {
+            #errors
+            #func
+            #companion
+            const _: () = {
+                impl ::accel_runtime::__private::AccelFn for #ident {
+                    const DESC: &'static ::accel_runtime::__private::FnDesc = &::accel_runtime::__private::FnDesc {
+                        name: #name, module: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false,
+                    };
+                }
+            };
+        };
+    }
+
+    let higher_order = ret.is_fn() || params.iter().any(|p| p.ty.is_fn());
+    let at: Loc = loc(sig.ident.span());
+    let def = FnDef { name: name.clone(), params, ret, body, file: String::new(), loc: at };
+    let ir = match serde_json::to_string(&def) {
+        Ok(s) => s,
+        Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
+    };
+    let (fallbacks, callees, ops) = desc_parts(&l);
+    let line = at.line;
+    let desc = use_self_glob(
+        fallbacks,
+        quote! {
+            &::accel_runtime::__private::FnDesc {
+                name: #name,
+                module: ::core::module_path!(),
+                file: ::core::file!(),
+                line: #line,
+                ir: #ir,
+                callees: #callees,
+                ops: #ops,
+                higher_order: #higher_order,
+            }
+        },
+    );
+    // Parameter and result types must be accel types; generic signatures are checked
+    // where they are instantiated instead.
+    let checks = if sig.generics.params.is_empty() {
+        let asserts = type_checks.iter().map(|t| {
+            quote_spanned! {t.span()=> ::accel_runtime::__private::assert_accel_type::<#t>(); }
+        });
+        quote! { const _: fn() = || { #(#asserts)* }; }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        #func
+        #companion
+        const _: () = {
+            impl ::accel_runtime::__private::AccelFn for #ident {
+                const DESC: &'static ::accel_runtime::__private::FnDesc = #desc;
+            }
+        };
+        #checks
+    }
+}
+
+/// `#[derive(Accel)]`.
+pub fn derive(input: TokenStream) -> TokenStream {
+    let item: syn::DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let fields = match &item.data {
+        syn::Data::Struct(syn::DataStruct { fields: syn::Fields::Named(f), .. }) => &f.named,
+        syn::Data::Struct(_) => {
+            return syn::Error::new_spanned(&item.ident, "#[derive(Accel)] needs a struct with named fields (records have field names)")
+                .to_compile_error()
+        }
+        _ => {
+            return syn::Error::new_spanned(&item.ident, "#[derive(Accel)] supports structs with named fields only (no enums or unions)")
+                .to_compile_error()
+        }
+    };
+    let mut errors = Vec::new();
+    for f in fields {
+        if let Err(e) = lower_type(&f.ty, &[]) {
+            errors.push(e);
+        }
+    }
+    if !errors.is_empty() {
+        return errors_to_tokens(errors);
+    }
+    let name = &item.ident;
+    let name_str = name.to_string();
+    let mut generics = item.generics.clone();
+    for p in generics.type_params_mut() {
+        p.bounds.push(syn::parse_quote!(::accel_runtime::Accel));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let entries = fields.iter().map(|f| {
+        let field = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+        let ty = &f.ty;
+        quote_spanned! {ty.span()=> (#field.to_string(), <#ty as ::accel_runtime::Accel>::accel_type()) }
+    });
+    quote! {
+        impl #impl_generics ::accel_runtime::Accel for #name #ty_generics #where_clause {
+            fn accel_type() -> ::accel_runtime::__private::Type {
+                ::accel_runtime::__private::Type::Record(#name_str.to_string(), ::std::vec![#(#entries),*])
+            }
+        }
+    }
+}

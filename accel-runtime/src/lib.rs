@@ -1,0 +1,55 @@
+//! Expression acceleration for Rust.
+//!
+//! Mark one expression with [`accelerate!`] and it runs as a parallel program; mark the
+//! functions it calls with [`#[accel]`](accel). Everything the expression needs (the
+//! functions it reaches, transitively, and the locals it captures) is extracted at compile
+//! time, and what no backend can run is rejected at compile time with a span.
+//!
+//! ```
+//! use accel_runtime::prelude::*;
+//!
+//! #[accel]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! fn main() {
+//!     let v: Vec<i64> = (1..=1000).collect();
+//!     assert_eq!(accelerate!(reduce(add, 0, &v)), 500_500);
+//!     let c = 3.0f32;
+//!     let ys: Vec<f32> = accelerate!(map(|x| c * x, &[1.0f32, 2.0]));
+//!     assert_eq!(ys, vec![3.0, 6.0]);
+//! }
+//! ```
+//!
+//! `ACCEL_MODE` selects how accelerated code runs (see [`Mode`]); `ACCEL_LOG=1` prints what
+//! each site did.
+
+extern crate self as accel_runtime;
+
+mod accel_type;
+mod mode;
+mod ops;
+mod seq;
+mod site;
+mod tensor;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use accel_ir as ir;
+pub use accel_macros::{accel, accelerate, describe, Accel};
+pub use accel_type::Accel;
+pub use mode::{mode, Mode, ModeError};
+pub use ops::{create, flatten, map, map2, parallel_loop, reduce, scan};
+pub use seq::Seq;
+pub use site::{FnDesc, OpUse, SiteDesc};
+pub use tensor::Tensor;
+
+/// Everything a user of accelerated code needs: `use accel_runtime::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        accel, accelerate, create, describe, flatten, map, map2, mode, parallel_loop, reduce, scan,
+        Accel, Mode, Seq, Tensor,
+    };
+}

@@ -1,0 +1,141 @@
+//! The parallel operations. These definitions are the reference semantics: they run
+//! sequentially, in order, outside `accelerate!` and in debug mode, and every backend is
+//! tested against them.
+
+use crate::seq::Seq;
+use crate::site::violation;
+
+/// `[f(x0), f(x1), …]`.
+///
+/// ```
+/// use accel_runtime::map;
+/// assert_eq!(map(|x: i32| x * 2, &[1, 2, 3]), vec![2, 4, 6]);
+/// ```
+pub fn map<S: Seq, B>(f: impl Fn(S::Elem) -> B, xs: S) -> Vec<B> {
+    xs.into_elems().into_iter().map(f).collect()
+}
+
+/// `[f(x0, y0), f(x1, y1), …]`; the sequences must have equal lengths.
+///
+/// ```
+/// use accel_runtime::map2;
+/// assert_eq!(map2(|x: i32, y: i32| x + y, &[1, 2], vec![10, 20]), vec![11, 22]);
+/// ```
+pub fn map2<S: Seq, T: Seq, C>(f: impl Fn(S::Elem, T::Elem) -> C, xs: S, ys: T) -> Vec<C> {
+    let (n, m) = (xs.seq_len(), ys.seq_len());
+    if n != m {
+        violation("map2", &format!("lengths differ: {n} vs {m}"));
+    }
+    xs.into_elems().into_iter().zip(ys.into_elems()).map(|(x, y)| f(x, y)).collect()
+}
+
+/// Folds the sequence with `op`, starting from `ne`. `op` must be associative and `ne` its
+/// neutral element: accelerated code folds in parallel, in any grouping.
+///
+/// ```
+/// use accel_runtime::reduce;
+/// assert_eq!(reduce(|a: i64, b: i64| a + b, 0, &[1, 2, 3]), 6);
+/// ```
+pub fn reduce<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs: S) -> S::Elem {
+    xs.into_elems().into_iter().fold(ne, op)
+}
+
+/// The inclusive prefix folds of the sequence: `[x0, op(x0, x1), …]` (with `ne` folded in
+/// first). Same assumptions as [`reduce`].
+///
+/// ```
+/// use accel_runtime::scan;
+/// assert_eq!(scan(|a: i32, b: i32| a + b, 0, &[1, 2, 3]), vec![1, 3, 6]);
+/// ```
+pub fn scan<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs: S) -> Vec<S::Elem>
+where
+    S::Elem: Clone,
+{
+    let mut acc = ne;
+    let mut out = Vec::with_capacity(xs.seq_len());
+    for x in xs.into_elems() {
+        acc = op(acc, x);
+        out.push(acc.clone());
+    }
+    out
+}
+
+/// Concatenates the rows of a regular nested sequence (all rows one length).
+///
+/// ```
+/// use accel_runtime::flatten;
+/// assert_eq!(flatten(vec![vec![1, 2], vec![3, 4]]), vec![1, 2, 3, 4]);
+/// ```
+pub fn flatten<S: Seq>(xss: S) -> Vec<<S::Elem as Seq>::Elem>
+where
+    S::Elem: Seq,
+{
+    let rows = xss.into_elems();
+    let mut out = Vec::new();
+    let width = rows.first().map(Seq::seq_len);
+    for (i, row) in rows.into_iter().enumerate() {
+        let len = row.seq_len();
+        if Some(len) != width {
+            violation(
+                "flatten",
+                &format!("the sequence is irregular: row 0 has {} elements, row {i} has {len}", width.unwrap_or(0)),
+            );
+        }
+        out.extend(row.into_elems());
+    }
+    out
+}
+
+/// `[f(0), f(1), …, f(n - 1)]`.
+///
+/// ```
+/// use accel_runtime::create;
+/// assert_eq!(create(4, |i| i * i), vec![0, 1, 4, 9]);
+/// ```
+pub fn create<A>(n: usize, f: impl Fn(usize) -> A) -> Vec<A> {
+    (0..n).map(f).collect()
+}
+
+/// Calls `f(i)` for every `i in 0..n`, in no particular order when accelerated: iterations
+/// must be independent (no iteration writes what another reads or writes).
+///
+/// ```
+/// use accel_runtime::{parallel_loop, Tensor};
+/// let t = Tensor::<i32>::zeros(&[4]);
+/// parallel_loop(4, |i| t.set([i], i as i32 * 10));
+/// assert_eq!(t.to_vec(), vec![0, 10, 20, 30]);
+/// ```
+pub fn parallel_loop(n: usize, f: impl Fn(usize)) {
+    (0..n).for_each(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_follow_their_definitions_on_edge_cases() {
+        let empty: Vec<i64> = vec![];
+        assert_eq!(map(|x: i64| x + 1, &empty), Vec::<i64>::new());
+        assert_eq!(reduce(|a, b| a + b, 7, &empty), 7);
+        assert_eq!(scan(|a, b| a + b, 0, &empty), Vec::<i64>::new());
+        assert_eq!(scan(|a: i32, b| a.max(b), i32::MIN, vec![3, 1, 4, 1, 5]), vec![3, 3, 4, 4, 5]);
+        assert_eq!(flatten(Vec::<Vec<u8>>::new()), Vec::<u8>::new());
+        assert_eq!(flatten(&vec![vec![1u8], vec![2]]), vec![1, 2]);
+        assert_eq!(create(0, |i| i), Vec::<usize>::new());
+        let rows = vec![vec![1, 2], vec![3, 4]];
+        assert_eq!(reduce(|a: Vec<i32>, b: Vec<i32>| map2(|x, y| x + y, a, b), vec![0, 0], &rows), vec![4, 6]);
+    }
+
+    #[test]
+    #[should_panic(expected = "map2: lengths differ: 2 vs 1")]
+    fn map2_rejects_unequal_lengths() {
+        map2(|a: i32, b: i32| a + b, &[1, 2], &[1]);
+    }
+
+    #[test]
+    #[should_panic(expected = "flatten: the sequence is irregular: row 0 has 2 elements, row 1 has 1")]
+    fn flatten_rejects_irregular_rows() {
+        flatten(vec![vec![1, 2], vec![3]]);
+    }
+}

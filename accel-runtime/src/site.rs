@@ -1,0 +1,337 @@
+//! What the macros generate for each `accelerate!` site and `#[accel]` function, the
+//! compile-time checks over them, program assembly, and running a site.
+
+use crate::mode::{mode, Mode};
+use accel_ir::passes::{classify, extract, resolve, IrError};
+use accel_ir::{FnDef, Program, SiteDef};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One use of a parallel operation in a body, at a line and column of its file.
+#[derive(Debug, Clone, Copy)]
+pub struct OpUse {
+    pub op: &'static str,
+    pub imperative: bool,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// The description `#[accel]` generates beside a function: its IR and the facts that the
+/// compile-time checks of the sites that reach it need.
+#[derive(Debug)]
+pub struct FnDesc {
+    pub name: &'static str,
+    pub module: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    /// The function's IR (`accel_ir::FnDef`) as JSON.
+    pub ir: &'static str,
+    /// The functions the body calls or passes, keyed by the path as written.
+    pub callees: &'static [(&'static str, &'static FnDesc)],
+    /// The parallel operations the body uses directly.
+    pub ops: &'static [OpUse],
+    /// Whether it takes or returns a function.
+    pub higher_order: bool,
+}
+
+/// The description of one `accelerate!` site.
+#[derive(Debug)]
+pub struct SiteDesc {
+    pub file: &'static str,
+    pub line: u32,
+    pub column: u32,
+    /// The site's IR (`accel_ir::SiteDef`) as JSON.
+    pub ir: &'static str,
+    pub callees: &'static [(&'static str, &'static FnDesc)],
+    pub ops: &'static [OpUse],
+}
+
+impl FnDesc {
+    /// The name that identifies the function in a program: `module::name`.
+    pub fn unique_name(&self) -> String {
+        format!("{}::{}", self.module, self.name)
+    }
+}
+
+impl extract::FnSource for &'static FnDesc {
+    fn unique_name(&self) -> String {
+        FnDesc::unique_name(self)
+    }
+    fn load(&self) -> Result<FnDef, IrError> {
+        let mut def: FnDef = serde_json::from_str(self.ir)
+            .map_err(|e| IrError::Corrupt { name: self.unique_name(), message: e.to_string() })?;
+        def.file = self.file.to_string();
+        Ok(def)
+    }
+    fn callees(&self) -> Vec<(String, Self)> {
+        self.callees.iter().map(|(w, d)| (w.to_string(), *d)).collect()
+    }
+}
+
+impl SiteDesc {
+    /// `src/main.rs:12:5`.
+    pub fn location(&self) -> String {
+        format!("{}:{}:{}", self.file, self.line, self.column + 1)
+    }
+
+    /// Assembles the site's program: the site plus exactly the functions it reaches, each
+    /// once (extraction), with every name resolved to a unique one, checked by
+    /// classification.
+    ///
+    /// ```
+    /// use accel_runtime::prelude::*;
+    /// #[accel]
+    /// fn sq(x: i64) -> i64 { x * x }
+    /// #[accel]
+    /// fn sum_sq(xs: &[i64]) -> i64 { reduce(|a, b| a + b, 0, map(sq, xs)) }
+    ///
+    /// fn main() {
+    ///     let v = vec![1i64, 2, 3];
+    ///     let p = describe!(sum_sq(&v)).program().unwrap();
+    ///     assert_eq!(p.function_names(), vec!["rust_out::sq", "rust_out::sum_sq"]);
+    ///     assert_eq!(p.site.captures, vec!["v"]);
+    /// }
+    /// ```
+    pub fn program(&'static self) -> Result<Program, IrError> {
+        let mut site: SiteDef = serde_json::from_str(self.ir)
+            .map_err(|e| IrError::Corrupt { name: format!("accelerate! at {}", self.location()), message: e.to_string() })?;
+        site.file = self.file.to_string();
+        site.loc = accel_ir::Loc { line: self.line, column: self.column };
+        let callees = self.callees.iter().map(|(w, d)| (w.to_string(), *d)).collect();
+        let mut program = extract::extract(site, callees)?;
+        for f in &mut program.functions {
+            *f = resolve::resolve_fn(f)?;
+        }
+        program.site.body = resolve::resolve_site(&program.site.body).body;
+        classify::classify(&program)?;
+        Ok(program)
+    }
+}
+
+thread_local! {
+    static CURRENT_SITE: Cell<Option<&'static SiteDesc>> = const { Cell::new(None) };
+}
+
+/// Reports a broken assumption of accelerated code: panics with the operation, the site
+/// being run (when there is one) and what was wrong.
+#[track_caller]
+pub(crate) fn violation(what: &str, message: &str) -> ! {
+    match CURRENT_SITE.with(Cell::get) {
+        Some(site) => panic!("{what} at {}: {message}", site.location()),
+        None => panic!("{what}: {message}"),
+    }
+}
+
+/// Whether `ACCEL_LOG` asks for a log.
+fn logging() -> bool {
+    static LOG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// Runs a site. `sequential` is the expression itself compiled by rustc: the debug path.
+pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) -> R {
+    let mode = mode().unwrap_or_else(|e| panic!("accelerate! at {}: {e}", site.location()));
+    let log = logging();
+    if log {
+        first_run_report(site);
+    }
+    let start = Instant::now();
+    let previous = CURRENT_SITE.with(|c| c.replace(Some(site)));
+    // Restores the enclosing site even when the expression panics.
+    struct Restore(Option<&'static SiteDesc>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT_SITE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(previous);
+    let result = sequential();
+    if log {
+        let how = match mode {
+            Mode::Debug => "debug: ran as sequential Rust",
+            Mode::Cpu | Mode::Cuda => "cpu: the compiled CPU backend is not built yet; ran as sequential Rust",
+        };
+        eprintln!("[accel] {}: {how} in {:.3} ms", site.location(), start.elapsed().as_secs_f64() * 1e3);
+    }
+    result
+}
+
+fn first_run_report(site: &'static SiteDesc) {
+    static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.get_or_insert_with(HashSet::new).insert(site as *const SiteDesc as usize) {
+        return;
+    }
+    drop(seen);
+    match site.program() {
+        Ok(p) => eprintln!(
+            "[accel] {}: program of {} function(s) [{}], captures [{}]",
+            site.location(),
+            p.functions.len(),
+            p.function_names().join(", "),
+            p.site.captures.join(", ")
+        ),
+        Err(e) => eprintln!("[accel] {}: program assembly failed: {e}", site.location()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Compile-time checks, evaluated by rustc as constants in the code `accelerate!` generates.
+
+/// A message assembled during constant evaluation (no allocation there).
+struct Msg {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl Msg {
+    const fn new() -> Msg {
+        Msg { buf: [0; 1024], len: 0 }
+    }
+
+    const fn s(mut self, s: &str) -> Msg {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn n(mut self, mut n: u32) -> Msg {
+        let mut digits = [0u8; 10];
+        let mut k = 0;
+        loop {
+            digits[k] = b'0' + (n % 10) as u8;
+            k += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        while k > 0 && self.len < self.buf.len() {
+            k -= 1;
+            self.buf[self.len] = digits[k];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn fail(self) -> ! {
+        let (bytes, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(bytes) {
+            Ok(s) => panic!("{}", s),
+            Err(_) => panic!("accelerated code was rejected"),
+        }
+    }
+}
+
+/// A parallel operation found in a program, and the function it is in (`None`: the site).
+#[derive(Clone, Copy)]
+struct Found {
+    op: OpUse,
+    owner: Option<&'static FnDesc>,
+}
+
+const fn first_op(
+    ops: &'static [OpUse],
+    callees: &'static [(&'static str, &'static FnDesc)],
+    owner: Option<&'static FnDesc>,
+    imperative: bool,
+    depth: u32,
+) -> Option<Found> {
+    if depth > 64 {
+        return None;
+    }
+    let mut i = 0;
+    while i < ops.len() {
+        if ops[i].imperative == imperative {
+            return Some(Found { op: ops[i], owner });
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < callees.len() {
+        let f = callees[i].1;
+        if let Some(found) = first_op(f.ops, f.callees, Some(f), imperative, depth + 1) {
+            return Some(found);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The first function reached from `callees` that breaks the imperative rules.
+const fn first_imperative_violation(
+    callees: &'static [(&'static str, &'static FnDesc)],
+    depth: u32,
+) -> Option<&'static FnDesc> {
+    if depth > 64 {
+        return None;
+    }
+    let mut i = 0;
+    while i < callees.len() {
+        let f = callees[i].1;
+        if f.higher_order {
+            return Some(f);
+        }
+        if let Some(v) = first_imperative_violation(f.callees, depth + 1) {
+            return Some(v);
+        }
+        i += 1;
+    }
+    None
+}
+
+const fn where_(m: Msg, site: &SiteDesc, found: Found) -> Msg {
+    let m = m.s(found.op.op);
+    let (file, m) = match found.owner {
+        Some(f) => (f.file, m.s(" in fn `").s(f.name).s("`")),
+        None => (site.file, m),
+    };
+    m.s(" at ").s(file).s(":").n(found.op.line).s(":").n(found.op.column + 1)
+}
+
+const fn site_head(site: &SiteDesc) -> Msg {
+    Msg::new().s("accelerate! at ").s(site.file).s(":").n(site.line).s(":").n(site.column + 1).s(" ")
+}
+
+/// The compile-time classification and per-backend rules of a site, across `#[accel]`
+/// function boundaries (the paper's section 4.2 and the imperative backend's rules).
+/// A violation stops compilation with a message naming the operations and where they are.
+pub const fn check_site(site: &'static SiteDesc) {
+    let functional = first_op(site.ops, site.callees, None, false, 0);
+    let imperative = first_op(site.ops, site.callees, None, true, 0);
+    match (functional, imperative) {
+        (None, None) => site_head(site)
+            .s("uses no parallel operation (map, map2, reduce, scan, flatten, create or parallel_loop), ")
+            .s("neither directly nor through the #[accel] functions it calls: it would run sequentially. ")
+            .s("Use a parallel operation, or remove accelerate!")
+            .fail(),
+        (Some(f), Some(i)) => {
+            let m = site_head(site).s("mixes functional operations (");
+            let m = where_(m, site, f).s(") with parallel_loop (");
+            where_(m, site, i)
+                .s("). One site runs on one backend: split it into two accelerate! sites")
+                .fail()
+        }
+        (None, Some(_)) => {
+            if let Some(f) = first_imperative_violation(site.callees, 0) {
+                site_head(site)
+                    .s("uses parallel_loop (imperative code, which has no function values), but fn `")
+                    .s(f.name)
+                    .s("` at ")
+                    .s(f.file)
+                    .s(":")
+                    .n(f.line)
+                    .s(" takes or returns a function: call the function it needs directly instead")
+                    .fail()
+            }
+        }
+        (Some(_), None) => {}
+    }
+}

@@ -1,0 +1,203 @@
+//! Mutable n-dimensional tensors: shared handles to one buffer, with aliasing views.
+
+use crate::site::violation;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A mutable n-dimensional array, stored row-major. A `Tensor` is a shared handle: clones
+/// and [`sub`](Tensor::sub) views alias the same memory, and [`set`](Tensor::set) takes
+/// `&self`, so closures given to `parallel_loop` can write through captured tensors.
+///
+/// ```
+/// use accel_runtime::Tensor;
+/// let t = Tensor::from_vec(vec![1, 2, 3, 4, 5, 6], &[3, 2]);
+/// let rows = t.sub(1, 2); // rows 1 and 2, aliasing t
+/// rows.set([0, 1], 40);
+/// assert_eq!(t.get([1, 1]), 40);
+/// assert_eq!(rows.shape(), &[2, 2]);
+/// assert_eq!(t.to_vec(), vec![1, 2, 3, 40, 5, 6]);
+/// ```
+pub struct Tensor<T> {
+    data: Arc<Mutex<Vec<T>>>,
+    /// Offset of this view's first element in `data`.
+    offset: usize,
+    shape: Vec<usize>,
+}
+
+impl<T> Clone for Tensor<T> {
+    fn clone(&self) -> Self {
+        Tensor { data: Arc::clone(&self.data), offset: self.offset, shape: self.shape.clone() }
+    }
+}
+
+impl<T: Clone> Tensor<T> {
+    /// A tensor of the given shape filled with `T::default()` (zero, `false`).
+    pub fn zeros(shape: &[usize]) -> Self
+    where
+        T: Default,
+    {
+        let len = element_count(shape);
+        Tensor { data: Arc::new(Mutex::new(vec![T::default(); len])), offset: 0, shape: shape.to_vec() }
+    }
+
+    /// A tensor of the given shape holding `v` in row-major order; `v.len()` must be the
+    /// product of the dimensions.
+    pub fn from_vec(v: Vec<T>, shape: &[usize]) -> Self {
+        let len = element_count(shape);
+        if v.len() != len {
+            violation(
+                "Tensor::from_vec",
+                &format!("{} elements do not fill shape {shape:?} ({len} elements)", v.len()),
+            );
+        }
+        Tensor { data: Arc::new(Mutex::new(v)), offset: 0, shape: shape.to_vec() }
+    }
+
+    /// The element at `index`, which has one coordinate per dimension.
+    pub fn get<const R: usize>(&self, index: [usize; R]) -> T {
+        let at = self.flat_index("get", &index);
+        self.lock()[at].clone()
+    }
+
+    /// Writes the element at `index`.
+    pub fn set<const R: usize>(&self, index: [usize; R], value: T) {
+        let at = self.flat_index("set", &index);
+        self.lock()[at] = value;
+    }
+
+    /// A view of `len` rows (along the first dimension) starting at row `offset`; it keeps
+    /// the other dimensions and aliases this tensor's memory.
+    pub fn sub(&self, offset: usize, len: usize) -> Tensor<T> {
+        let rows = self.shape.first().copied().unwrap_or(1);
+        if offset.checked_add(len).is_none_or(|end| end > rows) {
+            violation(
+                "Tensor::sub",
+                &format!("rows {offset}..{} are out of bounds for shape {:?}", offset.saturating_add(len), self.shape),
+            );
+        }
+        let row_size: usize = self.shape.iter().skip(1).product();
+        let mut shape = self.shape.clone();
+        if let Some(first) = shape.first_mut() {
+            *first = len;
+        }
+        Tensor { data: Arc::clone(&self.data), offset: self.offset + offset * row_size, shape }
+    }
+
+    /// The dimensions of this tensor (or view).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements of this tensor (or view), row-major.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.lock()[self.offset..self.offset + self.len()].to_vec()
+    }
+
+    /// Whether two tensors share memory (are views of one buffer).
+    pub fn aliases(&self, other: &Tensor<T>) -> bool {
+        Arc::ptr_eq(&self.data, &other.data)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<T>> {
+        // A panic while the lock is held cannot leave an element half-written (every write
+        // is one assignment), so a poisoned lock still guards consistent data.
+        self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn flat_index(&self, what: &str, index: &[usize]) -> usize {
+        if index.len() != self.shape.len() {
+            violation(
+                &format!("Tensor::{what}"),
+                &format!("index {index:?} has {} coordinates, but the tensor has rank {}", index.len(), self.rank()),
+            );
+        }
+        let mut at = 0;
+        for (&i, &d) in index.iter().zip(&self.shape) {
+            if i >= d {
+                violation(&format!("Tensor::{what}"), &format!("index {index:?} is out of bounds for shape {:?}", self.shape));
+            }
+            at = at * d + i;
+        }
+        self.offset + at
+    }
+}
+
+fn element_count(shape: &[usize]) -> usize {
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or_else(|| {
+        violation("Tensor", &format!("shape {shape:?} has more elements than memory can hold"))
+    })
+}
+
+impl<T: Clone + fmt::Debug> fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor").field("shape", &self.shape).field("data", &self.to_vec()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_alias_and_are_checked_against_their_own_shape() {
+        let t = Tensor::<i32>::zeros(&[6]);
+        let a = t.sub(1, 2);
+        let b = t.sub(4, 2);
+        a.set([0], 7);
+        b.set([1], 2);
+        assert_eq!(t.to_vec(), vec![0, 7, 0, 0, 0, 2]);
+        assert!(a.aliases(&b));
+        assert_eq!((a.shape(), a.rank(), a.len()), (&[2][..], 1, 2));
+        let nested = t.sub(1, 4).sub(2, 1);
+        assert_eq!(nested.to_vec(), vec![0]);
+        nested.set([0], 9);
+        assert_eq!(t.get([3]), 9);
+    }
+
+    #[test]
+    fn three_dimensional_indexing_is_row_major() {
+        let t = Tensor::from_vec((0..24).collect::<Vec<i64>>(), &[2, 3, 4]);
+        assert_eq!(t.get([1, 2, 3]), 23);
+        assert_eq!(t.get([0, 1, 0]), 4);
+        assert_eq!(t.sub(1, 1).get([0, 0, 1]), 13);
+    }
+
+    #[test]
+    #[should_panic(expected = "Tensor::get: index [2] is out of bounds for shape [2]")]
+    fn view_indices_are_bounded_by_the_view() {
+        Tensor::<u8>::zeros(&[6]).sub(0, 2).get([2]);
+    }
+
+    #[test]
+    #[should_panic(expected = "Tensor::set: index [0] has 1 coordinates, but the tensor has rank 2")]
+    fn index_rank_must_match() {
+        Tensor::<u8>::zeros(&[2, 2]).set([0], 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "Tensor::sub: rows 1..4 are out of bounds for shape [3, 2]")]
+    fn sub_is_bounded() {
+        Tensor::<u8>::zeros(&[3, 2]).sub(1, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "Tensor::from_vec: 3 elements do not fill shape [2, 2] (4 elements)")]
+    fn from_vec_checks_the_length() {
+        Tensor::from_vec(vec![1, 2, 3], &[2, 2]);
+    }
+}
