@@ -20,22 +20,43 @@ fn errors_to_tokens(errors: Vec<syn::Error>) -> TokenStream {
     errors.into_iter().map(|e| e.to_compile_error()).collect()
 }
 
-/// The `callees` and `ops` fields of a description, and the fallback types that make a
-/// call of a function without `#[accel]` an error that says so (see `use_self_glob`).
-fn desc_parts(l: &Lowerer) -> (TokenStream, TokenStream, TokenStream) {
+/// Where a description is built: at a site, or inside the companion module of a function
+/// (one module deeper, so paths the user wrote relative to the module need one more `super`).
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    Site,
+    Companion,
+}
+
+/// The `callees` and `ops` fields of a description, and the fallback modules that make a
+/// call of a function without `#[accel]` an error that says so (see `use_glob`).
+fn desc_parts(l: &Lowerer, scope: Scope) -> (TokenStream, TokenStream, TokenStream) {
     let mut fallbacks = TokenStream::new();
     let mut callees = Vec::new();
     for (written, path) in &l.callees {
         if let Some(ident) = path.get_ident() {
             let ident = syn::Ident::new(&ident.to_string(), Span::call_site());
-            fallbacks.extend(quote! { #[allow(non_camel_case_types, dead_code)] struct #ident {} });
+            fallbacks.extend(quote! {
+                #[allow(non_camel_case_types, non_snake_case, dead_code, unused_imports)]
+                mod #ident {
+                    pub use ::accel_runtime::__private::NOT_ACCEL as DESC;
+                    pub struct Marker;
+                }
+            });
         }
         // The path without generic arguments, keeping the user's spans for errors.
-        let leading = path.leading_colon;
-        let segs = path.segments.iter().map(|s| &s.ident);
         let span = path.span();
+        let leading = path.leading_colon;
+        let mut segs: Vec<syn::Ident> = path.segments.iter().map(|s| s.ident.clone()).collect();
+        if scope == Scope::Companion {
+            match segs.first().map(|s| s.to_string()).as_deref() {
+                Some("self") => segs[0] = syn::Ident::new("super", segs[0].span()),
+                Some("super") => segs.insert(0, syn::Ident::new("super", span)),
+                _ => {}
+            }
+        }
         callees.push(quote_spanned! {span=>
-            (#written, <#leading #(#segs)::* as ::accel_runtime::__private::AccelFn>::DESC)
+            (#written, ::accel_runtime::__private::callee::<#leading #(#segs::)* Marker>(&#leading #(#segs::)* DESC))
         });
     }
     let ops = l.ops.iter().map(|(op, at)| {
@@ -46,15 +67,16 @@ fn desc_parts(l: &Lowerer) -> (TokenStream, TokenStream, TokenStream) {
 }
 
 /// Wraps the description expression `desc` so that single-name callees resolve to the
-/// companion types of `#[accel]` functions when they exist, and to local fallback types
-/// (which implement no `AccelFn`, so the error says to add `#[accel]`) otherwise: the glob
-/// import of the enclosing module in the inner block outranks the outer block's items.
-fn use_self_glob(fallbacks: TokenStream, desc: TokenStream) -> TokenStream {
+/// companion modules of `#[accel]` functions when they exist, and to local fallback modules
+/// (whose `Marker` implements no `AccelFn`, so the error says to add `#[accel]`) otherwise:
+/// the glob import of the enclosing module (`module`: `self`, or `super` from inside a
+/// companion) in the inner block outranks the outer block's items.
+fn use_glob(fallbacks: TokenStream, module: TokenStream, desc: TokenStream) -> TokenStream {
     quote! {{
         #fallbacks
         {
             #[allow(unused_imports)]
-            use self::*;
+            use #module::*;
             #desc
         }
     }}
@@ -78,9 +100,10 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         Ok(s) => s,
         Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
     };
-    let (fallbacks, callees, ops) = desc_parts(&l);
-    let desc = use_self_glob(
+    let (fallbacks, callees, ops) = desc_parts(&l, Scope::Site);
+    let desc = use_glob(
         fallbacks,
+        quote!(self),
         quote! {
             &::accel_runtime::__private::SiteDesc {
                 file: ::core::file!(),
@@ -145,6 +168,12 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         errors.push(syn::Error::new_spanned(&attr, "#[accel] takes no arguments"));
     }
     let sig = &func.sig;
+    if let Some(syn::FnArg::Receiver(r)) = sig.inputs.first() {
+        // A companion module cannot go inside an `impl`: report this alone.
+        let e = syn::Error::new_spanned(r, "methods cannot be #[accel] yet: make it a free function that takes the value as a parameter")
+            .to_compile_error();
+        return quote! { #e #func };
+    }
     for (present, what) in [
         (sig.asyncness.map(|t| t.span()), "`async fn` is not supported in accelerated code"),
         (sig.unsafety.map(|t| t.span()), "`unsafe fn` is not allowed in accelerated code"),
@@ -181,10 +210,7 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut type_checks = Vec::new();
     for input in &sig.inputs {
         match input {
-            syn::FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
-                r,
-                "methods cannot be #[accel] yet: make it a free function that takes the value as a parameter",
-            )),
+            syn::FnArg::Receiver(_) => {}
             syn::FnArg::Typed(pt) => {
                 let ty = lower_type(&pt.ty, &fn_generics).or_else(|e| {
                     // `impl Fn(..)` in argument position and generic Fn parameters.
@@ -224,26 +250,27 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let vis = &func.vis;
     let ident = &sig.ident;
-    let companion = quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
+    // The companion module: same name as the function, so importing one imports both.
+    let companion = |desc: TokenStream| {
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_camel_case_types, non_snake_case, dead_code)]
+            #vis mod #ident {
+                pub static DESC: ::accel_runtime::__private::FnDesc = #desc;
+                pub struct Marker;
+                impl ::accel_runtime::__private::AccelFn for Marker {}
+            }
+        }
     };
     if !errors.is_empty() {
         // Keep the function and a companion so that callers report no further errors.
         let errors = errors_to_tokens(errors);
-        return quote! {
-            #errors
-            #func
-            #companion
-            const _: () = {
-                impl ::accel_runtime::__private::AccelFn for #ident {
-                    const DESC: &'static ::accel_runtime::__private::FnDesc = &::accel_runtime::__private::FnDesc {
-                        name: #name, module: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false,
-                    };
-                }
-            };
-        };
+        let companion = companion(quote! {
+            ::accel_runtime::__private::FnDesc {
+                name: #name, path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false,
+            }
+        });
+        return quote! { #errors #func #companion };
     }
 
     let higher_order = ret.is_fn() || params.iter().any(|p| p.ty.is_fn());
@@ -253,14 +280,15 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(s) => s,
         Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
     };
-    let (fallbacks, callees, ops) = desc_parts(&l);
+    let (fallbacks, callees, ops) = desc_parts(&l, Scope::Companion);
     let line = at.line;
-    let desc = use_self_glob(
+    let desc = use_glob(
         fallbacks,
+        quote!(super),
         quote! {
-            &::accel_runtime::__private::FnDesc {
+            ::accel_runtime::__private::FnDesc {
                 name: #name,
-                module: ::core::module_path!(),
+                path: ::core::module_path!(),
                 file: ::core::file!(),
                 line: #line,
                 ir: #ir,
@@ -280,14 +308,10 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
     } else {
         TokenStream::new()
     };
+    let companion = companion(desc);
     quote! {
         #func
         #companion
-        const _: () = {
-            impl ::accel_runtime::__private::AccelFn for #ident {
-                const DESC: &'static ::accel_runtime::__private::FnDesc = #desc;
-            }
-        };
         #checks
     }
 }

@@ -5,16 +5,25 @@ pub use accel_ir::{ScalarType, Type};
 
 use crate::accel_type::Accel;
 
-/// Implemented by the companion type `#[accel]` generates beside each function (a type
-/// with the function's name, so that importing the function imports it too).
+/// Implemented by the `Marker` in the companion module `#[accel]` generates beside each
+/// function (a module with the function's name, so importing the function imports it too).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an #[accel] function, but accelerated code calls it",
-    label = "called from accelerated code",
-    note = "add #[accel] to the definition of `{Self}` (a module-level fn) so accelerated code can call it"
+    message = "accelerated code calls a function that is not #[accel]",
+    label = "this function is not marked #[accel]",
+    note = "add #[accel] to its definition (a module-level fn) so accelerated code can call it; \
+            closures must be written inline, as arguments of parallel operations"
 )]
-pub trait AccelFn {
-    const DESC: &'static FnDesc;
+pub trait AccelFn {}
+
+/// A callee's description, accepted only when `M` is the marker of an `#[accel]` function.
+pub const fn callee<M: AccelFn>(desc: &'static FnDesc) -> &'static FnDesc {
+    desc
 }
+
+/// The description a fallback (a name that is not an `#[accel]` function) carries; it is
+/// never used, since the program does not compile.
+pub static NOT_ACCEL: FnDesc =
+    FnDesc { name: "", path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false };
 
 /// Checks at compile time that a captured local has an accel type.
 pub fn assert_capture<T: Accel + ?Sized>(_: &T) {}

@@ -23,7 +23,8 @@ pub struct OpUse {
 #[derive(Debug)]
 pub struct FnDesc {
     pub name: &'static str,
-    pub module: &'static str,
+    /// The function's full path (`my_crate::physics::step`), which names it in programs.
+    pub path: &'static str,
     pub file: &'static str,
     pub line: u32,
     /// The function's IR (`accel_ir::FnDef`) as JSON.
@@ -49,9 +50,9 @@ pub struct SiteDesc {
 }
 
 impl FnDesc {
-    /// The name that identifies the function in a program: `module::name`.
+    /// The name that identifies the function in a program: its full path.
     pub fn unique_name(&self) -> String {
-        format!("{}::{}", self.module, self.name)
+        self.path.to_string()
     }
 }
 
@@ -244,7 +245,7 @@ const fn first_op(
     imperative: bool,
     depth: u32,
 ) -> Option<Found> {
-    if depth > 64 {
+    if depth as usize > MAX_DEPTH {
         return None;
     }
     let mut i = 0;
@@ -270,7 +271,7 @@ const fn first_imperative_violation(
     callees: &'static [(&'static str, &'static FnDesc)],
     depth: u32,
 ) -> Option<&'static FnDesc> {
-    if depth > 64 {
+    if depth as usize > MAX_DEPTH {
         return None;
     }
     let mut i = 0;
@@ -300,10 +301,85 @@ const fn site_head(site: &SiteDesc) -> Msg {
     Msg::new().s("accelerate! at ").s(site.file).s(":").n(site.line).s(":").n(site.column + 1).s(" ")
 }
 
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn same_fn(a: &FnDesc, b: &FnDesc) -> bool {
+    str_eq(a.path, b.path)
+}
+
+/// The longest call chain compile-time checks follow.
+const MAX_DEPTH: usize = 48;
+
+/// A call chain reached from the site, to detect recursion.
+struct Chain {
+    fns: [Option<&'static FnDesc>; MAX_DEPTH],
+    len: usize,
+}
+
+/// Finds a cycle among the functions reachable from `callees`; on return `chain` holds the
+/// path from the site into the cycle, ending with the function that closes it.
+const fn find_cycle(callees: &'static [(&'static str, &'static FnDesc)], chain: &mut Chain) -> bool {
+    let mut i = 0;
+    while i < callees.len() {
+        let f = callees[i].1;
+        if chain.len == MAX_DEPTH {
+            return true;
+        }
+        let mut k = 0;
+        while k < chain.len {
+            if let Some(g) = chain.fns[k] {
+                if same_fn(f, g) {
+                    chain.fns[chain.len] = Some(f);
+                    chain.len += 1;
+                    return true;
+                }
+            }
+            k += 1;
+        }
+        chain.fns[chain.len] = Some(f);
+        chain.len += 1;
+        if find_cycle(f.callees, chain) {
+            return true;
+        }
+        chain.len -= 1;
+        i += 1;
+    }
+    false
+}
+
 /// The compile-time classification and per-backend rules of a site, across `#[accel]`
-/// function boundaries (the paper's section 4.2 and the imperative backend's rules).
-/// A violation stops compilation with a message naming the operations and where they are.
+/// function boundaries (the paper's section 4.2 and the imperative backend's rules), and
+/// the absence of recursion. A violation stops compilation with a message naming the
+/// functions and operations involved and where they are.
 pub const fn check_site(site: &'static SiteDesc) {
+    let mut chain = Chain { fns: [None; MAX_DEPTH], len: 0 };
+    if find_cycle(site.callees, &mut chain) {
+        let mut m = site_head(site).s("reaches recursive functions, which accelerated code does not support: ");
+        let mut k = 0;
+        while k < chain.len {
+            if let Some(f) = chain.fns[k] {
+                if k > 0 {
+                    m = m.s(" -> ");
+                }
+                m = m.s(f.name);
+            }
+            k += 1;
+        }
+        m.s(". Rewrite the recursion as a `while` loop").fail()
+    }
     let functional = first_op(site.ops, site.callees, None, false, 0);
     let imperative = first_op(site.ops, site.callees, None, true, 0);
     match (functional, imperative) {
@@ -315,9 +391,7 @@ pub const fn check_site(site: &'static SiteDesc) {
         (Some(f), Some(i)) => {
             let m = site_head(site).s("mixes functional operations (");
             let m = where_(m, site, f).s(") with parallel_loop (");
-            where_(m, site, i)
-                .s("). One site runs on one backend: split it into two accelerate! sites")
-                .fail()
+            where_(m, site, i).s("). One site runs on one backend: split it into two accelerate! sites").fail()
         }
         (None, Some(_)) => {
             if let Some(f) = first_imperative_violation(site.callees, 0) {
