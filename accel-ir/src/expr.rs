@@ -162,6 +162,8 @@ pub enum Pat {
         negative: bool,
         lit: Lit,
     },
+    /// A named constant (`i32::MIN`), as a range bound.
+    Const(String),
     /// `lo..=hi` (inclusive) or `lo..hi`.
     Range {
         lo: Box<Pat>,
@@ -198,7 +200,7 @@ impl Pat {
                     p.collect_names(out)
                 }
             }
-            Pat::Wild | Pat::Lit { .. } | Pat::Range { .. } => {}
+            Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => {}
         }
     }
 }
@@ -238,6 +240,16 @@ pub enum Expr {
     Array(Vec<Expr>),
     /// `[value; count]`.
     ArrayRepeat(Box<Expr>, Box<Expr>),
+    /// A sequence literal, `vec![a, b, c]`.
+    Seq(Vec<Expr>),
+    /// `vec![value; count]`.
+    SeqRepeat(Box<Expr>, Box<Expr>),
+    /// The elements `lo..hi` of a sequence, `&xs[lo..hi]` (a view, no copy).
+    Slice {
+        seq: Box<Expr>,
+        lo: Box<Expr>,
+        hi: Box<Expr>,
+    },
     Record {
         name: String,
         fields: Vec<(String, Expr)>,
@@ -255,7 +267,10 @@ pub enum Expr {
         loc: Loc,
     },
     /// A call of a function value (a parameter of a function that takes a function).
-    Apply { func: Box<Expr>, args: Vec<Expr> },
+    Apply {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// A parallel operation.
     Par {
         op: ParOp,
@@ -344,12 +359,20 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {
             Expr::Lit(_) | Expr::Var(_) | Expr::FnRef(_) | Expr::Const(_) => {}
-            Expr::Tuple(es) | Expr::Array(es) => es.iter().for_each(f),
+            Expr::Tuple(es) | Expr::Array(es) | Expr::Seq(es) => es.iter().for_each(f),
+            Expr::Slice { seq, lo, hi } => {
+                f(seq);
+                f(lo);
+                f(hi)
+            }
             Expr::Call { args, .. }
             | Expr::Par { args, .. }
             | Expr::Assoc { args, .. }
             | Expr::Closure { env: args, .. } => args.iter().for_each(f),
-            Expr::ArrayRepeat(a, b) | Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+            Expr::ArrayRepeat(a, b)
+            | Expr::SeqRepeat(a, b)
+            | Expr::Index(a, b)
+            | Expr::Binary(_, a, b) => {
                 f(a);
                 f(b)
             }
@@ -411,12 +434,20 @@ impl Expr {
     pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
             Expr::Lit(_) | Expr::Var(_) | Expr::FnRef(_) | Expr::Const(_) => {}
-            Expr::Tuple(es) | Expr::Array(es) => es.iter_mut().for_each(f),
+            Expr::Tuple(es) | Expr::Array(es) | Expr::Seq(es) => es.iter_mut().for_each(f),
+            Expr::Slice { seq, lo, hi } => {
+                f(seq);
+                f(lo);
+                f(hi)
+            }
             Expr::Call { args, .. }
             | Expr::Par { args, .. }
             | Expr::Assoc { args, .. }
             | Expr::Closure { env: args, .. } => args.iter_mut().for_each(f),
-            Expr::ArrayRepeat(a, b) | Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+            Expr::ArrayRepeat(a, b)
+            | Expr::SeqRepeat(a, b)
+            | Expr::Index(a, b)
+            | Expr::Binary(_, a, b) => {
                 f(a);
                 f(b)
             }

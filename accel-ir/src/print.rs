@@ -64,6 +64,7 @@ impl Display for Pat {
                 }
                 write!(f, "{lit}")
             }
+            Pat::Const(name) => f.write_str(name),
             Pat::Range { lo, hi, inclusive } => {
                 write!(f, "{lo}{}{hi}", if *inclusive { "..=" } else { ".." })
             }
@@ -128,6 +129,9 @@ impl Display for Expr {
                 f.write_str("]")
             }
             Expr::ArrayRepeat(v, n) => write!(f, "[{v}; {n}]"),
+            Expr::Seq(es) => list(f, "seq", es),
+            Expr::SeqRepeat(v, n) => write!(f, "(seq-repeat {v} {n})"),
+            Expr::Slice { seq, lo, hi } => write!(f, "(slice {seq} {lo} {hi})"),
             Expr::Record { name, fields } => {
                 write!(f, "({name}")?;
                 for (n, e) in fields {

@@ -63,7 +63,11 @@ fn desc_parts(l: &Lowerer, scope: Scope) -> (TokenStream, TokenStream, TokenStre
         let (name, imperative, line, column) = (op.name(), op.is_imperative(), at.line, at.column);
         quote! { ::accel_runtime::__private::OpUse { op: #name, imperative: #imperative, line: #line, column: #column } }
     });
-    (fallbacks, quote! { &[#(#callees),*] }, quote! { &[#(#ops),*] })
+    (
+        fallbacks,
+        quote! { &[#(#callees),*] },
+        quote! { &[#(#ops),*] },
+    )
 }
 
 /// Wraps the description expression `desc` so that single-name callees resolve to the
@@ -95,10 +99,21 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         return quote! {{ #errors ::core::unreachable!() }};
     }
     let resolved = accel_ir::passes::resolve::resolve_site(&body);
-    let def = SiteDef { file: String::new(), loc: loc(Span::call_site()), captures: resolved.captures.clone(), body };
+    let def = SiteDef {
+        file: String::new(),
+        loc: loc(Span::call_site()),
+        captures: resolved.captures.clone(),
+        body,
+    };
     let ir = match serde_json::to_string(&def) {
         Ok(s) => s,
-        Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
+        Err(e) => {
+            return syn::Error::new(
+                Span::call_site(),
+                format!("accel: could not serialize the IR: {e}"),
+            )
+            .to_compile_error()
+        }
     };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Site);
     let desc = use_glob(
@@ -136,7 +151,10 @@ fn capture_checks(expr: &syn::Expr, captures: &[String]) -> TokenStream {
     captures
         .iter()
         .map(|name| {
-            let ident = first_use.get(name).cloned().unwrap_or_else(|| syn::Ident::new(name, Span::call_site()));
+            let ident = first_use
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| syn::Ident::new(name, Span::call_site()));
             quote_spanned! {ident.span()=> ::accel_runtime::__private::assert_capture(&#ident); }
         })
         .collect()
@@ -159,13 +177,20 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let e = syn::Error::new_spanned(&item, "#[accel] goes on free functions (`fn name(..) -> T { .. }`)").to_compile_error();
+            let e = syn::Error::new_spanned(
+                &item,
+                "#[accel] goes on free functions (`fn name(..) -> T { .. }`)",
+            )
+            .to_compile_error();
             return quote! { #e #item };
         }
     };
     let mut errors = Vec::new();
     if !attr.is_empty() {
-        errors.push(syn::Error::new_spanned(&attr, "#[accel] takes no arguments"));
+        errors.push(syn::Error::new_spanned(
+            &attr,
+            "#[accel] takes no arguments",
+        ));
     }
     let sig = &func.sig;
     if let Some(syn::FnArg::Receiver(r)) = sig.inputs.first() {
@@ -175,10 +200,22 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         return quote! { #e #func };
     }
     for (present, what) in [
-        (sig.asyncness.map(|t| t.span()), "`async fn` is not supported in accelerated code"),
-        (sig.unsafety.map(|t| t.span()), "`unsafe fn` is not allowed in accelerated code"),
-        (sig.constness.map(|t| t.span()), "`const fn` cannot be #[accel]: remove `const`"),
-        (sig.variadic.as_ref().map(|v| v.span()), "variadic functions are not supported"),
+        (
+            sig.asyncness.map(|t| t.span()),
+            "`async fn` is not supported in accelerated code",
+        ),
+        (
+            sig.unsafety.map(|t| t.span()),
+            "`unsafe fn` is not allowed in accelerated code",
+        ),
+        (
+            sig.constness.map(|t| t.span()),
+            "`const fn` cannot be #[accel]: remove `const`",
+        ),
+        (
+            sig.variadic.as_ref().map(|v| v.span()),
+            "variadic functions are not supported",
+        ),
     ] {
         if let Some(span) = present {
             errors.push(syn::Error::new(span, what));
@@ -215,7 +252,9 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
                 let ty = lower_type(&pt.ty, &fn_generics).or_else(|e| {
                     // `impl Fn(..)` in argument position and generic Fn parameters.
                     match &*pt.ty {
-                        syn::Type::ImplTrait(it) => fn_bound(it.bounds.iter()).map(|s| fn_type_of(s, &fn_generics)).unwrap_or(Err(e)),
+                        syn::Type::ImplTrait(it) => fn_bound(it.bounds.iter())
+                            .map(|s| fn_type_of(s, &fn_generics))
+                            .unwrap_or(Err(e)),
                         _ => Err(e),
                     }
                 });
@@ -229,7 +268,10 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
                 if !ty.is_fn() {
                     type_checks.push(&*pt.ty);
                 }
-                params.push(Param { pat: l.param(&pt.pat), ty });
+                params.push(Param {
+                    pat: l.param(&pt.pat),
+                    ty,
+                });
             }
         }
     }
@@ -275,10 +317,23 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     let higher_order = ret.is_fn() || params.iter().any(|p| p.ty.is_fn());
     let at: Loc = loc(sig.ident.span());
-    let def = FnDef { name: name.clone(), params, ret, body, file: String::new(), loc: at };
+    let def = FnDef {
+        name: name.clone(),
+        params,
+        ret,
+        body,
+        file: String::new(),
+        loc: at,
+    };
     let ir = match serde_json::to_string(&def) {
         Ok(s) => s,
-        Err(e) => return syn::Error::new(Span::call_site(), format!("accel: could not serialize the IR: {e}")).to_compile_error(),
+        Err(e) => {
+            return syn::Error::new(
+                Span::call_site(),
+                format!("accel: could not serialize the IR: {e}"),
+            )
+            .to_compile_error()
+        }
     };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Companion);
     let line = at.line;
@@ -323,14 +378,23 @@ pub fn derive(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let fields = match &item.data {
-        syn::Data::Struct(syn::DataStruct { fields: syn::Fields::Named(f), .. }) => &f.named,
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(f),
+            ..
+        }) => &f.named,
         syn::Data::Struct(_) => {
-            return syn::Error::new_spanned(&item.ident, "#[derive(Accel)] needs a struct with named fields (records have field names)")
-                .to_compile_error()
+            return syn::Error::new_spanned(
+                &item.ident,
+                "#[derive(Accel)] needs a struct with named fields (records have field names)",
+            )
+            .to_compile_error()
         }
         _ => {
-            return syn::Error::new_spanned(&item.ident, "#[derive(Accel)] supports structs with named fields only (no enums or unions)")
-                .to_compile_error()
+            return syn::Error::new_spanned(
+                &item.ident,
+                "#[derive(Accel)] supports structs with named fields only (no enums or unions)",
+            )
+            .to_compile_error()
         }
     };
     let mut errors = Vec::new();

@@ -11,27 +11,111 @@ use syn::spanned::Spanned;
 
 /// Methods of numbers that accelerated code may call.
 const MATH_METHODS: &[&str] = &[
-    "sqrt", "exp", "exp2", "ln", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
-    "cosh", "tanh", "asinh", "acosh", "atanh", "powf", "powi", "pow", "abs", "min", "max", "floor", "ceil", "round",
-    "trunc", "fract", "signum", "mul_add", "hypot", "recip", "cbrt", "clamp", "to_degrees", "to_radians", "is_nan",
-    "is_finite", "is_infinite", "rem_euclid", "div_euclid", "abs_diff", "wrapping_add", "wrapping_sub", "wrapping_mul",
-    "saturating_add", "saturating_sub", "count_ones", "leading_zeros", "trailing_zeros",
+    "sqrt",
+    "exp",
+    "exp2",
+    "ln",
+    "log",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "powf",
+    "powi",
+    "pow",
+    "abs",
+    "min",
+    "max",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "signum",
+    "mul_add",
+    "hypot",
+    "recip",
+    "cbrt",
+    "clamp",
+    "to_degrees",
+    "to_radians",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "rem_euclid",
+    "div_euclid",
+    "abs_diff",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "saturating_add",
+    "saturating_sub",
+    "count_ones",
+    "leading_zeros",
+    "trailing_zeros",
 ];
 /// Methods of sequences and tensors.
-const DATA_METHODS: &[&str] = &["len", "is_empty", "get", "set", "sub", "shape", "rank", "to_vec"];
-const ITERATOR_METHODS: &[&str] = &[
-    "iter", "into_iter", "iter_mut", "map", "for_each", "fold", "sum", "product", "collect", "filter", "zip", "enumerate",
-    "rev", "chunks", "windows", "any", "all", "position",
+const DATA_METHODS: &[&str] = &[
+    "len", "is_empty", "get", "set", "sub", "shape", "rank", "to_vec",
 ];
-const MUTATING_METHODS: &[&str] =
-    &["push", "pop", "insert", "remove", "extend", "resize", "truncate", "clear", "append", "swap", "sort", "reverse"];
-const IO_MACROS: &[&str] =
-    &["println", "print", "eprintln", "eprint", "format", "write", "writeln", "dbg", "format_args", "panic", "todo", "unimplemented", "unreachable"];
+const ITERATOR_METHODS: &[&str] = &[
+    "iter",
+    "into_iter",
+    "iter_mut",
+    "map",
+    "for_each",
+    "fold",
+    "sum",
+    "product",
+    "collect",
+    "filter",
+    "zip",
+    "enumerate",
+    "rev",
+    "chunks",
+    "windows",
+    "any",
+    "all",
+    "position",
+];
+const MUTATING_METHODS: &[&str] = &[
+    "push", "pop", "insert", "remove", "extend", "resize", "truncate", "clear", "append", "swap",
+    "sort", "reverse",
+];
+const IO_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "write",
+    "writeln",
+    "dbg",
+    "format_args",
+    "panic",
+    "todo",
+    "unimplemented",
+    "unreachable",
+];
 
 /// The location of a span's start in its file.
 pub fn loc(span: Span) -> Loc {
     let start = span.start();
-    Loc { line: start.line as u32, column: start.column as u32 }
+    Loc {
+        line: start.line as u32,
+        column: start.column as u32,
+    }
 }
 
 /// Lowers one body (a site's expression or a function's body).
@@ -62,6 +146,14 @@ fn path_string(p: &syn::Path) -> String {
     s
 }
 
+fn is_negative(l: &syn::Lit) -> bool {
+    match l {
+        syn::Lit::Int(i) => i.base10_digits().starts_with('-'),
+        syn::Lit::Float(f) => f.base10_digits().starts_with('-'),
+        _ => false,
+    }
+}
+
 fn starts_uppercase(s: &str) -> bool {
     s.chars().next().is_some_and(char::is_uppercase)
 }
@@ -71,7 +163,14 @@ impl Lowerer {
     /// with the given parameters.
     pub fn new(fn_name: Option<String>) -> Lowerer {
         let captures_allowed = fn_name.is_none();
-        Lowerer { errors: Vec::new(), callees: Vec::new(), ops: Vec::new(), scopes: vec![Vec::new()], fn_name, captures_allowed }
+        Lowerer {
+            errors: Vec::new(),
+            callees: Vec::new(),
+            ops: Vec::new(),
+            scopes: vec![Vec::new()],
+            fn_name,
+            captures_allowed,
+        }
     }
 
     fn error(&mut self, tokens: impl ToTokens, message: impl std::fmt::Display) -> Expr {
@@ -105,10 +204,14 @@ impl Lowerer {
     /// Lowers an expression.
     pub fn expr(&mut self, e: &syn::Expr) -> Expr {
         match e {
-            syn::Expr::Lit(l) => self.lit(&l.lit).map(Expr::Lit).unwrap_or_else(|err| {
-                self.errors.push(err);
-                Expr::Tuple(vec![])
-            }),
+            syn::Expr::Lit(l) => match self.lit(&l.lit) {
+                Ok(lit) if is_negative(&l.lit) => Expr::Unary(UnOp::Neg, Box::new(Expr::Lit(lit))),
+                Ok(lit) => Expr::Lit(lit),
+                Err(err) => {
+                    self.errors.push(err);
+                    Expr::Tuple(vec![])
+                }
+            },
             syn::Expr::Path(p) => self.path_value(p),
             syn::Expr::Paren(p) => self.expr(&p.expr),
             syn::Expr::Group(g) => self.expr(&g.expr),
@@ -149,10 +252,20 @@ impl Lowerer {
                 Expr::Field(Box::new(base), member)
             }
             syn::Expr::Index(i) => {
-                if let syn::Expr::Range(_) = &*i.index {
-                    return self.error(i, "slicing (`xs[a..b]`) is not supported in accelerated code: index elements one by one, or build the part with `create`");
+                let seq = self.expr(&i.expr);
+                if let syn::Expr::Range(r) = &*i.index {
+                    // `xs[lo..hi]`: a view of part of a sequence.
+                    let lo = r.start.as_ref().map(|e| self.expr(e)).unwrap_or(Expr::int(0));
+                    let mut hi = match &r.end {
+                        Some(e) => self.expr(e),
+                        None => Expr::Method { recv: Box::new(seq.clone()), method: "len".into(), args: vec![] },
+                    };
+                    if let syn::RangeLimits::Closed(_) = r.limits {
+                        hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
+                    }
+                    return Expr::Slice { seq: Box::new(seq), lo: Box::new(lo), hi: Box::new(hi) };
                 }
-                Expr::Index(Box::new(self.expr(&i.expr)), Box::new(self.expr(&i.index)))
+                Expr::Index(Box::new(seq), Box::new(self.expr(&i.index)))
             }
             syn::Expr::If(i) => self.if_(i),
             syn::Expr::Match(m) => self.match_(m),
@@ -212,7 +325,10 @@ impl Lowerer {
                         syn::Error::new(i.span(), format!("`{s}` is not supported in accelerated code: use i32, i64, u32, u64 or usize"))
                     })?),
                 };
-                Ok(Lit::Int(i.base10_parse::<u64>()?, suffix))
+                // Negative literals reach here only in patterns; the caller handles the sign.
+                let digits = i.base10_digits().trim_start_matches('-');
+                let value = digits.parse::<u64>().map_err(|e| syn::Error::new(i.span(), e))?;
+                Ok(Lit::Int(value, suffix))
             }
             syn::Lit::Float(f) => {
                 let suffix = match f.suffix() {
@@ -221,7 +337,9 @@ impl Lowerer {
                     "f64" => Some(ScalarType::F64),
                     s => return Err(syn::Error::new(f.span(), format!("`{s}` is not supported in accelerated code: use f32 or f64"))),
                 };
-                Ok(Lit::Float(f.base10_parse::<f64>()?, suffix))
+                let digits = f.base10_digits().trim_start_matches('-');
+                let value = digits.parse::<f64>().map_err(|e| syn::Error::new(f.span(), e))?;
+                Ok(Lit::Float(value, suffix))
             }
             syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
             syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(syn::Error::new(
@@ -235,7 +353,10 @@ impl Lowerer {
     /// A path used as a value: a local, a captured local, or a constant.
     fn path_value(&mut self, p: &syn::ExprPath) -> Expr {
         if p.qself.is_some() {
-            return self.error(p, "qualified paths (`<T as Trait>::X`) are not supported in accelerated code");
+            return self.error(
+                p,
+                "qualified paths (`<T as Trait>::X`) are not supported in accelerated code",
+            );
         }
         let name = path_string(&p.path);
         if let Some(ident) = p.path.get_ident() {
@@ -265,10 +386,16 @@ impl Lowerer {
 
     fn call(&mut self, c: &syn::ExprCall) -> Expr {
         let syn::Expr::Path(fp) = &*c.func else {
-            return self.error(&c.func, "only #[accel] functions and parallel operations can be called in accelerated code");
+            return self.error(
+                &c.func,
+                "only #[accel] functions and parallel operations can be called in accelerated code",
+            );
         };
         if fp.qself.is_some() {
-            return self.error(fp, "qualified paths (`<T as Trait>::f`) are not supported in accelerated code");
+            return self.error(
+                fp,
+                "qualified paths (`<T as Trait>::f`) are not supported in accelerated code",
+            );
         }
         let path = &fp.path;
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
@@ -279,7 +406,10 @@ impl Lowerer {
             }
             if self.is_local(&name) {
                 let args = c.args.iter().map(|a| self.expr(a)).collect();
-                return Expr::Apply { func: Box::new(Expr::Var(name)), args };
+                return Expr::Apply {
+                    func: Box::new(Expr::Var(name)),
+                    args,
+                };
             }
             if matches!(name.as_str(), "Some" | "Ok" | "Err") {
                 return self.error(&c.func, format!("`{name}` is not supported in accelerated code (no `Option` or `Result`): use a flag or a sentinel value"));
@@ -292,12 +422,21 @@ impl Lowerer {
             }
         }
         let first = segs[0].as_str();
-        if segs.len() >= 2 && (starts_uppercase(first) || ScalarType::from_name(first).is_some() || first == "std" || first == "core") {
+        if segs.len() >= 2
+            && (starts_uppercase(first)
+                || ScalarType::from_name(first).is_some()
+                || first == "std"
+                || first == "core")
+        {
             return self.assoc(c, &segs);
         }
         let written = self.add_callee(path);
         let args = c.args.iter().map(|a| self.arg(a)).collect();
-        Expr::Call { func: written, args, loc: loc(c.func.span()) }
+        Expr::Call {
+            func: written,
+            args,
+            loc: loc(c.func.span()),
+        }
     }
 
     /// An argument of an #[accel] function: closures may be passed.
@@ -347,16 +486,34 @@ impl Lowerer {
                 ParOp::Create => "create(n, f)",
                 ParOp::ParallelLoop => "parallel_loop(n, f)",
             };
-            return self.error(c, format!("`{}` takes {} argument(s): `{shape}`; found {}", op.name(), op.arity(), c.args.len()));
+            return self.error(
+                c,
+                format!(
+                    "`{}` takes {} argument(s): `{shape}`; found {}",
+                    op.name(),
+                    op.arity(),
+                    c.args.len()
+                ),
+            );
         }
         self.ops.push((op, here));
         let args = c
             .args
             .iter()
             .enumerate()
-            .map(|(i, a)| if Some(i) == op.fn_arg() { self.fn_arg(a, op) } else { self.expr(a) })
+            .map(|(i, a)| {
+                if Some(i) == op.fn_arg() {
+                    self.fn_arg(a, op)
+                } else {
+                    self.expr(a)
+                }
+            })
             .collect();
-        Expr::Par { op, args, loc: here }
+        Expr::Par {
+            op,
+            args,
+            loc: here,
+        }
     }
 
     /// The function argument of a parallel operation: a closure, a function parameter, or
@@ -366,6 +523,7 @@ impl Lowerer {
             syn::Expr::Closure(c) => self.closure(c),
             syn::Expr::Paren(p) => self.fn_arg(&p.expr, op),
             syn::Expr::Group(g) => self.fn_arg(&g.expr, op),
+            syn::Expr::Reference(r) => self.fn_arg(&r.expr, op),
             syn::Expr::Path(p) if p.qself.is_none() => {
                 if let Some(ident) = p.path.get_ident() {
                     let name = ident.to_string();
@@ -401,7 +559,10 @@ impl Lowerer {
         self.scoped(|l| {
             let params = c.inputs.iter().map(|p| l.typed_pat(p)).collect();
             let body = l.expr(&c.body);
-            Expr::Lambda { params, body: Box::new(body) }
+            Expr::Lambda {
+                params,
+                body: Box::new(body),
+            }
         })
     }
 
@@ -431,7 +592,11 @@ impl Lowerer {
         let n = name.as_str();
         if MATH_METHODS.contains(&n) || DATA_METHODS.contains(&n) {
             let args = m.args.iter().map(|a| self.expr(a)).collect();
-            return Expr::Method { recv: Box::new(recv), method: name, args };
+            return Expr::Method {
+                recv: Box::new(recv),
+                method: name,
+                args,
+            };
         }
         let message = if ITERATOR_METHODS.contains(&n) {
             format!("iterator methods (`.{n}()`) are not supported in accelerated code: use the parallel operations (map, reduce, …) or a `for i in 0..n` loop")
@@ -484,7 +649,10 @@ impl Lowerer {
             let target = self.place(&b.left);
             let value = self.expr(&b.right);
             let combined = Expr::Binary(op, Box::new(target.clone()), Box::new(value));
-            Expr::Assign { target: Box::new(target), value: Box::new(combined) }
+            Expr::Assign {
+                target: Box::new(target),
+                value: Box::new(combined),
+            }
         } else {
             let l = self.expr(&b.left);
             let r = self.expr(&b.right);
@@ -525,14 +693,22 @@ impl Lowerer {
         if let Some(rest) = &s.rest {
             return self.error(rest, "struct update syntax (`..base`) is not supported in accelerated code: write every field");
         }
-        let name = s.path.segments.last().map(|seg| seg.ident.to_string()).unwrap_or_default();
+        let name = s
+            .path
+            .segments
+            .last()
+            .map(|seg| seg.ident.to_string())
+            .unwrap_or_default();
         let mut fields = Vec::new();
         for f in &s.fields {
             let value = self.expr(&f.expr);
             match &f.member {
                 syn::Member::Named(n) => fields.push((n.to_string(), value)),
                 syn::Member::Unnamed(_) => {
-                    return self.error(&f.member, "tuple structs are not supported in accelerated code: use named fields");
+                    return self.error(
+                        &f.member,
+                        "tuple structs are not supported in accelerated code: use named fields",
+                    );
                 }
             }
         }
@@ -541,12 +717,19 @@ impl Lowerer {
 
     fn if_(&mut self, i: &syn::ExprIf) -> Expr {
         if let syn::Expr::Let(l) = &*i.cond {
-            return self.error(l, "`if let` is not supported in accelerated code: use `match`");
+            return self.error(
+                l,
+                "`if let` is not supported in accelerated code: use `match`",
+            );
         }
         let cond = self.expr(&i.cond);
         let then = self.block(&i.then_branch);
         let els = i.else_branch.as_ref().map(|(_, e)| Box::new(self.expr(e)));
-        Expr::If { cond: Box::new(cond), then: Box::new(then), els }
+        Expr::If {
+            cond: Box::new(cond),
+            then: Box::new(then),
+            els,
+        }
     }
 
     fn match_(&mut self, m: &syn::ExprMatch) -> Expr {
@@ -563,7 +746,10 @@ impl Lowerer {
                 })
             })
             .collect();
-        Expr::Match { scrutinee: Box::new(scrutinee), arms }
+        Expr::Match {
+            scrutinee: Box::new(scrutinee),
+            arms,
+        }
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> Expr {
@@ -574,7 +760,10 @@ impl Lowerer {
             return self.error(&f.expr, "accelerated code supports `for` over integer ranges only (`for i in a..b`): index sequences with `xs[i]`");
         };
         let (Some(start), Some(end)) = (&range.start, &range.end) else {
-            return self.error(range, "a `for` range in accelerated code needs both bounds (`a..b` or `a..=b`)");
+            return self.error(
+                range,
+                "a `for` range in accelerated code needs both bounds (`a..b` or `a..=b`)",
+            );
         };
         let lo = self.expr(start);
         let mut hi = self.expr(end);
@@ -585,22 +774,50 @@ impl Lowerer {
             let var = match &*f.pat {
                 syn::Pat::Ident(i) => i.ident.to_string(),
                 syn::Pat::Wild(_) => "_".to_string(),
-                other => return l.error(other, "the loop variable of a `for` in accelerated code must be a name"),
+                other => {
+                    return l.error(
+                        other,
+                        "the loop variable of a `for` in accelerated code must be a name",
+                    )
+                }
             };
             l.bind(var.clone());
             let body = l.block(&f.body);
-            Expr::For { var, lo: Box::new(lo), hi: Box::new(hi), body: Box::new(body) }
+            Expr::For {
+                var,
+                lo: Box::new(lo),
+                hi: Box::new(hi),
+                body: Box::new(body),
+            }
         })
     }
 
     fn macro_(&mut self, m: &syn::Macro) -> Expr {
-        let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
         let message = if name == "accelerate" {
             "nested accelerate! is not supported: the enclosing accelerate! already accelerates this code; remove the inner one".to_string()
         } else if IO_MACROS.contains(&name.as_str()) {
             format!("`{name}!` is not supported in accelerated code: it has no I/O or formatting; compute values and print them after accelerate! returns")
         } else if name == "vec" {
-            "`vec!` is not supported in accelerated code: build sequences with `create(n, |i| …)` or `map`".to_string()
+            // A sequence literal: `vec![a, b]` or `vec![x; n]`, parsed as the array it mirrors.
+            let tokens = &m.tokens;
+            return match syn::parse2::<syn::Expr>(quote::quote!([#tokens])) {
+                Ok(syn::Expr::Array(a)) => {
+                    Expr::Seq(a.elems.iter().map(|e| self.expr(e)).collect())
+                }
+                Ok(syn::Expr::Repeat(r)) => {
+                    Expr::SeqRepeat(Box::new(self.expr(&r.expr)), Box::new(self.expr(&r.len)))
+                }
+                _ => self.error(
+                    m,
+                    "`vec!` takes `vec![a, b, …]` or `vec![value; count]` in accelerated code",
+                ),
+            };
         } else if name.starts_with("assert") || name.starts_with("debug_assert") {
             format!("`{name}!` is not supported in accelerated code: debug mode (ACCEL_MODE=debug) checks the operations' assumptions")
         } else {
@@ -653,7 +870,10 @@ impl Lowerer {
         match p {
             syn::Pat::Ident(i) => {
                 if let Some((at, _)) = &i.subpat {
-                    self.error(at, "`name @ pattern` bindings are not supported in accelerated code");
+                    self.error(
+                        at,
+                        "`name @ pattern` bindings are not supported in accelerated code",
+                    );
                 }
                 let name = i.ident.to_string();
                 if starts_uppercase(&name) {
@@ -661,14 +881,22 @@ impl Lowerer {
                     return Pat::Wild;
                 }
                 self.bind(name.clone());
-                Pat::Bind { name, mutable: i.mutability.is_some() }
+                Pat::Bind {
+                    name,
+                    mutable: i.mutability.is_some(),
+                }
             }
             syn::Pat::Wild(_) => Pat::Wild,
             syn::Pat::Paren(p) => self.pat(&p.pat),
             syn::Pat::Reference(r) => self.pat(&r.pat),
             syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|p| self.pat(p)).collect()),
             syn::Pat::Struct(s) => {
-                let name = s.path.segments.last().map(|seg| seg.ident.to_string()).unwrap_or_default();
+                let name = s
+                    .path
+                    .segments
+                    .last()
+                    .map(|seg| seg.ident.to_string())
+                    .unwrap_or_default();
                 let mut fields = Vec::new();
                 for f in &s.fields {
                     match &f.member {
@@ -678,10 +906,17 @@ impl Lowerer {
                         }
                     }
                 }
-                Pat::Record { name, fields, rest: s.rest.is_some() }
+                Pat::Record {
+                    name,
+                    fields,
+                    rest: s.rest.is_some(),
+                }
             }
             syn::Pat::Lit(l) => match self.lit(&l.lit) {
-                Ok(lit) => Pat::Lit { negative: false, lit },
+                Ok(lit) => Pat::Lit {
+                    negative: is_negative(&l.lit),
+                    lit,
+                },
                 Err(e) => {
                     self.errors.push(e);
                     Pat::Wild
@@ -697,11 +932,18 @@ impl Lowerer {
                 };
                 let lo = bound(self, &r.start);
                 let hi = bound(self, &r.end);
-                Pat::Range { lo: Box::new(lo), hi: Box::new(hi), inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)) }
+                Pat::Range {
+                    lo: Box::new(lo),
+                    hi: Box::new(hi),
+                    inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+                }
             }
             syn::Pat::Or(o) => Pat::Or(o.cases.iter().map(|p| self.pat(p)).collect()),
             syn::Pat::Type(t) => {
-                self.error(t, "type annotations are supported on `let` and closure parameters only");
+                self.error(
+                    t,
+                    "type annotations are supported on `let` and closure parameters only",
+                );
                 Pat::Wild
             }
             syn::Pat::TupleStruct(t) => {
@@ -719,14 +961,27 @@ impl Lowerer {
     fn lit_pat(&mut self, e: &syn::Expr) -> Pat {
         match e {
             syn::Expr::Lit(l) => match self.lit(&l.lit) {
-                Ok(lit) => Pat::Lit { negative: false, lit },
+                Ok(lit) => Pat::Lit {
+                    negative: is_negative(&l.lit),
+                    lit,
+                },
                 Err(err) => {
                     self.errors.push(err);
                     Pat::Wild
                 }
             },
-            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => match self.lit_pat(expr) {
-                Pat::Lit { lit, .. } => Pat::Lit { negative: true, lit },
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() >= 2 => {
+                Pat::Const(path_string(&p.path))
+            }
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                expr,
+                ..
+            }) => match self.lit_pat(expr) {
+                Pat::Lit { lit, .. } => Pat::Lit {
+                    negative: true,
+                    lit,
+                },
                 p => p,
             },
             other => {

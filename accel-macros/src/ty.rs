@@ -4,8 +4,21 @@ use accel_ir::{ScalarType, Type};
 use syn::spanned::Spanned;
 
 /// Heap types other than sequences, which accelerated code rejects.
-pub const HEAP_TYPES: &[&str] =
-    &["Box", "Rc", "Arc", "RefCell", "Cell", "Mutex", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "LinkedList", "BinaryHeap"];
+pub const HEAP_TYPES: &[&str] = &[
+    "Box",
+    "Rc",
+    "Arc",
+    "RefCell",
+    "Cell",
+    "Mutex",
+    "HashMap",
+    "HashSet",
+    "BTreeMap",
+    "BTreeSet",
+    "VecDeque",
+    "LinkedList",
+    "BinaryHeap",
+];
 
 /// Translates a type. `fn_generics` are the generic parameters bounded by `Fn` traits.
 pub fn lower_type(ty: &syn::Type, fn_generics: &[String]) -> syn::Result<Type> {
@@ -54,9 +67,16 @@ pub fn return_type(out: &syn::ReturnType, fn_generics: &[String]) -> syn::Result
 
 fn lower_path_type(p: &syn::TypePath, fn_generics: &[String]) -> syn::Result<Type> {
     if p.qself.is_some() {
-        return Err(syn::Error::new(p.span(), "qualified paths (`<T as Trait>::X`) are not supported in accelerated code"));
+        return Err(syn::Error::new(
+            p.span(),
+            "qualified paths (`<T as Trait>::X`) are not supported in accelerated code",
+        ));
     }
-    let last = p.path.segments.last().ok_or_else(|| syn::Error::new(p.span(), "empty type path"))?;
+    let last = p
+        .path
+        .segments
+        .last()
+        .ok_or_else(|| syn::Error::new(p.span(), "empty type path"))?;
     let name = last.ident.to_string();
     if let Some(s) = ScalarType::from_name(&name) {
         return Ok(Type::Scalar(s));
@@ -65,9 +85,15 @@ fn lower_path_type(p: &syn::TypePath, fn_generics: &[String]) -> syn::Result<Typ
         match &last.arguments {
             syn::PathArguments::AngleBracketed(a) => match a.args.first() {
                 Some(syn::GenericArgument::Type(t)) => lower_type(t, fn_generics),
-                _ => Err(syn::Error::new(last.span(), format!("`{name}` needs an element type"))),
+                _ => Err(syn::Error::new(
+                    last.span(),
+                    format!("`{name}` needs an element type"),
+                )),
             },
-            _ => Err(syn::Error::new(last.span(), format!("`{name}` needs an element type"))),
+            _ => Err(syn::Error::new(
+                last.span(),
+                format!("`{name}` needs an element type"),
+            )),
         }
     };
     match name.as_str() {
@@ -93,7 +119,9 @@ fn lower_path_type(p: &syn::TypePath, fn_generics: &[String]) -> syn::Result<Typ
 }
 
 /// The arguments of an `Fn`/`FnMut`/`FnOnce` bound among `bounds`, if any.
-pub fn fn_bound<'a>(bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> Option<&'a syn::PathSegment> {
+pub fn fn_bound<'a>(
+    bounds: impl Iterator<Item = &'a syn::TypeParamBound>,
+) -> Option<&'a syn::PathSegment> {
     for b in bounds {
         if let syn::TypeParamBound::Trait(t) = b {
             if let Some(seg) = t.path.segments.last() {
@@ -110,8 +138,15 @@ pub fn fn_bound<'a>(bounds: impl Iterator<Item = &'a syn::TypeParamBound>) -> Op
 pub fn fn_type_of(seg: &syn::PathSegment, fn_generics: &[String]) -> syn::Result<Type> {
     match &seg.arguments {
         syn::PathArguments::Parenthesized(p) => {
-            let params = p.inputs.iter().map(|t| lower_type(t, fn_generics)).collect::<syn::Result<_>>()?;
-            Ok(Type::Fn(params, Box::new(return_type(&p.output, fn_generics)?)))
+            let params = p
+                .inputs
+                .iter()
+                .map(|t| lower_type(t, fn_generics))
+                .collect::<syn::Result<_>>()?;
+            Ok(Type::Fn(
+                params,
+                Box::new(return_type(&p.output, fn_generics)?),
+            ))
         }
         _ => Ok(Type::Fn(vec![], Box::new(Type::Infer))),
     }

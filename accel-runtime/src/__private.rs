@@ -22,8 +22,16 @@ pub const fn callee<M: AccelFn>(desc: &'static FnDesc) -> &'static FnDesc {
 
 /// The description a fallback (a name that is not an `#[accel]` function) carries; it is
 /// never used, since the program does not compile.
-pub static NOT_ACCEL: FnDesc =
-    FnDesc { name: "", path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false };
+pub static NOT_ACCEL: FnDesc = FnDesc {
+    name: "",
+    path: "",
+    file: "",
+    line: 0,
+    ir: "",
+    callees: &[],
+    ops: &[],
+    higher_order: false,
+};
 
 /// Checks at compile time that a captured local has an accel type.
 pub fn assert_capture<T: Accel + ?Sized>(_: &T) {}

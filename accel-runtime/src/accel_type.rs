@@ -99,6 +99,9 @@ mod tests {
         assert_eq!(<Vec<f32>>::accel_type(), seq);
         assert_eq!(<&Vec<f32>>::accel_type(), seq);
         assert_eq!(<&[f32]>::accel_type(), seq);
-        assert_eq!(<(Vec<Vec<i64>>, [bool; 2], Tensor<u32>)>::accel_type().to_string(), "([[i64]], [bool; 2], Tensor<u32>)");
+        assert_eq!(
+            <(Vec<Vec<i64>>, [bool; 2], Tensor<u32>)>::accel_type().to_string(),
+            "([[i64]], [bool; 2], Tensor<u32>)"
+        );
     }
 }

@@ -40,7 +40,7 @@ pub mod __private;
 pub use accel_ir as ir;
 pub use accel_macros::{accel, accelerate, describe, Accel};
 pub use accel_type::Accel;
-pub use mode::{mode, Mode, ModeError};
+pub use mode::{mode, with_mode, Mode, ModeError};
 pub use ops::{create, flatten, map, map2, parallel_loop, reduce, scan};
 pub use seq::Seq;
 pub use site::{FnDesc, OpUse, SiteDesc};
@@ -50,6 +50,6 @@ pub use tensor::Tensor;
 pub mod prelude {
     pub use crate::{
         accel, accelerate, create, describe, flatten, map, map2, mode, parallel_loop, reduce, scan,
-        Accel, Mode, Seq, Tensor,
+        with_mode, Accel, Mode, Seq, Tensor,
     };
 }

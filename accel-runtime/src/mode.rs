@@ -1,5 +1,6 @@
 //! `ACCEL_MODE`: how accelerated code runs, chosen once per process.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::OnceLock;
 use thiserror::Error;
@@ -63,10 +64,39 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// The mode of this process: `ACCEL_MODE`, read once, or the best available when unset.
+thread_local! {
+    static OVERRIDE: Cell<Option<Mode>> = const { Cell::new(None) };
+}
+
+/// The mode accelerated code runs in on this thread: the one [`with_mode`] set, else
+/// `ACCEL_MODE` (read once per process), else the best available.
 pub fn mode() -> Result<Mode, ModeError> {
+    if let Some(m) = OVERRIDE.with(Cell::get) {
+        return Ok(m);
+    }
     static MODE: OnceLock<Result<Mode, ModeError>> = OnceLock::new();
-    MODE.get_or_init(|| select(std::env::var("ACCEL_MODE").ok().as_deref())).clone()
+    MODE.get_or_init(|| select(std::env::var("ACCEL_MODE").ok().as_deref()))
+        .clone()
+}
+
+/// Runs `f` with accelerated code on this thread in `mode`, whatever `ACCEL_MODE` says:
+/// differential tests run one site in every mode in one process.
+///
+/// ```
+/// use accel_runtime::prelude::*;
+/// let v = vec![1, 2, 3];
+/// let s = with_mode(Mode::Debug, || accelerate!(reduce(|a, b| a + b, 0, &v)));
+/// assert_eq!(s, 6);
+/// ```
+pub fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Mode>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OVERRIDE.with(|o| o.set(self.0));
+        }
+    }
+    let _restore = Restore(OVERRIDE.with(|o| o.replace(Some(mode))));
+    f()
 }
 
 /// The mode a value of `ACCEL_MODE` selects.

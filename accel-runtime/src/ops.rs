@@ -26,7 +26,11 @@ pub fn map2<S: Seq, T: Seq, C>(f: impl Fn(S::Elem, T::Elem) -> C, xs: S, ys: T) 
     if n != m {
         violation("map2", &format!("lengths differ: {n} vs {m}"));
     }
-    xs.into_elems().into_iter().zip(ys.into_elems()).map(|(x, y)| f(x, y)).collect()
+    xs.into_elems()
+        .into_iter()
+        .zip(ys.into_elems())
+        .map(|(x, y)| f(x, y))
+        .collect()
 }
 
 /// Folds the sequence with `op`, starting from `ne`. `op` must be associative and `ne` its
@@ -78,7 +82,10 @@ where
         if Some(len) != width {
             violation(
                 "flatten",
-                &format!("the sequence is irregular: row 0 has {} elements, row {i} has {len}", width.unwrap_or(0)),
+                &format!(
+                    "the sequence is irregular: row 0 has {} elements, row {i} has {len}",
+                    width.unwrap_or(0)
+                ),
             );
         }
         out.extend(row.into_elems());
@@ -119,12 +126,22 @@ mod tests {
         assert_eq!(map(|x: i64| x + 1, &empty), Vec::<i64>::new());
         assert_eq!(reduce(|a, b| a + b, 7, &empty), 7);
         assert_eq!(scan(|a, b| a + b, 0, &empty), Vec::<i64>::new());
-        assert_eq!(scan(|a: i32, b| a.max(b), i32::MIN, vec![3, 1, 4, 1, 5]), vec![3, 3, 4, 4, 5]);
+        assert_eq!(
+            scan(|a: i32, b| a.max(b), i32::MIN, vec![3, 1, 4, 1, 5]),
+            vec![3, 3, 4, 4, 5]
+        );
         assert_eq!(flatten(Vec::<Vec<u8>>::new()), Vec::<u8>::new());
         assert_eq!(flatten(&vec![vec![1u8], vec![2]]), vec![1, 2]);
         assert_eq!(create(0, |i| i), Vec::<usize>::new());
         let rows = vec![vec![1, 2], vec![3, 4]];
-        assert_eq!(reduce(|a: Vec<i32>, b: Vec<i32>| map2(|x, y| x + y, a, b), vec![0, 0], &rows), vec![4, 6]);
+        assert_eq!(
+            reduce(
+                |a: Vec<i32>, b: Vec<i32>| map2(|x, y| x + y, a, b),
+                vec![0, 0],
+                &rows
+            ),
+            vec![4, 6]
+        );
     }
 
     #[test]
@@ -134,7 +151,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "flatten: the sequence is irregular: row 0 has 2 elements, row 1 has 1")]
+    #[should_panic(
+        expected = "flatten: the sequence is irregular: row 0 has 2 elements, row 1 has 1"
+    )]
     fn flatten_rejects_irregular_rows() {
         flatten(vec![vec![1, 2], vec![3]]);
     }

@@ -61,13 +61,18 @@ impl extract::FnSource for &'static FnDesc {
         FnDesc::unique_name(self)
     }
     fn load(&self) -> Result<FnDef, IrError> {
-        let mut def: FnDef = serde_json::from_str(self.ir)
-            .map_err(|e| IrError::Corrupt { name: self.unique_name(), message: e.to_string() })?;
+        let mut def: FnDef = serde_json::from_str(self.ir).map_err(|e| IrError::Corrupt {
+            name: self.unique_name(),
+            message: e.to_string(),
+        })?;
         def.file = self.file.to_string();
         Ok(def)
     }
     fn callees(&self) -> Vec<(String, Self)> {
-        self.callees.iter().map(|(w, d)| (w.to_string(), *d)).collect()
+        self.callees
+            .iter()
+            .map(|(w, d)| (w.to_string(), *d))
+            .collect()
     }
 }
 
@@ -96,11 +101,20 @@ impl SiteDesc {
     /// }
     /// ```
     pub fn program(&'static self) -> Result<Program, IrError> {
-        let mut site: SiteDef = serde_json::from_str(self.ir)
-            .map_err(|e| IrError::Corrupt { name: format!("accelerate! at {}", self.location()), message: e.to_string() })?;
+        let mut site: SiteDef = serde_json::from_str(self.ir).map_err(|e| IrError::Corrupt {
+            name: format!("accelerate! at {}", self.location()),
+            message: e.to_string(),
+        })?;
         site.file = self.file.to_string();
-        site.loc = accel_ir::Loc { line: self.line, column: self.column };
-        let callees = self.callees.iter().map(|(w, d)| (w.to_string(), *d)).collect();
+        site.loc = accel_ir::Loc {
+            line: self.line,
+            column: self.column,
+        };
+        let callees = self
+            .callees
+            .iter()
+            .map(|(w, d)| (w.to_string(), *d))
+            .collect();
         let mut program = extract::extract(site, callees)?;
         for f in &mut program.functions {
             *f = resolve::resolve_fn(f)?;
@@ -152,9 +166,15 @@ pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) ->
     if log {
         let how = match mode {
             Mode::Debug => "debug: ran as sequential Rust",
-            Mode::Cpu | Mode::Cuda => "cpu: the compiled CPU backend is not built yet; ran as sequential Rust",
+            Mode::Cpu | Mode::Cuda => {
+                "cpu: the compiled CPU backend is not built yet; ran as sequential Rust"
+            }
         };
-        eprintln!("[accel] {}: {how} in {:.3} ms", site.location(), start.elapsed().as_secs_f64() * 1e3);
+        eprintln!(
+            "[accel] {}: {how} in {:.3} ms",
+            site.location(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
     }
     result
 }
@@ -162,7 +182,10 @@ pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) ->
 fn first_run_report(site: &'static SiteDesc) {
     static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if !seen.get_or_insert_with(HashSet::new).insert(site as *const SiteDesc as usize) {
+    if !seen
+        .get_or_insert_with(HashSet::new)
+        .insert(site as *const SiteDesc as usize)
+    {
         return;
     }
     drop(seen);
@@ -189,7 +212,10 @@ struct Msg {
 
 impl Msg {
     const fn new() -> Msg {
-        Msg { buf: [0; 1024], len: 0 }
+        Msg {
+            buf: [0; 1024],
+            len: 0,
+        }
     }
 
     const fn s(mut self, s: &str) -> Msg {
@@ -266,6 +292,25 @@ const fn first_op(
     None
 }
 
+/// Whether a function reached from `callees` failed to compile (its companion carries no IR).
+const fn reaches_rejected(
+    callees: &'static [(&'static str, &'static FnDesc)],
+    depth: usize,
+) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let mut i = 0;
+    while i < callees.len() {
+        let f = callees[i].1;
+        if f.ir.is_empty() || reaches_rejected(f.callees, depth + 1) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// The first function reached from `callees` that breaks the imperative rules.
 const fn first_imperative_violation(
     callees: &'static [(&'static str, &'static FnDesc)],
@@ -294,11 +339,23 @@ const fn where_(m: Msg, site: &SiteDesc, found: Found) -> Msg {
         Some(f) => (f.file, m.s(" in fn `").s(f.name).s("`")),
         None => (site.file, m),
     };
-    m.s(" at ").s(file).s(":").n(found.op.line).s(":").n(found.op.column + 1)
+    m.s(" at ")
+        .s(file)
+        .s(":")
+        .n(found.op.line)
+        .s(":")
+        .n(found.op.column + 1)
 }
 
 const fn site_head(site: &SiteDesc) -> Msg {
-    Msg::new().s("accelerate! at ").s(site.file).s(":").n(site.line).s(":").n(site.column + 1).s(" ")
+    Msg::new()
+        .s("accelerate! at ")
+        .s(site.file)
+        .s(":")
+        .n(site.line)
+        .s(":")
+        .n(site.column + 1)
+        .s(" ")
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -331,7 +388,10 @@ struct Chain {
 
 /// Finds a cycle among the functions reachable from `callees`; on return `chain` holds the
 /// path from the site into the cycle, ending with the function that closes it.
-const fn find_cycle(callees: &'static [(&'static str, &'static FnDesc)], chain: &mut Chain) -> bool {
+const fn find_cycle(
+    callees: &'static [(&'static str, &'static FnDesc)],
+    chain: &mut Chain,
+) -> bool {
     let mut i = 0;
     while i < callees.len() {
         let f = callees[i].1;
@@ -365,9 +425,19 @@ const fn find_cycle(callees: &'static [(&'static str, &'static FnDesc)], chain: 
 /// the absence of recursion. A violation stops compilation with a message naming the
 /// functions and operations involved and where they are.
 pub const fn check_site(site: &'static SiteDesc) {
-    let mut chain = Chain { fns: [None; MAX_DEPTH], len: 0 };
-    if find_cycle(site.callees, &mut chain) {
-        let mut m = site_head(site).s("reaches recursive functions, which accelerated code does not support: ");
+    let mut chain = Chain {
+        fns: [None; MAX_DEPTH],
+        len: 0,
+    };
+    let cyclic = find_cycle(site.callees, &mut chain);
+    // The walks below follow calls without memory; they terminate because there is no
+    // cycle. A function that was rejected with its own error ends the checks quietly.
+    if !cyclic && reaches_rejected(site.callees, 0) {
+        return;
+    }
+    if cyclic {
+        let mut m = site_head(site)
+            .s("reaches recursive functions, which accelerated code does not support: ");
         let mut k = 0;
         while k < chain.len {
             if let Some(f) = chain.fns[k] {

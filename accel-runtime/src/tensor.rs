@@ -26,7 +26,11 @@ pub struct Tensor<T> {
 
 impl<T> Clone for Tensor<T> {
     fn clone(&self) -> Self {
-        Tensor { data: Arc::clone(&self.data), offset: self.offset, shape: self.shape.clone() }
+        Tensor {
+            data: Arc::clone(&self.data),
+            offset: self.offset,
+            shape: self.shape.clone(),
+        }
     }
 }
 
@@ -37,7 +41,11 @@ impl<T: Clone> Tensor<T> {
         T: Default,
     {
         let len = element_count(shape);
-        Tensor { data: Arc::new(Mutex::new(vec![T::default(); len])), offset: 0, shape: shape.to_vec() }
+        Tensor {
+            data: Arc::new(Mutex::new(vec![T::default(); len])),
+            offset: 0,
+            shape: shape.to_vec(),
+        }
     }
 
     /// A tensor of the given shape holding `v` in row-major order; `v.len()` must be the
@@ -47,10 +55,17 @@ impl<T: Clone> Tensor<T> {
         if v.len() != len {
             violation(
                 "Tensor::from_vec",
-                &format!("{} elements do not fill shape {shape:?} ({len} elements)", v.len()),
+                &format!(
+                    "{} elements do not fill shape {shape:?} ({len} elements)",
+                    v.len()
+                ),
             );
         }
-        Tensor { data: Arc::new(Mutex::new(v)), offset: 0, shape: shape.to_vec() }
+        Tensor {
+            data: Arc::new(Mutex::new(v)),
+            offset: 0,
+            shape: shape.to_vec(),
+        }
     }
 
     /// The element at `index`, which has one coordinate per dimension.
@@ -72,7 +87,11 @@ impl<T: Clone> Tensor<T> {
         if offset.checked_add(len).is_none_or(|end| end > rows) {
             violation(
                 "Tensor::sub",
-                &format!("rows {offset}..{} are out of bounds for shape {:?}", offset.saturating_add(len), self.shape),
+                &format!(
+                    "rows {offset}..{} are out of bounds for shape {:?}",
+                    offset.saturating_add(len),
+                    self.shape
+                ),
             );
         }
         let row_size: usize = self.shape.iter().skip(1).product();
@@ -80,7 +99,11 @@ impl<T: Clone> Tensor<T> {
         if let Some(first) = shape.first_mut() {
             *first = len;
         }
-        Tensor { data: Arc::clone(&self.data), offset: self.offset + offset * row_size, shape }
+        Tensor {
+            data: Arc::clone(&self.data),
+            offset: self.offset + offset * row_size,
+            shape,
+        }
     }
 
     /// The dimensions of this tensor (or view).
@@ -123,13 +146,23 @@ impl<T: Clone> Tensor<T> {
         if index.len() != self.shape.len() {
             violation(
                 &format!("Tensor::{what}"),
-                &format!("index {index:?} has {} coordinates, but the tensor has rank {}", index.len(), self.rank()),
+                &format!(
+                    "index {index:?} has {} coordinates, but the tensor has rank {}",
+                    index.len(),
+                    self.rank()
+                ),
             );
         }
         let mut at = 0;
         for (&i, &d) in index.iter().zip(&self.shape) {
             if i >= d {
-                violation(&format!("Tensor::{what}"), &format!("index {index:?} is out of bounds for shape {:?}", self.shape));
+                violation(
+                    &format!("Tensor::{what}"),
+                    &format!(
+                        "index {index:?} is out of bounds for shape {:?}",
+                        self.shape
+                    ),
+                );
             }
             at = at * d + i;
         }
@@ -138,14 +171,23 @@ impl<T: Clone> Tensor<T> {
 }
 
 fn element_count(shape: &[usize]) -> usize {
-    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or_else(|| {
-        violation("Tensor", &format!("shape {shape:?} has more elements than memory can hold"))
-    })
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .unwrap_or_else(|| {
+            violation(
+                "Tensor",
+                &format!("shape {shape:?} has more elements than memory can hold"),
+            )
+        })
 }
 
 impl<T: Clone + fmt::Debug> fmt::Debug for Tensor<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tensor").field("shape", &self.shape).field("data", &self.to_vec()).finish()
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape)
+            .field("data", &self.to_vec())
+            .finish()
     }
 }
 
@@ -184,7 +226,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "Tensor::set: index [0] has 1 coordinates, but the tensor has rank 2")]
+    #[should_panic(
+        expected = "Tensor::set: index [0] has 1 coordinates, but the tensor has rank 2"
+    )]
     fn index_rank_must_match() {
         Tensor::<u8>::zeros(&[2, 2]).set([0], 1);
     }

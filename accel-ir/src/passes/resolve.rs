@@ -160,7 +160,7 @@ fn rename_pat(p: &mut Pat, renames: &HashMap<String, String>) {
         }
         Pat::Tuple(ps) | Pat::Or(ps) => ps.iter_mut().for_each(|p| rename_pat(p, renames)),
         Pat::Record { fields, .. } => fields.iter_mut().for_each(|(_, p)| rename_pat(p, renames)),
-        Pat::Wild | Pat::Lit { .. } | Pat::Range { .. } => {}
+        Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => {}
     }
 }
 

@@ -1,0 +1,367 @@
+//! Every construct of API.md's "Inside accelerated code", compiled through the macros and
+//! run in debug mode, with the exact values expected.
+
+use accel_runtime::prelude::*;
+
+fn debug<R>(f: impl FnOnce() -> R) -> R {
+    with_mode(Mode::Debug, f)
+}
+
+#[derive(Accel, Clone, Copy, Debug, PartialEq)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Accel, Clone, Debug, PartialEq)]
+struct Particle {
+    pos: [f32; 3],
+    mass: f32,
+    alive: bool,
+}
+
+const SCALE: i64 = 10;
+
+#[accel]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[accel]
+fn dist(p: Point, q: Point) -> f64 {
+    let (dx, dy) = (p.x - q.x, p.y - q.y);
+    (dx * dx + dy * dy).sqrt()
+}
+
+#[accel]
+fn classify(n: i32) -> i32 {
+    match n {
+        i32::MIN..=-1 => -1,
+        0 => 0,
+        1 | 2 | 3 => 1,
+        n if n % 2 == 0 => 2,
+        _ => 3,
+    }
+}
+
+#[accel]
+fn collatz_steps(n: u64) -> u32 {
+    let mut n = n;
+    let mut steps = 0u32;
+    while n != 1 {
+        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        steps += 1;
+    }
+    steps
+}
+
+#[accel]
+fn poly(x: f64, coeffs: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..coeffs.len() {
+        acc = acc * x + coeffs[coeffs.len() - 1 - i];
+    }
+    acc
+}
+
+#[accel]
+fn apply_twice(f: impl Fn(i64) -> i64, xs: &[i64]) -> Vec<i64> {
+    map(|x| f(f(x)), xs)
+}
+
+#[accel]
+fn sum_rows<F: Fn(f32) -> f32>(f: F, rows: Vec<Vec<f32>>) -> Vec<f32> {
+    map(|row| reduce(|a, b| a + b, 0.0, map(&f, row)), rows)
+}
+
+#[accel]
+fn centroid(ps: &[Point]) -> Point {
+    let n = ps.len() as f64;
+    let s = reduce(
+        |a: Point, b: Point| Point {
+            x: a.x + b.x,
+            y: a.y + b.y,
+        },
+        Point { x: 0.0, y: 0.0 },
+        ps,
+    );
+    Point {
+        x: s.x / n,
+        y: s.y / n,
+    }
+}
+
+#[test]
+fn reduce_with_an_accel_function_and_integer_types() {
+    let v: Vec<i64> = (1..=100).collect();
+    assert_eq!(debug(|| accelerate!(reduce(add, 0, &v))), 5050);
+    let u: Vec<u32> = vec![1, 2, 3];
+    assert_eq!(debug(|| accelerate!(reduce(|a, b| a.max(b), 0, &u))), 3);
+    let w: Vec<u64> = vec![u64::MAX / 2, 1];
+    assert_eq!(
+        debug(|| accelerate!(reduce(|a, b| a.wrapping_add(b), 0, w))),
+        u64::MAX / 2 + 1
+    );
+    let z: Vec<usize> = (0..10).collect();
+    assert_eq!(
+        debug(|| accelerate!(reduce(|a, b| a + b * b, 0usize, &z[..]))),
+        285
+    );
+    let b = vec![true, false, true];
+    assert_eq!(
+        debug(|| accelerate!(reduce(|p, q| p && q, true, &b))),
+        false
+    );
+}
+
+#[test]
+fn map_map2_scan_create_and_flatten() {
+    let xs: Vec<f32> = vec![1.0, 2.0, 3.0];
+    let c = 2.5f32;
+    let ys: Vec<f32> = debug(|| accelerate!(map(|x| c * x, &xs)));
+    assert_eq!(ys, vec![2.5, 5.0, 7.5]);
+    let zs = debug(|| accelerate!(map2(|a, b| a - b, &ys, &xs)));
+    assert_eq!(zs, vec![1.5, 3.0, 4.5]);
+    let prefix = debug(|| accelerate!(scan(|a, b| a + b, 0, &vec![1, 2, 3, 4])));
+    assert_eq!(prefix, vec![1, 3, 6, 10]);
+    let squares: Vec<usize> = debug(|| accelerate!(create(5, |i| i * i)));
+    assert_eq!(squares, vec![0, 1, 4, 9, 16]);
+    let rows = vec![vec![1i32, 2], vec![3, 4], vec![5, 6]];
+    assert_eq!(
+        debug(|| accelerate!(flatten(&rows))),
+        vec![1, 2, 3, 4, 5, 6]
+    );
+    // A reduce over rows with a row-wise operator and a row as neutral element.
+    let col_sums =
+        debug(|| accelerate!(reduce(|a, b| map2(|x, y| x + y, a, b), vec![0, 0], &rows)));
+    assert_eq!(col_sums, vec![9, 12]);
+}
+
+#[test]
+fn empty_and_single_element_sequences() {
+    let empty: Vec<f64> = vec![];
+    assert_eq!(
+        debug(|| accelerate!(reduce(|a, b| a + b, 0.0, &empty))),
+        0.0
+    );
+    assert_eq!(
+        debug(|| accelerate!(map(|x| x * 2.0, &empty))),
+        Vec::<f64>::new()
+    );
+    assert_eq!(
+        debug(|| accelerate!(scan(|a, b| a + b, 0.0, &empty))),
+        Vec::<f64>::new()
+    );
+    let one = vec![7i32];
+    assert_eq!(debug(|| accelerate!(scan(|a, b| a * b, 1, &one))), vec![7]);
+    let none: Vec<Vec<i32>> = vec![];
+    assert_eq!(debug(|| accelerate!(flatten(&none))), Vec::<i32>::new());
+}
+
+#[test]
+fn let_patterns_blocks_shadowing_if_and_match() {
+    let pairs = vec![(1i32, 10i32), (-2, 20), (3, 30)];
+    let out: Vec<i32> = debug(|| {
+        accelerate!(map(
+            |p| {
+                let (a, b) = p;
+                let a = if a < 0 { -a } else { a };
+                let scaled = {
+                    let k = 2;
+                    a * k
+                };
+                match (scaled, b) {
+                    (2, _) => b,
+                    (4, b) => b + 1,
+                    _ => 0,
+                }
+            },
+            &pairs
+        ))
+    });
+    assert_eq!(out, vec![10, 21, 0]);
+    let ns = vec![-5, 0, 2, 3, 8, 9];
+    assert_eq!(
+        debug(|| accelerate!(map(classify, &ns))),
+        vec![-1, 0, 1, 1, 2, 3]
+    );
+}
+
+#[test]
+fn loops_over_mutable_locals_and_sequence_indexing() {
+    let ns: Vec<u64> = vec![1, 6, 7, 27];
+    assert_eq!(
+        debug(|| accelerate!(map(collatz_steps, &ns))),
+        vec![0, 8, 16, 111]
+    );
+    let coeffs = vec![1.0, 2.0, 3.0]; // 1 + 2x + 3x²
+    let xs = vec![0.0, 1.0, 2.0];
+    assert_eq!(
+        debug(|| accelerate!(map(|x| poly(x, &coeffs), &xs))),
+        vec![1.0, 6.0, 17.0]
+    );
+    let v = vec![3, 1, 4, 1, 5];
+    let n = v.len();
+    // Inclusive ranges and compound assignment.
+    let tri: Vec<usize> = debug(|| {
+        accelerate!(create(n, |i| {
+            let mut s = 0;
+            for k in 0..=i {
+                s += k;
+            }
+            s
+        }))
+    });
+    assert_eq!(tri, vec![0, 1, 3, 6, 10]);
+    let rev: Vec<i32> = debug(|| accelerate!(create(n, |i| v[n - 1 - i])));
+    assert_eq!(rev, vec![5, 1, 4, 1, 3]);
+}
+
+#[test]
+fn operators_casts_math_methods_and_constants() {
+    let xs = vec![0.25f64, 1.0, 4.0];
+    let ys: Vec<f64> = debug(|| {
+        accelerate!(map(
+            |x| x.sqrt()
+                + x.ln().abs().floor()
+                + x.powi(2).min(1.0)
+                + (x as i64) as f64
+                + std::f64::consts::PI * 0.0,
+            &xs
+        ))
+    });
+    assert_eq!(
+        ys,
+        vec![
+            0.5 + 1.0 + 0.0625 + 0.0,
+            1.0 + 0.0 + 1.0 + 1.0,
+            2.0 + 1.0 + 1.0 + 4.0
+        ]
+    );
+    let ints = vec![5i64, -3, 12];
+    let r: Vec<i64> = debug(|| accelerate!(map(|x| ((x % 4) << 1 | 1) ^ (x >> 1) & SCALE, &ints)));
+    let expected: Vec<i64> = ints
+        .iter()
+        .map(|&x| ((x % 4) << 1 | 1) ^ (x >> 1) & SCALE)
+        .collect();
+    assert_eq!(r, expected);
+    let flags: Vec<bool> =
+        debug(|| accelerate!(map(|x| !(x > 0) || x == 12 && x != i64::MAX, &ints)));
+    assert_eq!(flags, vec![false, true, true]);
+    let m = debug(|| {
+        accelerate!(reduce(
+            |a, b| f32::max(a, b),
+            f32::MIN,
+            &[1.5f32, -2.0, 0.5]
+        ))
+    });
+    assert_eq!(m, 1.5);
+}
+
+#[test]
+fn records_tuples_and_arrays_as_arguments_results_and_elements() {
+    let ps = vec![
+        Point { x: 0.0, y: 0.0 },
+        Point { x: 3.0, y: 4.0 },
+        Point { x: 6.0, y: 8.0 },
+    ];
+    let origin = Point { x: 0.0, y: 0.0 };
+    assert_eq!(
+        debug(|| accelerate!(map(|p| dist(p, origin), &ps))),
+        vec![0.0, 5.0, 10.0]
+    );
+    assert_eq!(
+        debug(|| accelerate!(centroid(&ps))),
+        Point { x: 3.0, y: 4.0 }
+    );
+    let moved: Vec<Point> = debug(|| accelerate!(map(|p| Point { x: p.y, y: p.x }, &ps)));
+    assert_eq!(moved[1], Point { x: 4.0, y: 3.0 });
+    let parts = vec![
+        Particle {
+            pos: [1.0, 2.0, 3.0],
+            mass: 2.0,
+            alive: true,
+        },
+        Particle {
+            pos: [0.0, 0.0, 1.0],
+            mass: 4.0,
+            alive: false,
+        },
+    ];
+    // A tuple result of records' fields, array indexing and struct patterns.
+    let (total, heaviest_z) = debug(|| {
+        accelerate!((
+            reduce(
+                |a, b| a + b,
+                0.0,
+                map(|p| if p.alive { p.mass } else { 0.0 }, &parts)
+            ),
+            reduce(
+                |a, b| if a.1 >= b.1 { a } else { b },
+                (0.0, 0.0),
+                map(
+                    |p| {
+                        let Particle { pos, mass, .. } = p;
+                        (pos[2], mass)
+                    },
+                    &parts
+                )
+            )
+        ))
+    });
+    assert_eq!((total, heaviest_z), (2.0, (1.0, 4.0)));
+    let arrays: Vec<[i32; 2]> = debug(|| accelerate!(create(3, |i| [i as i32, -(i as i32)])));
+    assert_eq!(arrays, vec![[0, 0], [1, -1], [2, -2]]);
+    let filled: Vec<[i32; 0]> = vec![];
+    assert_eq!(debug(|| accelerate!(map(|a| a, &filled))).len(), 0);
+    let rep: Vec<[f32; 3]> = debug(|| accelerate!(create(2, |i| [i as f32; 3])));
+    assert_eq!(rep, vec![[0.0; 3], [1.0; 3]]);
+}
+
+#[test]
+fn higher_order_functions_and_nested_sequences() {
+    let xs = vec![1i64, 2, 3];
+    let k = 10;
+    assert_eq!(
+        debug(|| accelerate!(apply_twice(|x| x * k, &xs))),
+        vec![100, 200, 300]
+    );
+    let rows = vec![vec![1.0f32, 2.0], vec![3.0, 4.0]];
+    assert_eq!(
+        debug(|| accelerate!(sum_rows(|x| x * x, rows.clone()))),
+        vec![5.0, 25.0]
+    );
+    let nested: Vec<Vec<usize>> = debug(|| accelerate!(create(3, |i| create(i, |j| j + i))));
+    assert_eq!(nested, vec![vec![], vec![1], vec![2, 3]]);
+}
+
+#[test]
+fn sequence_arguments_by_value_reference_and_slice() {
+    let v = vec![1, 2, 3, 4];
+    assert_eq!(debug(|| accelerate!(map(|x| x + 1, &v))), vec![2, 3, 4, 5]);
+    assert_eq!(debug(|| accelerate!(map(|x| x + 1, &v[1..3]))), vec![3, 4]);
+    let owned = v.clone();
+    assert_eq!(
+        debug(|| accelerate!(map(|x| x + 1, owned))),
+        vec![2, 3, 4, 5]
+    );
+}
+
+#[test]
+fn tensors_in_parallel_loops() {
+    let t = Tensor::<f64>::zeros(&[3, 4]);
+    let scale = 0.5;
+    debug(|| accelerate!(parallel_loop(12, |k| t.set([k / 4, k % 4], k as f64 * scale))));
+    assert_eq!(t.get([2, 3]), 5.5);
+    assert_eq!(t.shape(), &[3, 4]);
+    let src = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[6]);
+    let dst = Tensor::<i32>::zeros(&[6]);
+    debug(|| {
+        accelerate!(parallel_loop(src.shape()[0], |i| dst
+            .set([i], src.get([i]) * 2 + src.rank() as i32)))
+    });
+    assert_eq!(dst.to_vec(), vec![1, 3, 5, 7, 9, 11]);
+    let cube = Tensor::<u32>::zeros(&[2, 2, 2]);
+    debug(|| accelerate!(parallel_loop(8, |i| cube.set([i / 4, (i / 2) % 2, i % 2], i as u32))));
+    assert_eq!(cube.to_vec(), (0..8).collect::<Vec<u32>>());
+}
