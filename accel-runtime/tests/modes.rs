@@ -1,0 +1,120 @@
+//! `ACCEL_MODE` and `ACCEL_LOG`, read from the environment of a child process running the
+//! ignored test below, and the messages of broken assumptions naming their site.
+
+use accel_runtime::prelude::*;
+use std::process::Command;
+
+#[test]
+#[ignore = "run in a child process by the tests below, with its environment set"]
+fn child_runs_a_site() {
+    let v = vec![1i64, 2, 3];
+    let s = accelerate!(reduce(|a, b| a + b, 0, &v));
+    println!("child result {s}");
+}
+
+/// Runs `child_runs_a_site` with `env`; returns (success, stdout, stderr).
+fn child(env: &[(&str, &str)]) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_runs_a_site",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    cmd.env_remove("ACCEL_MODE").env_remove("ACCEL_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the child test runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn debug_and_default_modes_run_the_site() {
+    for env in [
+        vec![("ACCEL_MODE", "debug")],
+        vec![("ACCEL_MODE", "cpu")],
+        vec![],
+    ] {
+        let (ok, out, err) = child(&env);
+        assert!(ok, "{env:?}: {err}");
+        assert!(out.contains("child result 6"), "{env:?}: {out}");
+    }
+}
+
+#[test]
+fn an_unknown_mode_is_a_clear_error_naming_the_site() {
+    let (ok, _, err) = child(&[("ACCEL_MODE", "gpu")]);
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "accelerate! at accel-runtime/tests/modes.rs:11:13: ACCEL_MODE=\"gpu\" is not a mode: \
+             use one of debug, cpu, cuda (or leave it unset for the best available)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn cuda_mode_without_the_feature_is_a_clear_error() {
+    let (ok, _, err) = child(&[("ACCEL_MODE", "cuda")]);
+    assert!(!ok);
+    assert!(
+        err.contains("ACCEL_MODE=cuda, but accel-runtime was built without its `cuda` feature"),
+        "{err}"
+    );
+}
+
+#[test]
+fn accel_log_reports_the_program_and_the_run() {
+    let (ok, _, err) = child(&[("ACCEL_MODE", "debug"), ("ACCEL_LOG", "1")]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains(
+            "[accel] accel-runtime/tests/modes.rs:11:13: program of 0 function(s) [], captures [v]"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "[accel] accel-runtime/tests/modes.rs:11:13: debug: ran as sequential Rust in"
+        ),
+        "{err}"
+    );
+}
+
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let err = std::panic::catch_unwind(f).expect_err("the site panics");
+    err.downcast_ref::<String>().cloned().unwrap_or_default()
+}
+
+#[test]
+fn broken_assumptions_name_the_site() {
+    let xs = vec![1, 2, 3];
+    let ys = vec![1, 2];
+    let msg = panic_message(|| {
+        with_mode(Mode::Debug, || accelerate!(map2(|a, b| a + b, &xs, &ys)));
+    });
+    assert_eq!(
+        msg,
+        "map2 at accel-runtime/tests/modes.rs:75:35: lengths differ: 3 vs 2"
+    );
+    let t = Tensor::<i32>::zeros(&[2, 2]);
+    let msg = panic_message(|| {
+        with_mode(Mode::Debug, || {
+            accelerate!(parallel_loop(3, |i| t.set([i, 0], 1)))
+        });
+    });
+    assert_eq!(msg, "Tensor::set at accel-runtime/tests/modes.rs:80:35: index [2, 0] is out of bounds for shape [2, 2]");
+    // Outside accelerated code the same checks name no site.
+    let msg = panic_message(|| {
+        map2(|a: i32, b: i32| a + b, &xs, &ys);
+    });
+    assert_eq!(msg, "map2: lengths differ: 3 vs 2");
+}
