@@ -64,6 +64,7 @@ const MATH_METHODS: &[&str] = &[
     "count_ones",
     "leading_zeros",
     "trailing_zeros",
+    "is_multiple_of",
 ];
 /// Methods of sequences and tensors.
 const DATA_METHODS: &[&str] = &[

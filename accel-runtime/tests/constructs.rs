@@ -1,6 +1,14 @@
 //! Every construct of API.md's "Inside accelerated code", compiled through the macros and
 //! run in debug mode, with the exact values expected.
 
+// Some expressions are spelled the long way on purpose, to exercise those forms.
+#![allow(
+    clippy::manual_range_patterns,
+    clippy::bool_assert_comparison,
+    clippy::nonminimal_bool,
+    clippy::redundant_closure
+)]
+
 use accel_runtime::prelude::*;
 
 fn debug<R>(f: impl FnOnce() -> R) -> R {
@@ -49,7 +57,11 @@ fn collatz_steps(n: u64) -> u32 {
     let mut n = n;
     let mut steps = 0u32;
     while n != 1 {
-        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        n = if n.is_multiple_of(2) {
+            n / 2
+        } else {
+            3 * n + 1
+        };
         steps += 1;
     }
     steps

@@ -112,8 +112,11 @@ pub(crate) mod tests {
     use crate::program::Param;
     use crate::{Pat, Type};
 
-    /// A table of functions: name → (body, callees as written → unique).
-    pub(crate) struct Table(pub Vec<(&'static str, Expr, Vec<(&'static str, &'static str)>)>);
+    /// One function of a table: its unique name, body, and callees (as written, unique).
+    pub(crate) type Row = (&'static str, Expr, Vec<(&'static str, &'static str)>);
+
+    /// A table of functions.
+    pub(crate) struct Table(pub Vec<Row>);
 
     #[derive(Clone, Copy)]
     pub(crate) struct Entry<'a>(pub &'a Table, pub &'static str);

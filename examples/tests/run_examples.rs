@@ -1,0 +1,44 @@
+//! Runs every example in debug mode and in the default mode; each checks its own result.
+
+use std::process::Command;
+
+fn run(exe: &str, mode: Option<&str>) -> String {
+    let mut cmd = Command::new(exe);
+    cmd.env_remove("ACCEL_MODE");
+    if let Some(m) = mode {
+        cmd.env("ACCEL_MODE", m);
+    }
+    let out = cmd.output().expect("the example runs");
+    assert!(
+        out.status.success(),
+        "{exe} ({mode:?}) failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn quickstart() {
+    for mode in [Some("debug"), None] {
+        let out = run(env!("CARGO_BIN_EXE_quickstart"), mode);
+        assert!(out.contains("sum of 1..=1000000 = 500000500000"), "{out}");
+    }
+}
+
+#[test]
+fn aliasing() {
+    for mode in [Some("debug"), None] {
+        assert_eq!(
+            run(env!("CARGO_BIN_EXE_aliasing"), mode),
+            "[0, 7, 0, 0, 0, 2]\n"
+        );
+    }
+}
+
+#[test]
+fn particles() {
+    for mode in [Some("debug"), None] {
+        assert!(run(env!("CARGO_BIN_EXE_particles"), mode)
+            .starts_with("centre of mass after 200 steps: ("));
+    }
+}
