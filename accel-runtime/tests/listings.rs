@@ -37,9 +37,16 @@ fn listing_2_lifts_a_closure_with_its_captured_local() {
         with_mode(Mode::Debug, || accelerate!(map(|x| x + y, &s))),
         vec![3, 4, 5]
     );
-    let mut p = describe!(map(|x| x + y, &s)).program().unwrap();
+    let (site, line) = (describe!(map(|x| x + y, &s)), line!());
+    let mut p = site.program().unwrap();
     lift(&mut p);
-    assert_eq!(p.to_string(), "(fn site::lambda#1 (y x#1) -> _ (+ x#1 y))\n(site accel-runtime/tests/listings.rs:37 (y s) (map (closure site::lambda#1 y) s))");
+    assert_eq!(
+        p.to_string(),
+        format!(
+            "(fn site::lambda#1 (y x#1) -> _ (+ x#1 y))\n\
+             (site accel-runtime/tests/listings.rs:{line} (y s) (map (closure site::lambda#1 y) s))"
+        )
+    );
 }
 
 #[test]
