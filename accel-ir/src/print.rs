@@ -306,3 +306,57 @@ mod tests {
         assert_eq!(t.to_string(), "(.set t [0] 7)");
     }
 }
+
+#[cfg(test)]
+mod serde_tests {
+    use crate::expr::*;
+    use crate::program::{FnDef, Param};
+    use crate::types::{ScalarType, Type};
+
+    #[test]
+    fn the_ir_round_trips_through_json() {
+        let def = FnDef {
+            name: "crate::f".into(),
+            params: vec![Param {
+                pat: Pat::Record {
+                    name: "P".into(),
+                    fields: vec![("x".into(), Pat::bind("x"))],
+                    rest: true,
+                },
+                ty: Type::Named("P".into()),
+            }],
+            ret: Type::Seq(Box::new(Type::Scalar(ScalarType::F64))),
+            body: Expr::Par {
+                op: ParOp::Create,
+                args: vec![
+                    Expr::Lit(Lit::Int(3, Some(ScalarType::Usize))),
+                    Expr::Lambda {
+                        params: vec![(Pat::bind("i"), Type::Infer)],
+                        body: Box::new(Expr::Match {
+                            scrutinee: Box::new(Expr::var("i")),
+                            arms: vec![MatchArm {
+                                pat: Pat::Range {
+                                    lo: Box::new(Pat::Const("usize::MIN".into())),
+                                    hi: Box::new(Pat::Lit {
+                                        negative: false,
+                                        lit: Lit::Int(1, None),
+                                    }),
+                                    inclusive: true,
+                                },
+                                guard: None,
+                                body: Expr::Lit(Lit::Float(0.5, None)),
+                            }],
+                        }),
+                    },
+                ],
+                loc: Loc { line: 7, column: 4 },
+            },
+            file: "src/lib.rs".into(),
+            loc: Loc { line: 6, column: 3 },
+        };
+        let json = serde_json::to_string(&def).unwrap();
+        let back: FnDef = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, def);
+        assert_eq!(back.to_string(), "(fn crate::f (P { x: x, .. }: P) -> [f64] (create 3usize (lambda (i) (match i (usize::MIN..=1 => 0.5)))))");
+    }
+}
