@@ -130,22 +130,25 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
             }
         },
     );
-    let captures = capture_checks(&expr, &resolved.captures);
+    let inspect = capture_entries(&expr, &resolved.captures);
     let tail = match kind {
-        SiteKind::Run => quote! { ::accel_runtime::__private::run_site(__ACCEL_SITE, || #expr) },
+        SiteKind::Run => quote! {
+            let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, &[#(#inspect),*]);
+            ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #expr)
+        },
         SiteKind::Describe => quote! { __ACCEL_SITE },
     };
     quote! {{
         const __ACCEL_SITE: &'static ::accel_runtime::__private::SiteDesc = #desc;
         const _: () = ::accel_runtime::__private::check_site(__ACCEL_SITE);
-        #captures
         #tail
     }}
 }
 
-/// `assert_capture(&v)` for every captured local, spanned at its first use, so that a
-/// capture of a type accelerated code cannot use is a compile error pointing at it.
-fn capture_checks(expr: &syn::Expr, captures: &[String]) -> TokenStream {
+/// For every captured local, the `capture("v", &v)` entry through which debug mode
+/// inspects it, spanned at its first use so that a capture of a type accelerated code
+/// cannot use is a compile error pointing at it.
+fn capture_entries(expr: &syn::Expr, captures: &[String]) -> Vec<TokenStream> {
     let mut first_use = std::collections::HashMap::new();
     find_idents(expr.to_token_stream(), &mut first_use);
     captures
@@ -155,7 +158,7 @@ fn capture_checks(expr: &syn::Expr, captures: &[String]) -> TokenStream {
                 .get(name)
                 .cloned()
                 .unwrap_or_else(|| syn::Ident::new(name, Span::call_site()));
-            quote_spanned! {ident.span()=> ::accel_runtime::__private::assert_capture(&#ident); }
+            quote_spanned! {ident.span()=> ::accel_runtime::__private::capture(#name, &#ident) }
         })
         .collect()
 }
@@ -413,15 +416,58 @@ pub fn derive(input: TokenStream) -> TokenStream {
         p.bounds.push(syn::parse_quote!(::accel_runtime::Accel));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let entries = fields.iter().map(|f| {
-        let field = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+    let field_names: Vec<String> = fields
+        .iter()
+        .map(|f| f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default())
+        .collect();
+    let idents: Vec<&syn::Ident> = fields.iter().filter_map(|f| f.ident.as_ref()).collect();
+    let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
+    let entries = fields.iter().zip(&field_names).map(|(f, field)| {
         let ty = &f.ty;
         quote_spanned! {ty.span()=> (#field.to_string(), <#ty as ::accel_runtime::Accel>::accel_type()) }
     });
+    let prefixes = field_names.iter().enumerate().map(|(i, n)| {
+        if i == 0 {
+            format!("{name_str} {{ {n}: ")
+        } else {
+            format!(", {n}: ")
+        }
+    });
     quote! {
         impl #impl_generics ::accel_runtime::Accel for #name #ty_generics #where_clause {
+            const NESTED: bool = false #(|| <#types as ::accel_runtime::Accel>::NESTED)*;
+
             fn accel_type() -> ::accel_runtime::__private::Type {
                 ::accel_runtime::__private::Type::Record(#name_str.to_string(), ::std::vec![#(#entries),*])
+            }
+
+            fn write_value(&self, out: &mut ::std::string::String) {
+                #(
+                    out.push_str(#prefixes);
+                    ::accel_runtime::Accel::write_value(&self.#idents, out);
+                )*
+                out.push_str(" }");
+            }
+
+            fn close_to(&self, other: &Self, inputs: &[&Self]) -> bool {
+                true #(&& ::accel_runtime::Accel::close_to(
+                    &self.#idents,
+                    &other.#idents,
+                    &inputs.iter().map(|x| &x.#idents).collect::<::std::vec::Vec<_>>(),
+                ))*
+            }
+
+            fn check(
+                &self,
+                path: &::accel_runtime::__private::ValuePath<'_>,
+                ctx: &mut ::accel_runtime::__private::CheckCtx,
+            ) -> ::std::result::Result<(), ::std::string::String> {
+                #(
+                    if <#types as ::accel_runtime::Accel>::NESTED {
+                        ::accel_runtime::Accel::check(&self.#idents, &path.field(#field_names), ctx)?;
+                    }
+                )*
+                ::std::result::Result::Ok(())
             }
         }
     }

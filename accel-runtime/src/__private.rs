@@ -1,5 +1,6 @@
 //! What the macros' expansions use. Not part of the API: names here may change at any time.
 
+pub use crate::checks::{CheckCtx, ValuePath};
 pub use crate::site::{check_site, FnDesc, OpUse, SiteDesc};
 pub use accel_ir::{ScalarType, Type};
 
@@ -33,13 +34,28 @@ pub static NOT_ACCEL: FnDesc = FnDesc {
     higher_order: false,
 };
 
-/// Checks at compile time that a captured local has an accel type.
-pub fn assert_capture<T: Accel + ?Sized>(_: &T) {}
+/// A captured local, as debug mode inspects it; requires at compile time that its type is
+/// an accel type.
+pub fn capture<'a, T: Accel>(name: &'a str, value: &'a T) -> (&'a str, &'a dyn Inspect) {
+    (name, value)
+}
 
 /// Checks at compile time that a parameter or result type of an `#[accel]` fn is an accel type.
 pub fn assert_accel_type<T: Accel + ?Sized>() {}
 
+pub use crate::checks::Inspect;
+pub use crate::site::Inspected;
+
+/// Inspects a site's captured values (in debug mode).
+pub fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
+    crate::site::inspect(site, captures)
+}
+
 /// Runs a site; `sequential` is the expression as plain Rust.
-pub fn run_site<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) -> R {
-    crate::site::run(site, sequential)
+pub fn run_site<R: Accel>(
+    site: &'static SiteDesc,
+    inspected: Inspected,
+    sequential: impl FnOnce() -> R,
+) -> R {
+    crate::site::run(site, inspected, sequential)
 }

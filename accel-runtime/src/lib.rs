@@ -28,6 +28,7 @@
 extern crate self as accel_runtime;
 
 mod accel_type;
+mod checks;
 mod mode;
 mod ops;
 mod seq;
@@ -40,6 +41,7 @@ pub mod __private;
 pub use accel_ir as ir;
 pub use accel_macros::{accel, accelerate, describe, Accel};
 pub use accel_type::Accel;
+pub use checks::max_tensor_rank;
 pub use mode::{mode, with_mode, Mode, ModeError};
 pub use ops::{create, flatten, map, map2, parallel_loop, reduce, scan};
 pub use seq::Seq;

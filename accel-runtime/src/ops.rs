@@ -2,6 +2,8 @@
 //! sequentially, in order, outside `accelerate!` and in debug mode, and every backend is
 //! tested against them.
 
+use crate::accel_type::Accel;
+use crate::checks;
 use crate::seq::Seq;
 use crate::site::violation;
 
@@ -40,8 +42,15 @@ pub fn map2<S: Seq, T: Seq, C>(f: impl Fn(S::Elem, T::Elem) -> C, xs: S, ys: T) 
 /// use accel_runtime::reduce;
 /// assert_eq!(reduce(|a: i64, b: i64| a + b, 0, &[1, 2, 3]), 6);
 /// ```
-pub fn reduce<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs: S) -> S::Elem {
-    xs.into_elems().into_iter().fold(ne, op)
+pub fn reduce<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs: S) -> S::Elem
+where
+    S::Elem: Accel + Clone,
+{
+    let elems = xs.into_elems();
+    if checks::active() {
+        checks::check_monoid("reduce", &op, &ne, &elems);
+    }
+    elems.into_iter().fold(ne, op)
 }
 
 /// The inclusive prefix folds of the sequence: `[x0, op(x0, x1), …]` (with `ne` folded in
@@ -53,11 +62,15 @@ pub fn reduce<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs:
 /// ```
 pub fn scan<S: Seq>(op: impl Fn(S::Elem, S::Elem) -> S::Elem, ne: S::Elem, xs: S) -> Vec<S::Elem>
 where
-    S::Elem: Clone,
+    S::Elem: Accel + Clone,
 {
+    let elems = xs.into_elems();
+    if checks::active() {
+        checks::check_monoid("scan", &op, &ne, &elems);
+    }
     let mut acc = ne;
-    let mut out = Vec::with_capacity(xs.seq_len());
-    for x in xs.into_elems() {
+    let mut out = Vec::with_capacity(elems.len());
+    for x in elems {
         acc = op(acc, x);
         out.push(acc.clone());
     }
@@ -113,7 +126,11 @@ pub fn create<A>(n: usize, f: impl Fn(usize) -> A) -> Vec<A> {
 /// assert_eq!(t.to_vec(), vec![0, 10, 20, 30]);
 /// ```
 pub fn parallel_loop(n: usize, f: impl Fn(usize)) {
-    (0..n).for_each(f)
+    if checks::active() {
+        checks::checked_loop(n, &f);
+    } else {
+        (0..n).for_each(f)
+    }
 }
 
 #[cfg(test)]

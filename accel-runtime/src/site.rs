@@ -1,6 +1,8 @@
 //! What the macros generate for each `accelerate!` site and `#[accel]` function, the
 //! compile-time checks over them, program assembly, and running a site.
 
+use crate::accel_type::Accel;
+use crate::checks::{self, Inspect, TensorName};
 use crate::mode::{mode, Mode};
 use accel_ir::passes::{classify, extract, resolve, IrError};
 use accel_ir::{FnDef, Program, SiteDef};
@@ -145,8 +147,31 @@ fn logging() -> bool {
     *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
+/// What debug mode learned of a site's captured values before running it.
+pub struct Inspected {
+    tensors: Vec<TensorName>,
+}
+
+/// Inspects a site's captured values in debug mode (regular nesting, tensor ranks, tensor
+/// names for messages); does nothing in the other modes.
+pub(crate) fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
+    if mode() != Ok(Mode::Debug) {
+        return Inspected {
+            tensors: Vec::new(),
+        };
+    }
+    match checks::inspect_captures(captures) {
+        Ok(tensors) => Inspected { tensors },
+        Err(e) => panic!("accelerate! at {}: captured {e}", site.location()),
+    }
+}
+
 /// Runs a site. `sequential` is the expression itself compiled by rustc: the debug path.
-pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) -> R {
+pub(crate) fn run<R: Accel>(
+    site: &'static SiteDesc,
+    inspected: Inspected,
+    sequential: impl FnOnce() -> R,
+) -> R {
     let mode = mode().unwrap_or_else(|e| panic!("accelerate! at {}: {e}", site.location()));
     let log = logging();
     if log {
@@ -162,10 +187,13 @@ pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) ->
         }
     }
     let _restore = Restore(previous);
-    let result = sequential();
+    let result = match mode {
+        Mode::Debug => run_checked(site, inspected, sequential),
+        Mode::Cpu | Mode::Cuda => sequential(),
+    };
     if log {
         let how = match mode {
-            Mode::Debug => "debug: ran as sequential Rust",
+            Mode::Debug => "debug: ran as checked sequential Rust",
             Mode::Cpu | Mode::Cuda => {
                 "cpu: the compiled CPU backend is not built yet; ran as sequential Rust"
             }
@@ -177,6 +205,40 @@ pub(crate) fn run<R>(site: &'static SiteDesc, sequential: impl FnOnce() -> R) ->
         );
     }
     result
+}
+
+/// Debug mode: the expression with every check on. A panic raised by the expression
+/// itself (an index out of bounds, an integer overflow in a build with overflow checks) is
+/// re-raised naming the site.
+fn run_checked<R: Accel>(
+    site: &'static SiteDesc,
+    inspected: Inspected,
+    sequential: impl FnOnce() -> R,
+) -> R {
+    let result = {
+        let _checks = checks::enable(inspected.tensors);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(sequential))
+    };
+    match result {
+        Ok(r) => {
+            if let Err(e) = checks::check_result(&r) {
+                panic!("accelerate! at {}: {e}", site.location());
+            }
+            r
+        }
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied());
+            match message {
+                Some(m) if !m.contains(&site.location()) => {
+                    panic!("accelerate! at {}: {m}", site.location())
+                }
+                _ => std::panic::resume_unwind(payload),
+            }
+        }
+    }
 }
 
 fn first_run_report(site: &'static SiteDesc) {

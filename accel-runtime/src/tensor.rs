@@ -1,5 +1,6 @@
 //! Mutable n-dimensional tensors: shared handles to one buffer, with aliasing views.
 
+use crate::checks;
 use crate::site::violation;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -41,6 +42,7 @@ impl<T: Clone> Tensor<T> {
         T: Default,
     {
         let len = element_count(shape);
+        checks::check_new_tensor(shape);
         Tensor {
             data: Arc::new(Mutex::new(vec![T::default(); len])),
             offset: 0,
@@ -61,6 +63,7 @@ impl<T: Clone> Tensor<T> {
                 ),
             );
         }
+        checks::check_new_tensor(shape);
         Tensor {
             data: Arc::new(Mutex::new(v)),
             offset: 0,
@@ -71,12 +74,14 @@ impl<T: Clone> Tensor<T> {
     /// The element at `index`, which has one coordinate per dimension.
     pub fn get<const R: usize>(&self, index: [usize; R]) -> T {
         let at = self.flat_index("get", &index);
+        checks::record_access(self.buffer_id(), at, false);
         self.lock()[at].clone()
     }
 
     /// Writes the element at `index`.
     pub fn set<const R: usize>(&self, index: [usize; R], value: T) {
         let at = self.flat_index("set", &index);
+        checks::record_access(self.buffer_id(), at, true);
         self.lock()[at] = value;
     }
 
@@ -134,6 +139,21 @@ impl<T: Clone> Tensor<T> {
     /// Whether two tensors share memory (are views of one buffer).
     pub fn aliases(&self, other: &Tensor<T>) -> bool {
         Arc::ptr_eq(&self.data, &other.data)
+    }
+
+    /// Identifies the buffer this tensor views (equal for aliasing views).
+    pub(crate) fn buffer_id(&self) -> usize {
+        Arc::as_ptr(&self.data) as *const () as usize
+    }
+
+    /// The offset of this view's first element in its buffer.
+    pub(crate) fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Whether two handles view the same elements of the same buffer.
+    pub(crate) fn same_view(&self, other: &Tensor<T>) -> bool {
+        self.aliases(other) && self.offset == other.offset && self.shape == other.shape
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<T>> {

@@ -16,12 +16,17 @@ fn child_runs_a_site() {
 /// file that contains `marker` (found in the source, so formatting cannot break the tests).
 fn site_of(marker: &str) -> String {
     let source = include_str!("modes.rs");
-    let (n, line) = source
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.contains(marker) && l.contains("accelerate!(") && !l.contains("site_of("))
+    let lines: Vec<&str> = source.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(marker) && !l.contains("site_of("))
         .expect("the marker is in this file");
-    let column = line.find("accelerate!(").expect("the line has a site") + 1;
+    // The site is the nearest `accelerate!(` at or above the marker (formatting may split it).
+    let n = (0..=at)
+        .rev()
+        .find(|&k| lines[k].contains("accelerate!("))
+        .expect("a site encloses the marker");
+    let column = lines[n].find("accelerate!(").expect("the line has a site") + 1;
     format!("accel-runtime/tests/modes.rs:{}:{column}", n + 1)
 }
 
@@ -95,7 +100,9 @@ fn accel_log_reports_the_program_and_the_run() {
         "{err}"
     );
     assert!(
-        err.contains(&format!("[accel] {site}: debug: ran as sequential Rust in")),
+        err.contains(&format!(
+            "[accel] {site}: debug: ran as checked sequential Rust in"
+        )),
         "{err}"
     );
 }

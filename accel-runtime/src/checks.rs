@@ -1,0 +1,443 @@
+//! Debug mode's checks of the assumptions no static rule can verify (the paper leaves the
+//! hardest to the user; here they are checked): `reduce`/`scan` operators are associative
+//! with `ne` neutral (on a sample of the actual inputs), `parallel_loop` iterations are
+//! independent (every tensor element an iteration writes is touched by no other iteration;
+//! iterations run in a shuffled order), nested sequences are regular, tensors are within
+//! the rank bound. A violation panics naming the site, the operation, the assumption and
+//! the offending values or indices. In the accelerated modes the checks are off.
+//!
+//! Costs stay proportionate to the work checked: a fixed number of samples per `reduce` or
+//! `scan`, one hash-map entry per tensor element a checked loop touches, one pass over
+//! nested sequences.
+
+use crate::accel_type::Accel;
+use crate::site::violation;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// Where a value sits inside a captured or returned value, for messages (`xss[3]`,
+/// `state.0`). Built on the stack; formatted only when something is wrong.
+pub enum ValuePath<'a> {
+    Root(&'a str),
+    Field(&'a ValuePath<'a>, &'a str),
+    Index(&'a ValuePath<'a>, usize),
+}
+
+impl<'a> ValuePath<'a> {
+    /// A named value.
+    pub fn root(name: &'a str) -> Self {
+        ValuePath::Root(name)
+    }
+
+    /// A field (or tuple element) of this value.
+    pub fn field(&'a self, name: &'a str) -> ValuePath<'a> {
+        ValuePath::Field(self, name)
+    }
+
+    /// An element of this sequence.
+    pub fn index(&'a self, i: usize) -> ValuePath<'a> {
+        ValuePath::Index(self, i)
+    }
+}
+
+impl fmt::Display for ValuePath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValuePath::Root(n) => f.write_str(n),
+            ValuePath::Field(p, n) => write!(f, "{p}.{n}"),
+            ValuePath::Index(p, i) => write!(f, "{p}[{i}]"),
+        }
+    }
+}
+
+/// A tensor view found in a captured value: how messages name its elements.
+#[derive(Clone, Debug)]
+pub struct TensorName {
+    name: String,
+    buffer: usize,
+    offset: usize,
+    shape: Vec<usize>,
+}
+
+/// What structural checks of values collect.
+pub struct CheckCtx {
+    max_rank: usize,
+    tensors: Vec<TensorName>,
+}
+
+impl CheckCtx {
+    /// A context with the given tensor rank bound.
+    pub fn new(max_rank: usize) -> Self {
+        CheckCtx {
+            max_rank,
+            tensors: Vec::new(),
+        }
+    }
+
+    /// Checks a tensor view's rank and remembers its name.
+    pub fn tensor(
+        &mut self,
+        path: &ValuePath<'_>,
+        buffer: usize,
+        offset: usize,
+        shape: &[usize],
+    ) -> Result<(), String> {
+        if shape.len() > self.max_rank {
+            return Err(rank_message(&path.to_string(), shape, self.max_rank));
+        }
+        self.tensors.push(TensorName {
+            name: path.to_string(),
+            buffer,
+            offset,
+            shape: shape.to_vec(),
+        });
+        Ok(())
+    }
+}
+
+fn rank_message(name: &str, shape: &[usize], max: usize) -> String {
+    format!(
+        "{name} has rank {} (shape {shape:?}), above the tensor rank bound {max} (set ACCEL_MAX_TENSOR_RANK to raise it)",
+        shape.len()
+    )
+}
+
+/// The tensor rank bound: `ACCEL_MAX_TENSOR_RANK`, 3 when unset.
+pub fn max_tensor_rank() -> usize {
+    static MAX: OnceLock<Result<usize, String>> = OnceLock::new();
+    let max = MAX.get_or_init(|| match std::env::var("ACCEL_MAX_TENSOR_RANK") {
+        Err(_) => Ok(3),
+        Ok(v) => v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+            format!("ACCEL_MAX_TENSOR_RANK={v:?} is not a rank: give a whole number of at least 1")
+        }),
+    });
+    max.clone().unwrap_or_else(|e| violation("accelerate!", &e))
+}
+
+/// The objects of captured values that debug mode inspects: every accel type.
+pub trait Inspect {
+    /// Checks the value, named `name`.
+    fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String>;
+}
+
+impl<T: Accel> Inspect for T {
+    fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String> {
+        if T::NESTED {
+            self.check(&ValuePath::root(name), ctx)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// One iteration's claim on a tensor element.
+#[derive(Default)]
+struct Claims {
+    writer: Option<usize>,
+    /// Up to two distinct reading iterations: enough to know whether a writer conflicts.
+    readers: [Option<usize>; 2],
+}
+
+/// Records, for one checked `parallel_loop`, who touched which element.
+struct Recorder {
+    iteration: usize,
+    claims: HashMap<(usize, usize), Claims>,
+}
+
+/// The checking state of the site running on this thread.
+struct State {
+    tensors: Vec<TensorName>,
+    /// One recorder per enclosing checked `parallel_loop`, outermost first.
+    recorders: Vec<Recorder>,
+}
+
+thread_local! {
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    static STATE: RefCell<State> = const { RefCell::new(State { tensors: Vec::new(), recorders: Vec::new() }) };
+}
+
+/// Whether debug-mode checks are on for this thread (a debug-mode site is running).
+pub(crate) fn active() -> bool {
+    ACTIVE.with(Cell::get)
+}
+
+/// Inspects the captured values of a site; returns the tensors they hold, to name them.
+pub(crate) fn inspect_captures(
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<Vec<TensorName>, String> {
+    let mut ctx = CheckCtx::new(max_tensor_rank());
+    for (name, value) in captures {
+        value.inspect(name, &mut ctx)?;
+    }
+    Ok(ctx.tensors)
+}
+
+/// Turns checks on for the duration of a site's run; restores the previous state on drop.
+pub(crate) struct Enabled {
+    previous: bool,
+    previous_tensors: Vec<TensorName>,
+}
+
+pub(crate) fn enable(tensors: Vec<TensorName>) -> Enabled {
+    let previous = ACTIVE.with(|a| a.replace(true));
+    let previous_tensors = STATE.with(|s| std::mem::replace(&mut s.borrow_mut().tensors, tensors));
+    Enabled {
+        previous,
+        previous_tensors,
+    }
+}
+
+impl Drop for Enabled {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| a.set(self.previous));
+        STATE.with(|s| s.borrow_mut().tensors = std::mem::take(&mut self.previous_tensors));
+    }
+}
+
+/// Checks the structure of a site's result.
+pub(crate) fn check_result<R: Accel>(result: &R) -> Result<(), String> {
+    if R::NESTED {
+        let mut ctx = CheckCtx::new(max_tensor_rank());
+        result.check(&ValuePath::root("the result"), &mut ctx)?;
+    }
+    Ok(())
+}
+
+/// Checks a tensor created inside checked code against the rank bound.
+pub(crate) fn check_new_tensor(shape: &[usize]) {
+    if active() {
+        let max = max_tensor_rank();
+        if shape.len() > max {
+            violation("Tensor", &rank_message("a tensor created here", shape, max));
+        }
+    }
+}
+
+/// A small deterministic generator for samples and shuffles (reproducible messages).
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> Self {
+        XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Samples per check: the first, last and random elements.
+const SAMPLES: usize = 8;
+
+fn show<T: Accel>(x: &T) -> String {
+    let mut s = String::new();
+    x.write_value(&mut s);
+    s
+}
+
+/// Checks on a sample of `xs` that `ne` is neutral for `op` and `op` is associative.
+pub(crate) fn check_monoid<T: Accel + Clone>(
+    what: &str,
+    op: &impl Fn(T, T) -> T,
+    ne: &T,
+    xs: &[T],
+) {
+    if xs.is_empty() {
+        return;
+    }
+    let n = xs.len();
+    let mut rng = XorShift::new(n as u64);
+    let mut pick = |k: usize| match k {
+        0 => 0,
+        1 => n - 1,
+        _ => rng.below(n),
+    };
+    for k in 0..SAMPLES.min(n) {
+        let x = &xs[pick(k)];
+        for (side, got) in [
+            ("op(ne, x)", op(ne.clone(), x.clone())),
+            ("op(x, ne)", op(x.clone(), ne.clone())),
+        ] {
+            if !got.close_to(x, &[ne]) {
+                violation(
+                    what,
+                    &format!(
+                        "ne is not a neutral element of op: {side} = {} but x = {} (ne = {})",
+                        show(&got),
+                        show(x),
+                        show(ne)
+                    ),
+                );
+            }
+        }
+    }
+    if n < 2 {
+        return;
+    }
+    for k in 0..SAMPLES {
+        let i = if k == 0 { 0 } else { rng.below(n - 1) };
+        let (a, b) = (&xs[i], &xs[i + 1]);
+        let c = &xs[rng.below(n)];
+        let left = op(op(a.clone(), b.clone()), c.clone());
+        let right = op(a.clone(), op(b.clone(), c.clone()));
+        if !left.close_to(&right, &[a, b, c]) {
+            violation(
+                what,
+                &format!(
+                    "op is not associative: op(op(a, b), c) = {} but op(a, op(b, c)) = {} for a = {}, b = {}, c = {}",
+                    show(&left),
+                    show(&right),
+                    show(a),
+                    show(b),
+                    show(c)
+                ),
+            );
+        }
+    }
+}
+
+/// Runs a `parallel_loop` with its iterations in a shuffled order, recording the tensor
+/// elements each reads and writes and reporting any element one iteration writes and
+/// another reads or writes.
+pub(crate) fn checked_loop(n: usize, f: &impl Fn(usize)) {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = XorShift::new(n as u64 ^ 0x5EED);
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    STATE.with(|s| {
+        s.borrow_mut().recorders.push(Recorder {
+            iteration: 0,
+            claims: HashMap::new(),
+        })
+    });
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            STATE.with(|s| s.borrow_mut().recorders.pop());
+        }
+    }
+    let _pop = Pop;
+    for i in order {
+        STATE.with(|s| {
+            if let Some(r) = s.borrow_mut().recorders.last_mut() {
+                r.iteration = i;
+            }
+        });
+        f(i);
+    }
+}
+
+/// Records a read or write of element `offset` of the buffer `buffer` by the current
+/// iteration of every enclosing checked loop.
+pub(crate) fn record_access(buffer: usize, offset: usize, write: bool) {
+    if !active() {
+        return;
+    }
+    let conflict = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let mut conflict = None;
+        for r in s.recorders.iter_mut() {
+            let it = r.iteration;
+            let c = r.claims.entry((buffer, offset)).or_default();
+            let other_reader = c.readers.iter().flatten().copied().find(|&j| j != it);
+            let found = match (write, c.writer) {
+                (_, Some(j)) if j != it && write => Some(format!(
+                    "iterations {} and {} both write",
+                    j.min(it),
+                    j.max(it)
+                )),
+                (false, Some(j)) if j != it => {
+                    Some(format!("iteration {it} reads, and iteration {j} writes,"))
+                }
+                (true, _) if other_reader.is_some() => Some(format!(
+                    "iteration {} reads, and iteration {it} writes,",
+                    other_reader.unwrap_or(0)
+                )),
+                _ => None,
+            };
+            if write {
+                c.writer = Some(it);
+            } else if c.readers[0].is_none() {
+                c.readers[0] = Some(it);
+            } else if c.readers[0] != Some(it) && c.readers[1].is_none() {
+                c.readers[1] = Some(it);
+            }
+            if conflict.is_none() {
+                conflict = found;
+            }
+        }
+        conflict.map(|c| (c, element_name(&s.tensors, buffer, offset)))
+    });
+    if let Some((what, element)) = conflict {
+        violation(
+            "parallel_loop",
+            &format!("{what} {element}: iterations must be independent"),
+        );
+    }
+}
+
+/// `t[1, 2]` for the first captured view that holds the element, else a description.
+fn element_name(tensors: &[TensorName], buffer: usize, offset: usize) -> String {
+    for t in tensors.iter().filter(|t| t.buffer == buffer) {
+        let len: usize = t.shape.iter().product();
+        if offset >= t.offset && offset < t.offset + len {
+            let mut rest = offset - t.offset;
+            let mut index = vec![0; t.shape.len()];
+            for (k, &d) in t.shape.iter().enumerate().rev() {
+                index[k] = rest % d;
+                rest /= d;
+            }
+            let index: Vec<String> = index.iter().map(usize::to_string).collect();
+            return format!("{}[{}]", t.name, index.join(", "));
+        }
+    }
+    format!("element {offset} of a tensor created inside the site")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_names_use_the_captured_view_that_holds_them() {
+        let tensors = vec![
+            TensorName {
+                name: "a".into(),
+                buffer: 1,
+                offset: 2,
+                shape: vec![2, 3],
+            },
+            TensorName {
+                name: "b".into(),
+                buffer: 2,
+                offset: 0,
+                shape: vec![4],
+            },
+        ];
+        assert_eq!(element_name(&tensors, 1, 7), "a[1, 2]");
+        assert_eq!(element_name(&tensors, 2, 3), "b[3]");
+        assert_eq!(
+            element_name(&tensors, 1, 0),
+            "element 0 of a tensor created inside the site"
+        );
+    }
+
+    #[test]
+    fn shuffles_are_permutations() {
+        let mut rng = XorShift::new(10);
+        let mut order: Vec<usize> = (0..10).collect();
+        for i in (1..10).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert_ne!(order, sorted);
+    }
+}
