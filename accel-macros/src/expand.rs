@@ -136,7 +136,11 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
             let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, &[#(#inspect),*]);
             ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #expr)
         },
-        SiteKind::Describe => quote! { __ACCEL_SITE },
+        SiteKind::Describe => quote! {
+            // The captures are checked (accel types) as at a running site.
+            let _ = [#(#inspect),*];
+            __ACCEL_SITE
+        },
     };
     quote! {{
         const __ACCEL_SITE: &'static ::accel_runtime::__private::SiteDesc = #desc;
