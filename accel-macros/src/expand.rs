@@ -138,7 +138,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         },
         SiteKind::Describe => quote! {
             // The captures are checked (accel types) as at a running site.
-            let _ = [#(#inspect),*];
+            let _ = (#(#inspect,)*);
             __ACCEL_SITE
         },
     };
