@@ -13,7 +13,6 @@
 use crate::accel_type::Accel;
 use crate::site::violation;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -132,18 +131,28 @@ impl<T: Accel> Inspect for T {
     }
 }
 
-/// One iteration's claim on a tensor element.
-#[derive(Default)]
+/// "No iteration" in a [`Claims`] slot.
+const NONE: usize = usize::MAX;
+
+/// The iterations that touched one tensor element.
+#[derive(Clone, Copy)]
 struct Claims {
-    writer: Option<usize>,
+    writer: usize,
     /// Up to two distinct reading iterations: enough to know whether a writer conflicts.
-    readers: [Option<usize>; 2],
+    readers: [usize; 2],
 }
 
-/// Records, for one checked `parallel_loop`, who touched which element.
+const UNCLAIMED: Claims = Claims {
+    writer: NONE,
+    readers: [NONE, NONE],
+};
+
+/// Records, for one checked `parallel_loop`, who touched which element: one dense array of
+/// claims per buffer touched, indexed by element.
 struct Recorder {
     iteration: usize,
-    claims: HashMap<(usize, usize), Claims>,
+    /// Per buffer id; a loop touches few buffers, so a list beats hashing.
+    claims: Vec<(usize, Vec<Claims>)>,
 }
 
 /// The checking state of the site running on this thread.
@@ -301,19 +310,33 @@ pub(crate) fn check_monoid<T: Accel + Clone>(
     }
 }
 
+/// Iterations per block of the shuffled order.
+const BLOCK: usize = 64;
+
+/// `0..n` out of order at every distance, yet with locality: blocks of [`BLOCK`]
+/// iterations in a random order, each block run backwards.
+fn shuffled_order(n: usize) -> Vec<usize> {
+    let blocks = n.div_ceil(BLOCK);
+    let mut block_order: Vec<usize> = (0..blocks).collect();
+    let mut rng = XorShift::new(n as u64 ^ 0x5EED);
+    for i in (1..blocks).rev() {
+        block_order.swap(i, rng.below(i + 1));
+    }
+    block_order
+        .into_iter()
+        .flat_map(|b| (b * BLOCK..((b + 1) * BLOCK).min(n)).rev())
+        .collect()
+}
+
 /// Runs a `parallel_loop` with its iterations in a shuffled order, recording the tensor
 /// elements each reads and writes and reporting any element one iteration writes and
 /// another reads or writes.
 pub(crate) fn checked_loop(n: usize, f: &impl Fn(usize)) {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut rng = XorShift::new(n as u64 ^ 0x5EED);
-    for i in (1..n).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
+    let order = shuffled_order(n);
     STATE.with(|s| {
         s.borrow_mut().recorders.push(Recorder {
             iteration: 0,
-            claims: HashMap::new(),
+            claims: Vec::new(),
         })
     });
     struct Pop;
@@ -333,40 +356,45 @@ pub(crate) fn checked_loop(n: usize, f: &impl Fn(usize)) {
     }
 }
 
-/// Records a read or write of element `offset` of the buffer `buffer` by the current
-/// iteration of every enclosing checked loop.
-pub(crate) fn record_access(buffer: usize, offset: usize, write: bool) {
-    if !active() {
-        return;
-    }
+/// Records a read or write of element `offset` of the buffer `buffer` (of `len` elements)
+/// by the current iteration of every enclosing checked loop.
+/// Callers check [`active`] first.
+pub(crate) fn record_access(buffer: usize, len: usize, offset: usize, write: bool) {
     let conflict = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let mut conflict = None;
         for r in s.recorders.iter_mut() {
             let it = r.iteration;
-            let c = r.claims.entry((buffer, offset)).or_default();
-            let other_reader = c.readers.iter().flatten().copied().find(|&j| j != it);
-            let found = match (write, c.writer) {
-                (_, Some(j)) if j != it && write => Some(format!(
-                    "iterations {} and {} both write",
-                    j.min(it),
-                    j.max(it)
-                )),
-                (false, Some(j)) if j != it => {
-                    Some(format!("iteration {it} reads, and iteration {j} writes,"))
+            let k = match r.claims.iter().position(|(b, _)| *b == buffer) {
+                Some(k) => k,
+                None => {
+                    r.claims.push((buffer, vec![UNCLAIMED; len]));
+                    r.claims.len() - 1
                 }
-                (true, _) if other_reader.is_some() => Some(format!(
-                    "iteration {} reads, and iteration {it} writes,",
-                    other_reader.unwrap_or(0)
-                )),
-                _ => None,
+            };
+            let claims = &mut r.claims[k].1;
+            let Some(c) = claims.get_mut(offset) else {
+                continue;
+            };
+            let other_reader = c.readers.iter().copied().find(|&j| j != NONE && j != it);
+            let found = if c.writer != NONE && c.writer != it {
+                let j = c.writer;
+                Some(if write {
+                    format!("iterations {} and {} both write", j.min(it), j.max(it))
+                } else {
+                    format!("iteration {it} reads, and iteration {j} writes,")
+                })
+            } else if let (true, Some(j)) = (write, other_reader) {
+                Some(format!("iteration {j} reads, and iteration {it} writes,"))
+            } else {
+                None
             };
             if write {
-                c.writer = Some(it);
-            } else if c.readers[0].is_none() {
-                c.readers[0] = Some(it);
-            } else if c.readers[0] != Some(it) && c.readers[1].is_none() {
-                c.readers[1] = Some(it);
+                c.writer = it;
+            } else if c.readers[0] == NONE {
+                c.readers[0] = it;
+            } else if c.readers[0] != it && c.readers[1] == NONE {
+                c.readers[1] = it;
             }
             if conflict.is_none() {
                 conflict = found;
@@ -429,15 +457,20 @@ mod tests {
     }
 
     #[test]
-    fn shuffles_are_permutations() {
-        let mut rng = XorShift::new(10);
-        let mut order: Vec<usize> = (0..10).collect();
-        for i in (1..10).rev() {
-            order.swap(i, rng.below(i + 1));
+    fn shuffled_orders_are_permutations_out_of_order() {
+        for n in [0, 1, 2, 63, 64, 65, 1000] {
+            let order = shuffled_order(n);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>());
+            // Neighbours run in reverse, so no iteration directly follows its predecessor.
+            assert!(order.windows(2).all(|w| w[1] != w[0] + 1), "{order:?}");
         }
-        let mut sorted = order.clone();
-        sorted.sort();
-        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
-        assert_ne!(order, sorted);
+        let order = shuffled_order(1000);
+        assert_ne!(
+            order[..BLOCK].to_vec(),
+            (0..BLOCK).rev().collect::<Vec<_>>(),
+            "blocks are shuffled too"
+        );
     }
 }

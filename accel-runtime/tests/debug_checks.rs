@@ -351,7 +351,7 @@ fn no_false_alarm_on_independent_loops() {
             .set([i], src.get([i]) + src.get([0]) + src.get([n - 1 - i]))))
     });
     assert_eq!(dst.get([10]), 10 + (n as i64 - 11)); // src[10] + src[0] + src[n - 11]
-    // Disjoint views of one buffer, and a nested loop writing one row per outer iteration.
+                                                     // Disjoint views of one buffer, and a nested loop writing one row per outer iteration.
     let m = Tensor::<i32>::zeros(&[4, 8]);
     let (top, bottom) = (m.sub(0, 2), m.sub(2, 2));
     debug(|| {
