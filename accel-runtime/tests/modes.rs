@@ -12,6 +12,14 @@ fn child_runs_a_site() {
     println!("child result {s}");
 }
 
+#[test]
+#[ignore = "run in a child process by `the_tensor_rank_bound_is_configurable`"]
+fn child_uses_a_rank_4_tensor() {
+    let t = Tensor::<i32>::zeros(&[1, 2, 1, 2]);
+    accelerate!(parallel_loop(2, |i| t.set([0, i, 0, i], 1)));
+    println!("child sum {}", t.to_vec().iter().sum::<i32>());
+}
+
 /// `accel-runtime/tests/modes.rs:LINE:COLUMN` of the `accelerate!` on the first line of this
 /// file that contains `marker` (found in the source, so formatting cannot break the tests).
 fn site_of(marker: &str) -> String {
@@ -32,16 +40,23 @@ fn site_of(marker: &str) -> String {
 
 /// Runs `child_runs_a_site` with `env`; returns (success, stdout, stderr).
 fn child(env: &[(&str, &str)]) -> (bool, String, String) {
+    run_child("child_runs_a_site", env)
+}
+
+/// Runs the ignored test `test` in a child process with `env`; returns (success, stdout, stderr).
+fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut cmd = Command::new(exe);
     cmd.args([
         "--ignored",
         "--exact",
-        "child_runs_a_site",
+        test,
         "--nocapture",
         "--test-threads=1",
     ]);
-    cmd.env_remove("ACCEL_MODE").env_remove("ACCEL_LOG");
+    cmd.env_remove("ACCEL_MODE")
+        .env_remove("ACCEL_LOG")
+        .env_remove("ACCEL_MAX_TENSOR_RANK");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -103,6 +118,33 @@ fn accel_log_reports_the_program_and_the_run() {
         err.contains(&format!(
             "[accel] {site}: debug: ran as checked sequential Rust in"
         )),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_tensor_rank_bound_is_configurable() {
+    let (ok, _, err) = run_child("child_uses_a_rank_4_tensor", &[("ACCEL_MODE", "debug")]);
+    assert!(!ok);
+    assert!(
+        err.contains("captured t has rank 4 (shape [1, 2, 1, 2]), above the tensor rank bound 3"),
+        "{err}"
+    );
+    let (ok, out, err) = run_child(
+        "child_uses_a_rank_4_tensor",
+        &[("ACCEL_MODE", "debug"), ("ACCEL_MAX_TENSOR_RANK", "4")],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("child sum 2"), "{out}");
+    let (ok, _, err) = run_child(
+        "child_uses_a_rank_4_tensor",
+        &[("ACCEL_MODE", "debug"), ("ACCEL_MAX_TENSOR_RANK", "many")],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "ACCEL_MAX_TENSOR_RANK=\"many\" is not a rank: give a whole number of at least 1"
+        ),
         "{err}"
     );
 }
