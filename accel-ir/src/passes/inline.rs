@@ -16,8 +16,13 @@ use std::collections::HashMap;
 
 /// Inlines every call of the program into its site's body.
 pub fn inline(p: &Program) -> Result<Expr, IrError> {
-    let functions: HashMap<&str, &FnDef> = p.functions.iter().map(|f| (f.name.as_str(), f)).collect();
-    let mut inliner = Inliner { functions, counter: 0, depth: 0 };
+    let functions: HashMap<&str, &FnDef> =
+        p.functions.iter().map(|f| (f.name.as_str(), f)).collect();
+    let mut inliner = Inliner {
+        functions,
+        counter: 0,
+        depth: 0,
+    };
     inliner.expr(&p.site.body, &HashMap::new())
 }
 
@@ -51,7 +56,11 @@ impl<'a> Inliner<'a> {
                     loc: def.loc,
                 };
                 let lam = Expr::Lambda {
-                    params: params.iter().zip(&def.params).map(|(p, d)| (Pat::bind(p), d.ty.clone())).collect(),
+                    params: params
+                        .iter()
+                        .zip(&def.params)
+                        .map(|(p, d)| (Pat::bind(p), d.ty.clone()))
+                        .collect(),
                     body: Box::new(call),
                 };
                 self.expr(&lam, env)
@@ -65,7 +74,12 @@ impl<'a> Inliner<'a> {
     }
 
     fn function(&self, name: &str) -> Result<&'a FnDef, IrError> {
-        self.functions.get(name).copied().ok_or_else(|| IrError::UnknownFunction { name: name.to_string() })
+        self.functions
+            .get(name)
+            .copied()
+            .ok_or_else(|| IrError::UnknownFunction {
+                name: name.to_string(),
+            })
     }
 
     fn expr(&mut self, e: &Expr, env: &FnEnv) -> Result<Expr, IrError> {
@@ -76,7 +90,10 @@ impl<'a> Inliner<'a> {
             }
             Expr::Apply { func, args } => {
                 let f = self.as_lambda(func, env)?;
-                let args = args.iter().map(|a| self.expr(a, env)).collect::<Result<Vec<_>, _>>()?;
+                let args = args
+                    .iter()
+                    .map(|a| self.expr(a, env))
+                    .collect::<Result<Vec<_>, _>>()?;
                 beta(f, args)
             }
             Expr::Var(v) if env.contains_key(v) => self.freshen(&env[v]),
@@ -85,9 +102,19 @@ impl<'a> Inliner<'a> {
                 let args = args
                     .iter()
                     .enumerate()
-                    .map(|(i, a)| if Some(i) == fn_arg { self.as_lambda(a, env) } else { self.expr(a, env) })
+                    .map(|(i, a)| {
+                        if Some(i) == fn_arg {
+                            self.as_lambda(a, env)
+                        } else {
+                            self.expr(a, env)
+                        }
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
-                Expr::Par { op: *op, args, loc: *loc }
+                Expr::Par {
+                    op: *op,
+                    args,
+                    loc: *loc,
+                }
             }
             other => {
                 let mut out = other.clone();
@@ -111,13 +138,16 @@ impl<'a> Inliner<'a> {
     fn call(&mut self, def: &FnDef, args: &[Expr], env: &FnEnv) -> Result<Expr, IrError> {
         self.depth += 1;
         if self.depth > 256 {
-            return Err(IrError::Recursion { cycle: def.name.clone() });
+            return Err(IrError::Recursion {
+                cycle: def.name.clone(),
+            });
         }
         let mut stmts = Vec::new();
         let mut inner_env = FnEnv::new();
         let mut renames = HashMap::new();
         for (param, arg) in def.params.iter().zip(args) {
-            let is_fn = param.ty.is_fn() || matches!(arg, Expr::Lambda { .. } | Expr::FnRef(_))
+            let is_fn = param.ty.is_fn()
+                || matches!(arg, Expr::Lambda { .. } | Expr::FnRef(_))
                 || matches!(arg, Expr::Var(v) if env.contains_key(v));
             if is_fn {
                 if let Pat::Bind { name, .. } = &param.pat {
@@ -128,13 +158,20 @@ impl<'a> Inliner<'a> {
             }
             let mut pat = param.pat.clone();
             self.rename_pat(&mut pat, &mut renames);
-            stmts.push(Stmt::Let { pat, ty: param.ty.clone(), init: Some(self.expr(arg, env)?) });
+            stmts.push(Stmt::Let {
+                pat,
+                ty: param.ty.clone(),
+                init: Some(self.expr(arg, env)?),
+            });
         }
         let mut body = def.body.clone();
         rename_vars(&mut body, &mut renames, self);
         let body = self.expr(&body, &inner_env)?;
         self.depth -= 1;
-        Ok(Expr::Block { stmts, result: Some(Box::new(with_type(body, &def.ret))) })
+        Ok(Expr::Block {
+            stmts,
+            result: Some(Box::new(with_type(body, &def.ret))),
+        })
     }
 
     /// A copy of a substituted function value with fresh binders, so that every use of it
@@ -153,7 +190,9 @@ impl<'a> Inliner<'a> {
                 *name = fresh;
             }
             Pat::Tuple(ps) | Pat::Or(ps) => ps.iter_mut().for_each(|p| self.rename_pat(p, renames)),
-            Pat::Record { fields, .. } => fields.iter_mut().for_each(|(_, p)| self.rename_pat(p, renames)),
+            Pat::Record { fields, .. } => fields
+                .iter_mut()
+                .for_each(|(_, p)| self.rename_pat(p, renames)),
             Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => {}
         }
     }
@@ -164,7 +203,11 @@ fn with_type(body: Expr, ret: &Type) -> Expr {
     match ret {
         Type::Infer | Type::Unit | Type::Fn(..) => body,
         t => Expr::Block {
-            stmts: vec![Stmt::Let { pat: Pat::bind("ret#"), ty: t.clone(), init: Some(body) }],
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind("ret#"),
+                ty: t.clone(),
+                init: Some(body),
+            }],
             result: Some(Box::new(Expr::var("ret#"))),
         },
     }
@@ -227,10 +270,21 @@ fn rename_vars(e: &mut Expr, renames: &mut HashMap<String, String>, inliner: &mu
 fn beta(f: Expr, args: Vec<Expr>) -> Expr {
     match f {
         Expr::Lambda { params, body } => Expr::Block {
-            stmts: params.into_iter().zip(args).map(|((pat, ty), init)| Stmt::Let { pat, ty, init: Some(init) }).collect(),
+            stmts: params
+                .into_iter()
+                .zip(args)
+                .map(|((pat, ty), init)| Stmt::Let {
+                    pat,
+                    ty,
+                    init: Some(init),
+                })
+                .collect(),
             result: Some(body),
         },
-        f => Expr::Apply { func: Box::new(f), args },
+        f => Expr::Apply {
+            func: Box::new(f),
+            args,
+        },
     }
 }
 
@@ -245,7 +299,13 @@ mod tests {
     fn func(name: &str, params: Vec<(&str, Type)>, body: Expr) -> FnDef {
         FnDef {
             name: name.into(),
-            params: params.into_iter().map(|(n, ty)| Param { pat: Pat::bind(n), ty }).collect(),
+            params: params
+                .into_iter()
+                .map(|(n, ty)| Param {
+                    pat: Pat::bind(n),
+                    ty,
+                })
+                .collect(),
             ret: Type::Infer,
             body,
             file: "src/lib.rs".into(),
@@ -254,20 +314,38 @@ mod tests {
     }
 
     fn call(f: &str, args: Vec<Expr>) -> Expr {
-        Expr::Call { func: f.into(), args, loc: Loc::default() }
+        Expr::Call {
+            func: f.into(),
+            args,
+            loc: Loc::default(),
+        }
     }
 
     #[test]
     fn calls_become_blocks_and_function_arguments_are_substituted() {
         let f32t = Type::Scalar(ScalarType::F32);
-        let sq = func("sq", vec![("x", f32t.clone())], Expr::Binary(BinOp::Mul, Box::new(Expr::var("x")), Box::new(Expr::var("x"))));
+        let sq = func(
+            "sq",
+            vec![("x", f32t.clone())],
+            Expr::Binary(
+                BinOp::Mul,
+                Box::new(Expr::var("x")),
+                Box::new(Expr::var("x")),
+            ),
+        );
         // apply(f, xs) = map(f, xs)
         let apply = func(
             "apply",
-            vec![("f", Type::Fn(vec![f32t.clone()], Box::new(f32t.clone()))), ("xs", Type::Infer)],
+            vec![
+                ("f", Type::Fn(vec![f32t.clone()], Box::new(f32t.clone()))),
+                ("xs", Type::Infer),
+            ],
             Expr::par(ParOp::Map, vec![Expr::var("f"), Expr::var("xs")]),
         );
-        let p = Program { functions: vec![sq, apply], site: site(call("apply", vec![Expr::fn_ref("sq"), Expr::var("v")])) };
+        let p = Program {
+            functions: vec![sq, apply],
+            site: site(call("apply", vec![Expr::fn_ref("sq"), Expr::var("v")])),
+        };
         let e = inline(&p).unwrap();
         assert_eq!(
             e.to_string(),
@@ -277,11 +355,22 @@ mod tests {
 
     #[test]
     fn one_function_inlined_twice_gets_fresh_names() {
-        let inc = func("inc", vec![("x", Type::Infer)], Expr::Block {
-            stmts: vec![Stmt::Let { pat: Pat::bind("y"), ty: Type::Infer, init: Some(Expr::var("x")) }],
-            result: Some(Box::new(Expr::var("y"))),
-        });
-        let p = Program { functions: vec![inc], site: site(call("inc", vec![call("inc", vec![Expr::var("v")])])) };
+        let inc = func(
+            "inc",
+            vec![("x", Type::Infer)],
+            Expr::Block {
+                stmts: vec![Stmt::Let {
+                    pat: Pat::bind("y"),
+                    ty: Type::Infer,
+                    init: Some(Expr::var("x")),
+                }],
+                result: Some(Box::new(Expr::var("y"))),
+            },
+        );
+        let p = Program {
+            functions: vec![inc],
+            site: site(call("inc", vec![call("inc", vec![Expr::var("v")])])),
+        };
         assert_eq!(
             inline(&p).unwrap().to_string(),
             "(do (let x#i1 (do (let x#i2 v) (do (let y#i3 x#i2) y#i3))) (do (let y#i4 x#i1) y#i4))"
@@ -290,15 +379,35 @@ mod tests {
 
     #[test]
     fn applying_a_closure_parameter_beta_reduces() {
-        let twice = func("twice", vec![("g", Type::Fn(vec![], Box::new(Type::Infer))), ("x", Type::Infer)], Expr::Apply {
-            func: Box::new(Expr::var("g")),
-            args: vec![Expr::Apply { func: Box::new(Expr::var("g")), args: vec![Expr::var("x")] }],
-        });
+        let twice = func(
+            "twice",
+            vec![
+                ("g", Type::Fn(vec![], Box::new(Type::Infer))),
+                ("x", Type::Infer),
+            ],
+            Expr::Apply {
+                func: Box::new(Expr::var("g")),
+                args: vec![Expr::Apply {
+                    func: Box::new(Expr::var("g")),
+                    args: vec![Expr::var("x")],
+                }],
+            },
+        );
         let lam = Expr::Lambda {
             params: vec![(Pat::bind("a"), Type::Infer)],
-            body: Box::new(Expr::Binary(BinOp::Add, Box::new(Expr::var("a")), Box::new(Expr::var("k")))),
+            body: Box::new(Expr::Binary(
+                BinOp::Add,
+                Box::new(Expr::var("a")),
+                Box::new(Expr::var("k")),
+            )),
         };
-        let p = Program { functions: vec![twice], site: site(call("twice", vec![lam, Expr::int(1)])) };
-        assert_eq!(inline(&p).unwrap().to_string(), "(do (let x#i1 1) (do (let a#i2 (do (let a#i3 x#i1) (+ a#i3 k))) (+ a#i2 k)))");
+        let p = Program {
+            functions: vec![twice],
+            site: site(call("twice", vec![lam, Expr::int(1)])),
+        };
+        assert_eq!(
+            inline(&p).unwrap().to_string(),
+            "(do (let x#i1 1) (do (let a#i2 (do (let a#i3 x#i1) (+ a#i3 k))) (+ a#i2 k)))"
+        );
     }
 }

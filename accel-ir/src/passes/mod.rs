@@ -9,6 +9,7 @@ pub mod extract;
 pub mod inline;
 pub mod lift;
 pub mod resolve;
+pub mod typecheck;
 
 use crate::expr::Loc;
 use thiserror::Error;
@@ -39,6 +40,8 @@ pub enum IrError {
         functional: String,
         imperative: String,
     },
+    #[error("type error in accelerated code: {message}")]
+    Type { message: String },
     #[error("in imperative code (parallel_loop), {what} at line {}: {why}", loc.line)]
     Imperative { what: String, loc: Loc, why: String },
 }
