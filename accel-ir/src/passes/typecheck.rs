@@ -40,13 +40,13 @@ pub fn typecheck(body: &Expr, captures: &[(String, Type)], result: &Type) -> Res
         tc.learn_records(t);
     }
     for (name, t) in captures {
-        let ty = tc.from_type(t)?;
+        let ty = tc.ty_of(t)?;
         tc.scope.insert(name.clone(), ty);
     }
     let mut body = body.clone();
     tc.number_slots(&mut body);
     let ty = tc.infer(&body)?;
-    let want = tc.from_type(result)?;
+    let want = tc.ty_of(result)?;
     tc.unify(&ty, &want).map_err(|m| {
         err(format!(
             "the site's value does not have the expected type: {m}"
@@ -102,22 +102,22 @@ impl Checker {
         }
     }
 
-    fn from_type(&mut self, t: &Type) -> Result<Ty, IrError> {
+    fn ty_of(&mut self, t: &Type) -> Result<Ty, IrError> {
         Ok(match t {
             Type::Scalar(s) => Ty::Scalar(*s),
             Type::Unit => Ty::Unit,
-            Type::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.from_type(t)).collect::<Result<_, _>>()?),
-            Type::Array(t, n) => Ty::Array(Box::new(self.from_type(t)?), *n),
-            Type::Seq(t) => Ty::Seq(Box::new(self.from_type(t)?)),
-            Type::Tensor(t) => Ty::Tensor(Box::new(self.from_type(t)?)),
+            Type::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.ty_of(t)).collect::<Result<_, _>>()?),
+            Type::Array(t, n) => Ty::Array(Box::new(self.ty_of(t)?), *n),
+            Type::Seq(t) => Ty::Seq(Box::new(self.ty_of(t)?)),
+            Type::Tensor(t) => Ty::Tensor(Box::new(self.ty_of(t)?)),
             Type::Record(name, fields) => Ty::Record(
                 name.clone(),
-                fields.iter().map(|(f, t)| Ok((f.clone(), self.from_type(t)?))).collect::<Result<_, IrError>>()?,
+                fields.iter().map(|(f, t)| Ok((f.clone(), self.ty_of(t)?))).collect::<Result<_, IrError>>()?,
             ),
             Type::Named(n) => match placeholder_var(t) {
                 Some(v) => Ty::Var(v),
                 None => match self.records.get(n).cloned() {
-                    Some(fields) => self.from_type(&Type::Record(n.clone(), fields))?,
+                    Some(fields) => self.ty_of(&Type::Record(n.clone(), fields))?,
                     None => return Err(err(format!("the record type `{n}` is not known here (no value of it is captured or returned)"))),
                 },
             },
@@ -314,7 +314,7 @@ impl Checker {
             )));
         }
         for ((p, annotated), t) in ps.iter().zip(params) {
-            let at = self.from_type(annotated)?;
+            let at = self.ty_of(annotated)?;
             self.expect(&at, t, || {
                 format!("the parameter `{p}` of the closure given to `{what}`")
             })?;
@@ -392,7 +392,7 @@ impl Checker {
                 }
                 match self.records.get(name).cloned() {
                     Some(decl) => {
-                        let decl_ty = self.from_type(&Type::Record(name.clone(), decl.clone()))?;
+                        let decl_ty = self.ty_of(&Type::Record(name.clone(), decl.clone()))?;
                         let Ty::Record(_, decl_fields) = &decl_ty else { unreachable!("from_type of a record is a record") };
                         for (f, t) in &tys {
                             let want = decl_fields.iter().find(|(n, _)| n == f).map(|(_, t)| t.clone());
@@ -450,7 +450,7 @@ impl Checker {
             }
             Expr::Cast(x, t) => {
                 self.infer(x)?;
-                self.from_type(t)?
+                self.ty_of(t)?
             }
             Expr::Par { op, args, .. } => self.par(*op, args)?,
             Expr::Method { recv, method, args } => self.method(recv, method, args)?,
@@ -486,7 +486,7 @@ impl Checker {
                 for s in stmts {
                     match s {
                         Stmt::Let { pat, ty, init } => {
-                            let declared = self.from_type(ty)?;
+                            let declared = self.ty_of(ty)?;
                             if let Some(init) = init {
                                 let it = self.infer(init)?;
                                 self.expect(&it, &declared, || format!("`let {pat}`"))?;
