@@ -473,6 +473,39 @@ pub fn derive(input: TokenStream) -> TokenStream {
                 )*
                 ::std::result::Result::Ok(())
             }
+
+            fn clone_value(&self) -> Self {
+                Self { #(#idents: ::accel_runtime::Accel::clone_value(&self.#idents)),* }
+            }
+
+            fn marshal<'a>(&'a self, m: &mut ::accel_runtime::__private::Marshal<'a>) {
+                #(::accel_runtime::Accel::marshal(&self.#idents, m);)*
+            }
+
+            fn marshal_columns<'m>(xs: &[Self], m: &mut ::accel_runtime::__private::Marshal<'m>)
+            where
+                Self: 'm,
+            {
+                #(::accel_runtime::__private::marshal_part(xs, |x| ::accel_runtime::Accel::clone_value(&x.#idents), m);)*
+            }
+
+            fn unmarshal(
+                u: &mut ::accel_runtime::__private::Unmarshal<'_>,
+            ) -> ::std::result::Result<Self, ::std::string::String> {
+                ::std::result::Result::Ok(Self { #(#idents: <#types as ::accel_runtime::Accel>::unmarshal(u)?),* })
+            }
+
+            fn unmarshal_columns(
+                len: usize,
+                u: &mut ::accel_runtime::__private::Unmarshal<'_>,
+            ) -> ::std::result::Result<::std::vec::Vec<Self>, ::std::string::String> {
+                #(let mut #idents = <#types as ::accel_runtime::Accel>::unmarshal_columns(len, u)?.into_iter();)*
+                (0..len)
+                    .map(|_| ::std::result::Result::Ok(Self {
+                        #(#idents: #idents.next().ok_or_else(|| ::std::string::String::from("a short column"))?),*
+                    }))
+                    .collect()
+            }
         }
     }
 }

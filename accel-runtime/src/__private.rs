@@ -1,6 +1,8 @@
 //! What the macros' expansions use. Not part of the API: names here may change at any time.
 
+pub use crate::accel_type::marshal_part;
 pub use crate::checks::{CheckCtx, ValuePath};
+pub use crate::cpu::abi::{Marshal, Unmarshal};
 pub use crate::site::{check_site, FnDesc, OpUse, SiteDesc};
 pub use accel_ir::{ScalarType, Type};
 

@@ -2,6 +2,7 @@
 //! values (printing, tolerant comparison, structural checks).
 
 use crate::checks::{CheckCtx, ValuePath};
+use crate::cpu::abi::{take_column, Marshal, Unmarshal, Word, MAX_RANK};
 use crate::tensor::Tensor;
 use accel_ir::{ScalarType, Type};
 
@@ -51,6 +52,36 @@ pub trait Accel {
     fn seq_len(&self) -> Option<usize> {
         None
     }
+
+    /// A copy of the value (tensors: another handle to the same memory).
+    fn clone_value(&self) -> Self
+    where
+        Self: Sized;
+
+    /// Appends the value's words for compiled code (see `cpu::abi`).
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>);
+
+    /// Appends the columns of a sequence of values (structure of arrays).
+    fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: Sized + 'm;
+
+    /// Reads a value from compiled code's words.
+    fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String>
+    where
+        Self: Sized;
+
+    /// Reads `len` values from columns.
+    fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String>
+    where
+        Self: Sized;
+}
+
+/// Builds the column of one part of every element, marshals it and keeps it alive.
+pub fn marshal_part<'m, T, F: Accel + 'm>(xs: &[T], part: impl Fn(&T) -> F, m: &mut Marshal<'m>) {
+    let column: Vec<F> = xs.iter().map(part).collect();
+    F::marshal_columns(&column, m);
+    m.keep.push(Box::new(column));
 }
 
 macro_rules! int {
@@ -66,9 +97,37 @@ macro_rules! int {
             fn close_to(&self, other: &Self, _: &[&Self]) -> bool {
                 self == other
             }
+            scalar_abi!();
         }
     )*};
 }
+
+/// The compiled-code methods of scalar types: one word; columns by pointer, never copied.
+macro_rules! scalar_abi {
+    () => {
+        fn clone_value(&self) -> Self {
+            *self
+        }
+        fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+            m.push(self.to_word());
+            m.bytes += std::mem::size_of::<Self>();
+        }
+        fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
+        where
+            Self: 'm,
+        {
+            m.push(xs.as_ptr() as u64);
+            m.bytes += std::mem::size_of_val(xs);
+        }
+        fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
+            Ok(Self::from_word(u.next()?))
+        }
+        fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+            take_column::<Self>(u, len)
+        }
+    };
+}
+
 int!(i32 => I32, i64 => I64, u32 => U32, u64 => U64, usize => Usize, bool => Bool);
 
 macro_rules! float {
@@ -88,6 +147,7 @@ macro_rules! float {
                 let scale = inputs.iter().fold(self.abs().max(other.abs()), |m, x| m.max(x.abs()));
                 (self - other).abs() <= $tol * scale
             }
+            scalar_abi!();
         }
     )*};
 }
@@ -103,6 +163,19 @@ impl Accel for () {
     }
     fn close_to(&self, _: &Self, _: &[&Self]) -> bool {
         true
+    }
+    fn clone_value(&self) -> Self {}
+    fn marshal<'a>(&'a self, _: &mut Marshal<'a>) {}
+    fn marshal_columns<'m>(_: &[Self], _: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+    }
+    fn unmarshal(_: &mut Unmarshal<'_>) -> Result<Self, String> {
+        Ok(())
+    }
+    fn unmarshal_columns(len: usize, _: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        Ok(vec![(); len])
     }
 }
 
@@ -133,6 +206,28 @@ macro_rules! tuple {
                     }
                 )+
                 Ok(())
+            }
+            fn clone_value(&self) -> Self {
+                ($(self.$i.clone_value(),)+)
+            }
+            fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+                $(self.$i.marshal(m);)+
+            }
+            fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
+        where
+            Self: 'm,
+        {
+                $(marshal_part(xs, |x| x.$i.clone_value(), m);)+
+            }
+            fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
+                Ok(($($n::unmarshal(u)?,)+))
+            }
+            #[allow(non_snake_case)]
+            fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+                $(let mut $n = $n::unmarshal_columns(len, u)?.into_iter();)+
+                (0..len)
+                    .map(|_| Ok(($($n.next().ok_or("a short column")?,)+)))
+                    .collect()
             }
         }
     };
@@ -203,6 +298,79 @@ impl<T: Accel, const N: usize> Accel for [T; N] {
     fn check(&self, path: &ValuePath<'_>, ctx: &mut CheckCtx) -> Result<(), String> {
         check_elems(self, path, ctx)
     }
+    fn clone_value(&self) -> Self {
+        std::array::from_fn(|k| self[k].clone_value())
+    }
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        self.iter().for_each(|x| x.marshal(m));
+    }
+    fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+        for k in 0..N {
+            marshal_part(xs, |x| x[k].clone_value(), m);
+        }
+    }
+    fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
+        let parts = (0..N)
+            .map(|_| T::unmarshal(u))
+            .collect::<Result<Vec<T>, String>>()?;
+        parts
+            .try_into()
+            .map_err(|_| "an array of the wrong length".to_string())
+    }
+    fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        let mut columns = (0..N)
+            .map(|_| T::unmarshal_columns(len, u).map(Vec::into_iter))
+            .collect::<Result<Vec<_>, String>>()?;
+        (0..len)
+            .map(|_| {
+                let parts = columns
+                    .iter_mut()
+                    .map(|c| c.next().ok_or("a short column"))
+                    .collect::<Result<Vec<T>, _>>()?;
+                parts
+                    .try_into()
+                    .map_err(|_| "an array of the wrong length".to_string())
+            })
+            .collect()
+    }
+}
+
+/// Sequence words shared by `Vec<T>` and `[T]`: the length, then the columns.
+fn marshal_seq<'m, T: Accel + 'm>(xs: &[T], m: &mut Marshal<'m>) {
+    m.push(xs.len() as u64);
+    T::marshal_columns(xs, m);
+}
+
+/// The columns of a sequence of sequences: the inner length, then the flat elements'
+/// columns (the sequence must be regular).
+fn marshal_nested<'m, T: Accel + 'm>(rows: &[Vec<T>], m: &mut Marshal<'m>) {
+    let width = rows.first().map_or(0, Vec::len);
+    if let Some(i) = rows.iter().position(|r| r.len() != width) {
+        m.fail(format!(
+            "an irregular nested sequence: row 0 has {width} elements, row {i} has {}",
+            rows[i].len()
+        ));
+        return;
+    }
+    m.push(width as u64);
+    let flat: Vec<T> = rows
+        .iter()
+        .flat_map(|r| r.iter().map(Accel::clone_value))
+        .collect();
+    T::marshal_columns(&flat, m);
+    m.keep.push(Box::new(flat));
+}
+
+fn unmarshal_nested<T: Accel>(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Vec<T>>, String> {
+    let width = u.next()? as usize;
+    let total = len.checked_mul(width).ok_or("a nested result too large")?;
+    let mut flat = T::unmarshal_columns(total, u)?.into_iter();
+    Ok((0..len)
+        .map(|_| flat.by_ref().take(width).collect())
+        .collect())
 }
 
 impl<T: Accel> Accel for Vec<T> {
@@ -226,6 +394,25 @@ impl<T: Accel> Accel for Vec<T> {
     fn seq_len(&self) -> Option<usize> {
         Some(self.len())
     }
+    fn clone_value(&self) -> Self {
+        self.iter().map(Accel::clone_value).collect()
+    }
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        marshal_seq(self, m)
+    }
+    fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+        marshal_nested(xs, m)
+    }
+    fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
+        let len = u.next()? as usize;
+        T::unmarshal_columns(len, u)
+    }
+    fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        unmarshal_nested(len, u)
+    }
 }
 
 impl<T: Accel> Accel for [T] {
@@ -244,6 +431,9 @@ impl<T: Accel> Accel for [T] {
     }
     fn seq_len(&self) -> Option<usize> {
         Some(self.len())
+    }
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        marshal_seq(self, m)
     }
 }
 
@@ -264,6 +454,24 @@ impl<T: Accel + ?Sized> Accel for &T {
     fn seq_len(&self) -> Option<usize> {
         (**self).seq_len()
     }
+    fn clone_value(&self) -> Self {
+        self
+    }
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        (**self).marshal(m)
+    }
+    fn marshal_columns<'m>(_: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+        m.fail("sequences of references are not supported by the compiled backends".into());
+    }
+    fn unmarshal(_: &mut Unmarshal<'_>) -> Result<Self, String> {
+        Err("a reference cannot be a result of compiled code".into())
+    }
+    fn unmarshal_columns(_: usize, _: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        Err("a reference cannot be a result of compiled code".into())
+    }
 }
 
 impl<T: Accel + Clone> Accel for Tensor<T> {
@@ -282,6 +490,51 @@ impl<T: Accel + Clone> Accel for Tensor<T> {
     }
     fn check(&self, path: &ValuePath<'_>, ctx: &mut CheckCtx) -> Result<(), String> {
         ctx.tensor(path, self.buffer_id(), self.offset(), self.shape())
+    }
+    fn clone_value(&self) -> Self {
+        self.clone()
+    }
+    /// A pointer to the view's first element, the rank and the dimensions. The buffer is
+    /// locked once per run however many views of it are marshaled.
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        if !matches!(T::accel_type(), Type::Scalar(_)) {
+            m.fail(
+                "tensors of compound elements are not supported by the compiled backends yet"
+                    .into(),
+            );
+            return;
+        }
+        if self.rank() > MAX_RANK {
+            m.fail(format!("tensors of rank {} are not supported by the compiled backends (at most {MAX_RANK})", self.rank()));
+            return;
+        }
+        let base = match m.buffers.get(&self.buffer_id()) {
+            Some(&base) => base,
+            None => {
+                let (base, guard) = self.lock_for_run();
+                m.keep.push(Box::new(guard));
+                m.buffers.insert(self.buffer_id(), base);
+                m.bytes += self.buffer_bytes();
+                base
+            }
+        };
+        m.push((base + self.offset() * std::mem::size_of::<T>()) as u64);
+        m.push(self.rank() as u64);
+        for k in 0..MAX_RANK {
+            m.push(self.shape().get(k).copied().unwrap_or(1) as u64);
+        }
+    }
+    fn marshal_columns<'m>(_: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+        m.fail("sequences of tensors are not supported by the compiled backends".into());
+    }
+    fn unmarshal(_: &mut Unmarshal<'_>) -> Result<Self, String> {
+        Err("a tensor cannot be a result of compiled code yet".into())
+    }
+    fn unmarshal_columns(_: usize, _: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        Err("a tensor cannot be a result of compiled code yet".into())
     }
 }
 
@@ -318,6 +571,64 @@ mod tests {
         assert!(!3i64.close_to(&4, &[&1_000_000]));
         assert!(vec![(1.0f64, 2u32)].close_to(&vec![(1.0 + 1e-12, 2)], &[]));
         assert!(!vec![1.0f64].close_to(&vec![1.0, 2.0], &[]));
+    }
+
+    /// Marshals a value and reads it back from the same words (copying from the inputs).
+    fn round_trip<T: Accel>(v: &T) -> T {
+        let mut m = Marshal::default();
+        v.marshal(&mut m);
+        assert_eq!(m.error, None);
+        let mut arena = crate::cpu::abi::Arena::default();
+        let mut u = Unmarshal {
+            words: &m.words,
+            at: 0,
+            arena: &mut arena,
+        };
+        let back = T::unmarshal(&mut u).unwrap();
+        assert_eq!(u.at, m.words.len());
+        back
+    }
+
+    #[test]
+    fn values_round_trip_through_the_compiled_abi() {
+        let v = (
+            3i32,
+            vec![(1.5f32, [1u64, 2]), (2.5, [3, 4])],
+            vec![vec![1.0f64, 2.0], vec![3.0, 4.0]],
+            true,
+        );
+        assert_eq!(round_trip(&v), v);
+        let empty: Vec<Vec<usize>> = vec![];
+        assert_eq!(round_trip(&empty), empty);
+        // Scalar slices are passed by pointer: the words hold the length and the address.
+        let xs = vec![1.0f32, 2.0];
+        let mut m = Marshal::default();
+        xs.marshal(&mut m);
+        assert_eq!(m.words, vec![2, xs.as_ptr() as u64]);
+        // Irregular nesting cannot be marshaled.
+        let irregular = vec![vec![1i32], vec![]];
+        let mut m = Marshal::default();
+        irregular.marshal(&mut m);
+        assert_eq!(
+            m.error.as_deref(),
+            Some("an irregular nested sequence: row 0 has 1 elements, row 1 has 0")
+        );
+    }
+
+    #[test]
+    fn views_of_one_tensor_buffer_are_locked_once() {
+        let t = Tensor::<i64>::zeros(&[4, 2]);
+        let (a, b) = (t.sub(0, 2), t.sub(2, 2));
+        let mut m = Marshal::default();
+        a.marshal(&mut m);
+        b.marshal(&mut m);
+        assert_eq!(m.buffers.len(), 1);
+        assert_eq!(
+            m.words[0] + 4 * 8,
+            m.words[5],
+            "b starts 4 elements after a"
+        );
+        assert_eq!(&m.words[1..5], &[2, 2, 2, 1]);
     }
 
     #[test]

@@ -29,6 +29,7 @@ extern crate self as accel_runtime;
 
 mod accel_type;
 mod checks;
+mod cpu;
 mod mode;
 mod ops;
 mod seq;

@@ -161,6 +161,18 @@ impl<T: Clone> Tensor<T> {
         self.offset
     }
 
+    /// Locks the buffer for a compiled run: its base address, and the guard that keeps it
+    /// locked (so no other thread touches it while compiled code writes through it).
+    pub(crate) fn lock_for_run(&self) -> (usize, MutexGuard<'_, Vec<T>>) {
+        let mut guard = self.lock();
+        (guard.as_mut_ptr() as usize, guard)
+    }
+
+    /// The size of the whole buffer in bytes.
+    pub(crate) fn buffer_bytes(&self) -> usize {
+        self.buffer_len * std::mem::size_of::<T>()
+    }
+
     /// Whether two handles view the same elements of the same buffer.
     pub(crate) fn same_view(&self, other: &Tensor<T>) -> bool {
         self.aliases(other) && self.offset == other.offset && self.shape == other.shape

@@ -1,0 +1,184 @@
+//! The compiled code's view of values: every value is a flat list of 64-bit words.
+//!
+//! | type | words |
+//! |---|---|
+//! | scalar | the value (floats as their bits, integers sign- or zero-extended, bool 0/1) |
+//! | tuple, record, `[T; N]` | the fields' words, in order |
+//! | sequence of `E` | its length, then the columns of `E` |
+//! | tensor of scalars | pointer to the view's first element, rank, then `MAX_RANK` dimensions |
+//!
+//! Columns of an element type (structure of arrays): a scalar is one pointer; a tuple,
+//! record or array the columns of its fields; a nested (regular) sequence its inner length
+//! and then the columns of the flat inner elements. A slice of scalars is passed by
+//! pointer, never copied.
+
+use std::collections::HashMap;
+
+/// The largest tensor rank the compiled backends marshal.
+pub const MAX_RANK: usize = 3;
+
+/// Something kept alive for the duration of a compiled run (a column built for marshaling,
+/// the lock of a tensor's buffer).
+pub trait Keep {}
+impl<T: ?Sized> Keep for T {}
+
+/// The words of a site's captured values, and what must outlive the run.
+#[derive(Default)]
+pub struct Marshal<'a> {
+    pub words: Vec<u64>,
+    pub keep: Vec<Box<dyn Keep + 'a>>,
+    /// The base pointers of tensor buffers already locked (views of one buffer share one
+    /// lock: the paper's MergeOverlappingIntervals).
+    pub buffers: HashMap<usize, usize>,
+    /// Bytes marshaled, for ACCEL_LOG.
+    pub bytes: usize,
+    pub error: Option<String>,
+}
+
+impl Marshal<'_> {
+    pub fn push(&mut self, w: u64) {
+        self.words.push(w);
+    }
+
+    pub fn fail(&mut self, message: String) {
+        self.error.get_or_insert(message);
+    }
+}
+
+/// Memory the compiled code allocated during one run: results adopt their buffers, the
+/// rest is freed when the run ends.
+#[derive(Default)]
+pub struct Arena {
+    allocations: HashMap<usize, std::alloc::Layout>,
+}
+
+impl Arena {
+    pub fn alloc(&mut self, bytes: usize, align: usize) -> *mut u8 {
+        let align = align.max(1);
+        if bytes == 0 {
+            return align as *mut u8;
+        }
+        match std::alloc::Layout::from_size_align(bytes, align) {
+            Ok(layout) => {
+                // SAFETY: the layout has a non-zero size.
+                let p = unsafe { std::alloc::alloc_zeroed(layout) };
+                if !p.is_null() {
+                    self.allocations.insert(p as usize, layout);
+                }
+                p
+            }
+            Err(_) => std::ptr::null_mut(),
+        }
+    }
+
+    /// Takes ownership of an allocation of exactly `layout` at `ptr`, if the arena made it.
+    pub fn adopt(&mut self, ptr: usize, layout: std::alloc::Layout) -> bool {
+        match self.allocations.get(&ptr) {
+            Some(l) if *l == layout => {
+                self.allocations.remove(&ptr);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for (&p, &layout) in &self.allocations {
+            // SAFETY: every entry was allocated by `alloc` with this layout and not adopted.
+            unsafe { std::alloc::dealloc(p as *mut u8, layout) };
+        }
+    }
+}
+
+/// Reads a site's result words.
+pub struct Unmarshal<'a> {
+    pub words: &'a [u64],
+    pub at: usize,
+    pub arena: &'a mut Arena,
+}
+
+impl Unmarshal<'_> {
+    pub fn next(&mut self) -> Result<u64, String> {
+        let w = self
+            .words
+            .get(self.at)
+            .copied()
+            .ok_or("the compiled result is shorter than its type")?;
+        self.at += 1;
+        Ok(w)
+    }
+}
+
+/// A scalar's conversion to and from a word.
+pub trait Word: Copy + 'static {
+    fn to_word(self) -> u64;
+    fn from_word(w: u64) -> Self;
+}
+
+macro_rules! word_int {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            fn to_word(self) -> u64 {
+                self as u64
+            }
+            fn from_word(w: u64) -> Self {
+                w as $t
+            }
+        }
+    )*};
+}
+word_int!(i32, i64, u32, u64, usize);
+
+impl Word for bool {
+    fn to_word(self) -> u64 {
+        self as u64
+    }
+    fn from_word(w: u64) -> Self {
+        w & 0xff != 0
+    }
+}
+
+impl Word for f32 {
+    fn to_word(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_word(w: u64) -> Self {
+        f32::from_bits(w as u32)
+    }
+}
+
+impl Word for f64 {
+    fn to_word(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_word(w: u64) -> Self {
+        f64::from_bits(w)
+    }
+}
+
+/// A column of scalars read back from compiled code: adopted without a copy when the
+/// compiled code allocated it for the result, copied otherwise (it may be an input).
+pub fn take_column<T: Word>(u: &mut Unmarshal<'_>, len: usize) -> Result<Vec<T>, String> {
+    let ptr = u.next()? as usize;
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|e| e.to_string())?;
+    if ptr == 0 || ptr % std::mem::align_of::<T>() != 0 {
+        return Err("the compiled result holds an invalid pointer".into());
+    }
+    if u.arena.adopt(ptr, layout) {
+        // SAFETY: the arena allocated `ptr` with exactly the layout of `Vec<T>` of capacity
+        // `len`, zero-initialised and then written by the compiled code with `len` values
+        // of `T` (plain scalars, valid for any bit pattern the code stores), and has given
+        // up ownership.
+        Ok(unsafe { Vec::from_raw_parts(ptr as *mut T, len, len) })
+    } else {
+        // SAFETY: a pointer the compiled code returned without allocating it is one of the
+        // marshaled inputs (or a view into one), which hold at least `len` valid `T`s and
+        // outlive this call.
+        Ok(unsafe { std::slice::from_raw_parts(ptr as *const T, len) }.to_vec())
+    }
+}
