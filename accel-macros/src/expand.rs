@@ -133,8 +133,18 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
     let inspect = capture_entries(&expr, &resolved.captures);
     let tail = match kind {
         SiteKind::Run => quote! {
-            let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, &[#(#inspect),*]);
-            ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #expr)
+            // The captures are borrowed to plan and marshal; only the sequential path (run
+            // after their last use) may move them.
+            let __accel_captures: &[(&str, &dyn ::accel_runtime::__private::Inspect)] = &[#(#inspect),*];
+            match ::accel_runtime::__private::plan(__ACCEL_SITE, __accel_captures) {
+                __accel_plan @ ::accel_runtime::__private::Plan::Compiled(..) => {
+                    ::accel_runtime::__private::run_compiled(__ACCEL_SITE, __accel_plan, __accel_captures)
+                }
+                ::accel_runtime::__private::Plan::Sequential => {
+                    let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, __accel_captures);
+                    ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #expr)
+                }
+            }
         },
         SiteKind::Describe => quote! {
             // The captures are checked (accel types) as at a running site.

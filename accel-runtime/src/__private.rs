@@ -53,6 +53,25 @@ pub fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> In
     crate::site::inspect(site, captures)
 }
 
+pub use crate::site::Plan;
+
+/// Decides how a site runs this time.
+pub fn plan<R: Accel>(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Plan<R> {
+    crate::site::plan(site, captures)
+}
+
+/// Runs a compiled site.
+pub fn run_compiled<R: Accel>(
+    site: &'static SiteDesc,
+    plan: Plan<R>,
+    captures: &[(&str, &dyn Inspect)],
+) -> R {
+    match plan {
+        Plan::Compiled(c, _) => crate::site::run_compiled(site, &c, captures),
+        Plan::Sequential => unreachable!("the expansion runs sequential plans itself"),
+    }
+}
+
 /// Runs a site; `sequential` is the expression as plain Rust.
 pub fn run_site<R: Accel>(
     site: &'static SiteDesc,

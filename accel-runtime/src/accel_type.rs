@@ -80,6 +80,7 @@ pub trait Accel {
 /// Builds the column of one part of every element, marshals it and keeps it alive.
 pub fn marshal_part<'m, T, F: Accel + 'm>(xs: &[T], part: impl Fn(&T) -> F, m: &mut Marshal<'m>) {
     let column: Vec<F> = xs.iter().map(part).collect();
+    m.copied += std::mem::size_of_val(&column[..]);
     F::marshal_columns(&column, m);
     m.keep.push(Box::new(column));
 }
@@ -120,7 +121,7 @@ macro_rules! scalar_abi {
             m.bytes += std::mem::size_of_val(xs);
         }
         fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
-            Ok(Self::from_word(u.next()?))
+            Ok(Self::from_word(u.word()?))
         }
         fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
             take_column::<Self>(u, len)
@@ -365,7 +366,7 @@ fn marshal_nested<'m, T: Accel + 'm>(rows: &[Vec<T>], m: &mut Marshal<'m>) {
 }
 
 fn unmarshal_nested<T: Accel>(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Vec<T>>, String> {
-    let width = u.next()? as usize;
+    let width = u.word()? as usize;
     let total = len.checked_mul(width).ok_or("a nested result too large")?;
     let mut flat = T::unmarshal_columns(total, u)?.into_iter();
     Ok((0..len)
@@ -407,7 +408,7 @@ impl<T: Accel> Accel for Vec<T> {
         marshal_nested(xs, m)
     }
     fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
-        let len = u.next()? as usize;
+        let len = u.word()? as usize;
         T::unmarshal_columns(len, u)
     }
     fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {

@@ -115,10 +115,14 @@ pub fn max_tensor_rank() -> usize {
     max.clone().unwrap_or_else(|e| violation("accelerate!", &e))
 }
 
-/// The objects of captured values that debug mode inspects: every accel type.
+/// A captured value as the runtime sees it: every accel type.
 pub trait Inspect {
-    /// Checks the value, named `name`.
+    /// Checks the value, named `name` (debug mode).
     fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String>;
+    /// The value's IR type.
+    fn ir_type(&self) -> accel_ir::Type;
+    /// Appends the value's words for compiled code.
+    fn marshal_into<'a>(&'a self, m: &mut crate::cpu::abi::Marshal<'a>);
 }
 
 impl<T: Accel> Inspect for T {
@@ -128,6 +132,12 @@ impl<T: Accel> Inspect for T {
         } else {
             Ok(())
         }
+    }
+    fn ir_type(&self) -> accel_ir::Type {
+        T::accel_type()
+    }
+    fn marshal_into<'a>(&'a self, m: &mut crate::cpu::abi::Marshal<'a>) {
+        self.marshal(m)
     }
 }
 

@@ -79,6 +79,13 @@ pub fn mode() -> Result<Mode, ModeError> {
         .clone()
 }
 
+/// Whether the mode was chosen (by `ACCEL_MODE` or [`with_mode`]) rather than defaulted:
+/// a chosen compiled mode reports what it cannot compile as an error, the default falls
+/// back to sequential execution.
+pub(crate) fn mode_was_chosen() -> bool {
+    OVERRIDE.with(Cell::get).is_some() || std::env::var("ACCEL_MODE").is_ok_and(|v| !v.is_empty())
+}
+
 /// Runs `f` with accelerated code on this thread in `mode`, whatever `ACCEL_MODE` says:
 /// differential tests run one site in every mode in one process.
 ///

@@ -3,11 +3,14 @@
 
 use crate::accel_type::Accel;
 use crate::checks::{self, Inspect, TensorName};
-use crate::mode::{mode, Mode};
+use crate::cpu::{self, CompiledSite};
+use crate::mode::{mode, mode_was_chosen, Mode};
 use accel_ir::passes::{classify, extract, resolve, IrError};
 use accel_ir::{FnDef, Program, SiteDef};
 use std::cell::Cell;
 use std::collections::HashSet;
+use std::marker::PhantomData;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -145,6 +148,79 @@ pub(crate) fn violation(what: &str, message: &str) -> ! {
 fn logging() -> bool {
     static LOG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// How a site runs this time.
+pub enum Plan<R> {
+    /// Compiled code for the captured values' types.
+    Compiled(Arc<CompiledSite>, PhantomData<fn() -> R>),
+    /// The expression as sequential Rust (debug mode, or the fallback).
+    Sequential,
+}
+
+/// Decides how a site runs: compiled for the cpu mode (compiling on first use), the
+/// sequential path in debug mode and when the default mode cannot compile the site.
+pub(crate) fn plan<R: Accel>(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+) -> Plan<R> {
+    let mode = mode().unwrap_or_else(|e| panic!("accelerate! at {}: {e}", site.location()));
+    if mode == Mode::Debug {
+        return Plan::Sequential;
+    }
+    let types: Vec<accel_ir::Type> = captures.iter().map(|(_, v)| v.ir_type()).collect();
+    let (compiled, hit) = cpu::compiled(site, &types, &R::accel_type());
+    match compiled {
+        Ok(c) => {
+            if logging() {
+                if hit {
+                    eprintln!("[accel] {}: cpu: cache hit", site.location());
+                } else {
+                    eprintln!(
+                        "[accel] {}: cpu: compiled in {:.3} ms ({} parallel kernel(s))",
+                        site.location(),
+                        c.compile_ms,
+                        c.kernels()
+                    );
+                }
+            }
+            Plan::Compiled(c, PhantomData)
+        }
+        Err(e) if mode_was_chosen() => panic!(
+            "accelerate! at {}: {e} (ACCEL_MODE=cpu); run it with ACCEL_MODE=debug, or leave ACCEL_MODE unset to fall back to sequential execution",
+            site.location()
+        ),
+        Err(e) => {
+            if logging() {
+                eprintln!("[accel] {}: cpu: {e}; running sequentially instead", site.location());
+            }
+            Plan::Sequential
+        }
+    }
+}
+
+/// Runs compiled code on the captured values; a failure names the site.
+pub(crate) fn run_compiled<R: Accel>(
+    site: &'static SiteDesc,
+    c: &CompiledSite,
+    captures: &[(&str, &dyn Inspect)],
+) -> R {
+    match cpu::run::<R>(c, captures) {
+        Ok((r, report)) => {
+            if logging() {
+                first_run_report(site);
+                eprintln!(
+                    "[accel] {}: cpu: ran in {:.3} ms; {} bytes in, {} of them copied to marshal",
+                    site.location(),
+                    report.run_ms,
+                    report.bytes,
+                    report.copied
+                );
+            }
+            r
+        }
+        Err(e) => panic!("accelerate! at {}: {e}", site.location()),
+    }
 }
 
 /// What debug mode learned of a site's captured values before running it.

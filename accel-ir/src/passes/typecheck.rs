@@ -604,11 +604,14 @@ impl Checker {
             "get" => {
                 let elem = self.fresh(Kind::Any);
                 self.expect(&rt, &Ty::Tensor(Box::new(elem.clone())), what)?;
+                // A tensor index is `[usize; RANK]` (an array of any length).
+                self.expect(&ats[0], &Ty::Array(Box::new(USIZE), 0), what)?;
                 elem
             }
             "set" => {
                 let elem = self.fresh(Kind::Any);
                 self.expect(&rt, &Ty::Tensor(Box::new(elem.clone())), what)?;
+                self.expect(&ats[0], &Ty::Array(Box::new(USIZE), 0), what)?;
                 self.expect(&ats[1], &elem, what)?;
                 Ty::Unit
             }

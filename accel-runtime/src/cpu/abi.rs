@@ -30,8 +30,10 @@ pub struct Marshal<'a> {
     /// The base pointers of tensor buffers already locked (views of one buffer share one
     /// lock: the paper's MergeOverlappingIntervals).
     pub buffers: HashMap<usize, usize>,
-    /// Bytes marshaled, for ACCEL_LOG.
+    /// Bytes of input the compiled code reads, for ACCEL_LOG.
     pub bytes: usize,
+    /// Bytes copied into new columns (records, nested sequences), for ACCEL_LOG.
+    pub copied: usize,
     pub error: Option<String>,
 }
 
@@ -100,7 +102,7 @@ pub struct Unmarshal<'a> {
 }
 
 impl Unmarshal<'_> {
-    pub fn next(&mut self) -> Result<u64, String> {
+    pub fn word(&mut self) -> Result<u64, String> {
         let w = self
             .words
             .get(self.at)
@@ -161,12 +163,12 @@ impl Word for f64 {
 /// A column of scalars read back from compiled code: adopted without a copy when the
 /// compiled code allocated it for the result, copied otherwise (it may be an input).
 pub fn take_column<T: Word>(u: &mut Unmarshal<'_>, len: usize) -> Result<Vec<T>, String> {
-    let ptr = u.next()? as usize;
+    let ptr = u.word()? as usize;
     if len == 0 {
         return Ok(Vec::new());
     }
     let layout = std::alloc::Layout::array::<T>(len).map_err(|e| e.to_string())?;
-    if ptr == 0 || ptr % std::mem::align_of::<T>() != 0 {
+    if ptr == 0 || !ptr.is_multiple_of(std::mem::align_of::<T>()) {
         return Err("the compiled result holds an invalid pointer".into());
     }
     if u.arena.adopt(ptr, layout) {

@@ -1,3 +1,148 @@
-//! The CPU backend: Cranelift JIT code over chunks of the index space on all cores.
+//! The CPU backend: a site's program is inlined, typed from its captured values, fused, and
+//! compiled with Cranelift into a host function and kernels that run over chunks of the
+//! index space on all cores (rayon). Compiled sites are cached per combination of captured
+//! types and result type; concurrent first calls compile once.
 
 pub mod abi;
+pub mod codegen;
+pub mod pool;
+
+use crate::accel_type::Accel;
+use crate::checks::Inspect;
+use crate::site::SiteDesc;
+use abi::{Arena, Marshal, Unmarshal};
+use accel_ir::passes::{fuse, inline, typecheck};
+use accel_ir::Type;
+use pool::RunCtx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// A site compiled for one combination of captured types.
+pub struct CompiledSite {
+    code: codegen::Compiled,
+    pub compile_ms: f64,
+}
+
+type Key = (usize, Vec<Type>, Type);
+type Slot = Arc<OnceLock<Result<Arc<CompiledSite>, String>>>;
+
+fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The compiled site for these types, compiling it on first use (once, whichever thread
+/// asks first). Returns it and whether it came from the cache.
+pub fn compiled(
+    site: &'static SiteDesc,
+    captures: &[Type],
+    result: &Type,
+) -> (Result<Arc<CompiledSite>, String>, bool) {
+    let key = (
+        site as *const SiteDesc as usize,
+        captures.to_vec(),
+        result.clone(),
+    );
+    let slot = {
+        let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key).or_default().clone()
+    };
+    let mut hit = true;
+    let r = slot
+        .get_or_init(|| {
+            hit = false;
+            compile(site, captures, result)
+        })
+        .clone();
+    (r, hit)
+}
+
+/// The pipeline of a site's first run: extraction, inlining, type inference, fusion,
+/// code generation.
+fn compile(
+    site: &'static SiteDesc,
+    capture_types: &[Type],
+    result: &Type,
+) -> Result<Arc<CompiledSite>, String> {
+    let start = Instant::now();
+    let program = site.program().map_err(|e| e.to_string())?;
+    let body = inline::inline(&program).map_err(|e| e.to_string())?;
+    let captures: Vec<(String, Type)> = program
+        .site
+        .captures
+        .iter()
+        .cloned()
+        .zip(capture_types.iter().cloned())
+        .collect();
+    let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
+    let fused = fuse::fuse(&typed);
+    let code = codegen::compile(&fused, &captures, result)?;
+    Ok(Arc::new(CompiledSite {
+        code,
+        compile_ms: start.elapsed().as_secs_f64() * 1e3,
+    }))
+}
+
+impl CompiledSite {
+    /// How many parallel kernels the site launches.
+    pub fn kernels(&self) -> usize {
+        self.code.kernels
+    }
+}
+
+/// What one compiled run did, for ACCEL_LOG.
+pub struct RunReport {
+    pub bytes: usize,
+    pub copied: usize,
+    pub run_ms: f64,
+}
+
+/// Runs a compiled site on its captured values.
+pub fn run<R: Accel>(
+    c: &CompiledSite,
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<(R, RunReport), String> {
+    let start = Instant::now();
+    let mut m = Marshal::default();
+    for (_, v) in captures {
+        v.marshal_into(&mut m);
+    }
+    if let Some(e) = m.error.take() {
+        return Err(e);
+    }
+    let (bytes, copied) = (m.bytes, m.copied);
+    let ctx = RunCtx::default();
+    let mut out = vec![0u64; c.code.result_words.max(1)];
+    type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
+    // SAFETY: `host` is the address of the site function the JIT compiled with the `Host`
+    // signature; `m.words` holds exactly the words of the captured values in the order
+    // the code reads them, every pointer among them is valid for the whole call (the
+    // values are borrowed and `m.keep` holds columns and buffer locks until after it),
+    // and `out` has room for the result's words.
+    let status = unsafe {
+        let host: Host = std::mem::transmute::<usize, Host>(c.code.host);
+        host(m.words.as_ptr(), out.as_mut_ptr(), &ctx)
+    };
+    drop(m);
+    if status != 0 {
+        let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+        return Err(failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe()));
+    }
+    let mut arena: Arena =
+        std::mem::take(&mut *ctx.arena.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut u = Unmarshal {
+        words: &out,
+        at: 0,
+        arena: &mut arena,
+    };
+    let r = R::unmarshal(&mut u)?;
+    Ok((
+        r,
+        RunReport {
+            bytes,
+            copied,
+            run_ms: start.elapsed().as_secs_f64() * 1e3,
+        },
+    ))
+}

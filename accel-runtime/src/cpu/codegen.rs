@@ -1,0 +1,2462 @@
+//! Cranelift code generation for a typed, fused site.
+//!
+//! A site becomes one *host* function that runs on the calling thread; each parallel
+//! operation at the site's top level (outside every closure) becomes a *kernel* over a range
+//! of its index space, launched on all cores through [`super::pool::accel_par`]. Parallel
+//! operations nested inside closures run as sequential loops inside the enclosing kernel.
+//! Reductions fold four contiguous streams per chunk with four accumulators (which needs
+//! only associativity), then combine chunks in order.
+//!
+//! Values are flat lists of Cranelift values following [`super::abi`]. Nothing traps:
+//! indices are bounds-checked, integer division is checked, float-to-integer casts
+//! saturate as Rust's `as` does; a failure is reported through `accel_fail` and the
+//! function returns a non-zero status.
+
+use super::abi::MAX_RANK;
+use super::pool;
+use accel_ir::passes::typecheck::const_type;
+use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    types as ct, AbiParam, Block, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module};
+use std::collections::HashMap;
+
+type R<T> = Result<T, String>;
+type CType = cranelift_codegen::ir::Type;
+
+/// A compiled site.
+pub struct Compiled {
+    /// `extern "C" fn(args: *const u64, out: *mut u64, ctx: *const RunCtx) -> u32`.
+    pub host: usize,
+    pub result_words: usize,
+    pub kernels: usize,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> String {
+    format!("the cpu backend cannot compile {what} yet")
+}
+
+fn clif(s: ScalarType) -> CType {
+    match s {
+        ScalarType::I32 | ScalarType::U32 => ct::I32,
+        ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => ct::I64,
+        ScalarType::F32 => ct::F32,
+        ScalarType::F64 => ct::F64,
+        ScalarType::Bool => ct::I8,
+    }
+}
+
+fn size_of(s: ScalarType) -> i64 {
+    i64::from(clif(s).bytes())
+}
+
+fn signed(s: ScalarType) -> bool {
+    matches!(s, ScalarType::I32 | ScalarType::I64)
+}
+
+fn parts(t: &Type) -> Option<Vec<Type>> {
+    match t {
+        Type::Tuple(ts) => Some(ts.clone()),
+        Type::Record(_, fs) => Some(fs.iter().map(|(_, t)| t.clone()).collect()),
+        Type::Array(t, n) => Some(vec![(**t).clone(); *n]),
+        Type::Unit => Some(vec![]),
+        _ => None,
+    }
+}
+
+/// The words of a value of type `t`.
+pub fn words(t: &Type) -> R<Vec<CType>> {
+    Ok(match t {
+        Type::Scalar(s) => vec![clif(*s)],
+        Type::Seq(e) => {
+            let mut w = vec![ct::I64];
+            w.extend(columns(e)?);
+            w
+        }
+        Type::Tensor(e) => {
+            if !matches!(**e, Type::Scalar(_)) {
+                return Err(unsupported("tensors of compound elements"));
+            }
+            vec![ct::I64; 2 + MAX_RANK]
+        }
+        t => match parts(t) {
+            Some(ps) => ps.iter().map(words).collect::<R<Vec<_>>>()?.concat(),
+            None => return Err(unsupported(format!("values of type {t}"))),
+        },
+    })
+}
+
+/// The columns of a sequence of `e`.
+fn columns(e: &Type) -> R<Vec<CType>> {
+    Ok(match e {
+        Type::Scalar(_) => vec![ct::I64],
+        Type::Seq(u) => {
+            let mut w = vec![ct::I64];
+            w.extend(columns(u)?);
+            w
+        }
+        Type::Tensor(_) => return Err(unsupported("sequences of tensors")),
+        t => match parts(t) {
+            Some(ps) => ps.iter().map(columns).collect::<R<Vec<_>>>()?.concat(),
+            None => return Err(unsupported(format!("sequences of {t}"))),
+        },
+    })
+}
+
+/// A value being computed: its type and its words.
+#[derive(Clone)]
+struct V {
+    ty: Type,
+    w: Vec<Value>,
+}
+
+/// Code generation state shared by a site's functions.
+pub struct Gen {
+    module: JITModule,
+    helpers: HashMap<&'static str, FuncId>,
+    records: HashMap<String, Vec<(String, Type)>>,
+    kernels: usize,
+}
+
+/// Compiles a typed, fused site body whose free variables are `captures`.
+pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Compiled> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| format!("no Cranelift backend for this host: {e}"))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| e.to_string())?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    for (name, f) in pool::symbols() {
+        jb.symbol(name, f);
+    }
+    let module = JITModule::new(jb);
+    let mut records = HashMap::new();
+    for (_, t) in captures {
+        learn_records(t, &mut records);
+    }
+    learn_records(result, &mut records);
+    let mut g = Gen {
+        module,
+        helpers: HashMap::new(),
+        records,
+        kernels: 0,
+    };
+    g.declare_helpers()?;
+
+    let ptr = ct::I64;
+    let mut sig = g.module.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    sig.returns.push(AbiParam::new(ct::I32));
+    let id = g
+        .module
+        .declare_function("site", Linkage::Local, &sig)
+        .map_err(|e| e.to_string())?;
+    let mut ctx = g.module.make_context();
+    ctx.func.signature = sig;
+    let mut fbc = FunctionBuilderContext::new();
+    let result_words;
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        let mut f = FnCx::new(b, &mut g, true);
+        let entry = f.b.create_block();
+        f.b.append_block_params_for_function_params(entry);
+        f.b.switch_to_block(entry);
+        let args = f.b.block_params(entry)[0];
+        let out = f.b.block_params(entry)[1];
+        f.ctx = f.b.block_params(entry)[2];
+        f.make_fail_block();
+        // Captured values, from the argument words.
+        let mut at = 0;
+        for (name, t) in captures {
+            let tys = words(t)?;
+            let ws: Vec<Value> = tys
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| f.load(c, args, 8 * (at + k) as i32))
+                .collect();
+            at += tys.len();
+            f.bind_var(
+                name,
+                V {
+                    ty: t.clone(),
+                    w: ws,
+                },
+            );
+        }
+        let v = f.expr(body)?;
+        result_words = v.w.len();
+        for (k, w) in v.w.iter().enumerate() {
+            f.store(*w, out, 8 * k as i32);
+        }
+        f.finish();
+        let config = f.g.module.target_config();
+        f.b.finalize(config);
+    }
+    g.module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("Cranelift rejected the site function: {e:?}"))?;
+    g.module.clear_context(&mut ctx);
+    g.module.finalize_definitions().map_err(|e| e.to_string())?;
+    let host = g.module.get_finalized_function(id) as usize;
+    let kernels = g.kernels;
+    // The code lives as long as the process: compiled sites are cached for reuse.
+    Box::leak(Box::new(g.module));
+    Ok(Compiled {
+        host,
+        result_words,
+        kernels,
+    })
+}
+
+fn learn_records(t: &Type, out: &mut HashMap<String, Vec<(String, Type)>>) {
+    match t {
+        Type::Record(n, fs) => {
+            out.insert(n.clone(), fs.clone());
+            fs.iter().for_each(|(_, t)| learn_records(t, out));
+        }
+        Type::Tuple(ts) => ts.iter().for_each(|t| learn_records(t, out)),
+        Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => learn_records(t, out),
+        _ => {}
+    }
+}
+
+impl Gen {
+    fn declare_helpers(&mut self) -> R<()> {
+        let i64_ = ct::I64;
+        let declare =
+            |g: &mut Gen, name: &'static str, params: &[CType], ret: Option<CType>| -> R<()> {
+                let mut sig = g.module.make_signature();
+                sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+                if let Some(r) = ret {
+                    sig.returns.push(AbiParam::new(r));
+                }
+                let id = g
+                    .module
+                    .declare_function(name, Linkage::Import, &sig)
+                    .map_err(|e| e.to_string())?;
+                g.helpers.insert(name, id);
+                Ok(())
+            };
+        declare(self, "accel_chunks", &[i64_], Some(i64_))?;
+        declare(self, "accel_par", &[i64_; 6], Some(ct::I32))?;
+        declare(self, "accel_alloc", &[i64_; 3], Some(i64_))?;
+        declare(self, "accel_fail", &[i64_, ct::I32, i64_, i64_], None)?;
+        for (name, _) in pool::symbols() {
+            if let Some(rest) = name.strip_prefix("accel_") {
+                let t = if rest.ends_with("_f32") {
+                    ct::F32
+                } else if rest.ends_with("_f64") {
+                    ct::F64
+                } else {
+                    continue;
+                };
+                let params: Vec<CType> = if rest.starts_with("powi") {
+                    vec![t, ct::I32]
+                } else if ["powf", "atan2", "hypot", "log_", "rem"]
+                    .iter()
+                    .any(|p| rest.starts_with(p))
+                {
+                    vec![t, t]
+                } else {
+                    vec![t]
+                };
+                declare(self, name, &params, Some(t))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The state of one function being generated (the host or a kernel).
+struct FnCx<'a, 'g> {
+    b: FunctionBuilder<'a>,
+    g: &'g mut Gen,
+    vars: HashMap<String, (Type, Vec<Variable>)>,
+    ctx: Value,
+    /// Whether parallel operations launch kernels (only at the host's top level).
+    host: bool,
+    /// Returns status 1 (after `accel_fail` recorded why).
+    fail: Block,
+    refs: HashMap<&'static str, cranelift_codegen::ir::FuncRef>,
+}
+
+impl<'a, 'g> FnCx<'a, 'g> {
+    fn new(b: FunctionBuilder<'a>, g: &'g mut Gen, host: bool) -> Self {
+        let placeholder = Block::from_u32(0);
+        FnCx {
+            b,
+            g,
+            vars: HashMap::new(),
+            ctx: Value::from_u32(0),
+            host,
+            fail: placeholder,
+            refs: HashMap::new(),
+        }
+    }
+
+    /// Creates the block that returns status 1; [`Self::finish`] fills it, last, so that
+    /// the entry block stays first in the layout.
+    fn make_fail_block(&mut self) {
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.fail = fail;
+    }
+
+    /// Returns status 0 from the current block, fills the failure block, and seals.
+    fn finish(&mut self) {
+        let zero = self.b.ins().iconst(ct::I32, 0);
+        self.b.ins().return_(&[zero]);
+        let fail = self.fail;
+        self.b.switch_to_block(fail);
+        let one = self.b.ins().iconst(ct::I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.seal_all_blocks();
+    }
+
+    fn flags() -> MemFlagsData {
+        MemFlagsData::trusted()
+    }
+
+    fn load(&mut self, t: CType, base: Value, offset: i32) -> Value {
+        self.b.ins().load(t, Self::flags(), base, offset)
+    }
+
+    fn store(&mut self, v: Value, base: Value, offset: i32) {
+        self.b.ins().store(Self::flags(), v, base, offset);
+    }
+
+    fn helper(&mut self, name: &'static str, args: &[Value]) -> Vec<Value> {
+        let fr = match self.refs.get(name) {
+            Some(fr) => *fr,
+            None => {
+                let id = self.g.helpers[name];
+                let fr = self.g.module.declare_func_in_func(id, self.b.func);
+                self.refs.insert(name, fr);
+                fr
+            }
+        };
+        let call = self.b.ins().call(fr, args);
+        self.b.inst_results(call).to_vec()
+    }
+
+    fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(ct::I64, v)
+    }
+
+    /// Reports a failure when `bad` holds.
+    fn fail_if(&mut self, bad: Value, kind: u32, a: Value, b: Value) {
+        let report = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(report);
+        self.b.ins().brif(bad, report, &[], ok, &[]);
+        self.b.switch_to_block(report);
+        let kind = self.b.ins().iconst(ct::I32, i64::from(kind));
+        let ctx = self.ctx;
+        self.helper("accel_fail", &[ctx, kind, a, b]);
+        let fail = self.fail;
+        self.b.ins().jump(fail, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    fn bind_var(&mut self, name: &str, v: V) {
+        let vars: Vec<Variable> =
+            v.w.iter()
+                .map(|w| {
+                    let t = self.b.func.dfg.value_type(*w);
+                    let var = self.b.declare_var(t);
+                    self.b.def_var(var, *w);
+                    var
+                })
+                .collect();
+        self.vars.insert(name.to_string(), (v.ty, vars));
+    }
+
+    fn var(&mut self, name: &str) -> R<V> {
+        let (ty, vars) = self
+            .vars
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("`{name}` is not bound in compiled code"))?;
+        Ok(V {
+            ty,
+            w: vars.iter().map(|v| self.b.use_var(*v)).collect(),
+        })
+    }
+
+    fn scalar(&self, v: &V) -> R<ScalarType> {
+        match v.ty {
+            Type::Scalar(s) => Ok(s),
+            ref t => Err(format!("expected a number or bool, found {t}")),
+        }
+    }
+
+    // ---- types of expressions (binders are annotated, so types follow from the parts) ----
+
+    fn type_of(&self, e: &Expr) -> R<Type> {
+        let mut scope: HashMap<String, Type> = self
+            .vars
+            .iter()
+            .map(|(k, (t, _))| (k.clone(), t.clone()))
+            .collect();
+        type_of(e, &mut scope, &self.g.records)
+    }
+
+    // ---- expressions ----
+
+    fn expr(&mut self, e: &Expr) -> R<V> {
+        match e {
+            Expr::Lit(l) => self.lit(l),
+            Expr::Var(v) => self.var(v),
+            Expr::Const(c) => self.constant(c),
+            Expr::Tuple(es) => {
+                let vs = es.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                let ty = if vs.is_empty() {
+                    Type::Unit
+                } else {
+                    Type::Tuple(vs.iter().map(|v| v.ty.clone()).collect())
+                };
+                Ok(V {
+                    ty,
+                    w: vs.into_iter().flat_map(|v| v.w).collect(),
+                })
+            }
+            Expr::Array(es) => {
+                let vs = es.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                let elem = vs.first().map(|v| v.ty.clone()).unwrap_or(Type::Unit);
+                Ok(V {
+                    ty: Type::Array(Box::new(elem), vs.len()),
+                    w: vs.into_iter().flat_map(|v| v.w).collect(),
+                })
+            }
+            Expr::ArrayRepeat(x, n) => {
+                let v = self.expr(x)?;
+                let n = literal(n)
+                    .ok_or_else(|| unsupported("`[x; n]` with a length that is not a literal"))?;
+                Ok(V {
+                    ty: Type::Array(Box::new(v.ty.clone()), n),
+                    w: (0..n).flat_map(|_| v.w.clone()).collect(),
+                })
+            }
+            Expr::Record { name, fields } => {
+                let mut vals = HashMap::new();
+                for (f, x) in fields {
+                    vals.insert(f.clone(), self.expr(x)?);
+                }
+                let order: Vec<String> = match self.g.records.get(name) {
+                    Some(decl) => decl.iter().map(|(f, _)| f.clone()).collect(),
+                    None => fields.iter().map(|(f, _)| f.clone()).collect(),
+                };
+                let mut w = Vec::new();
+                let mut tys = Vec::new();
+                for f in order {
+                    let v = vals
+                        .remove(&f)
+                        .ok_or_else(|| format!("record `{name}` needs field `{f}`"))?;
+                    tys.push((f, v.ty));
+                    w.extend(v.w);
+                }
+                Ok(V {
+                    ty: Type::Record(name.clone(), tys),
+                    w,
+                })
+            }
+            Expr::Field(base, f) => {
+                let v = self.expr(base)?;
+                field(&v, f)
+            }
+            Expr::Index(base, i) => {
+                let v = self.expr(base)?;
+                let iv = self.expr(i)?;
+                self.index(&v, iv.w[0])
+            }
+            Expr::Unary(op, x) => {
+                let v = self.expr(x)?;
+                let s = self.scalar(&v)?;
+                let x = v.w[0];
+                let w = match (op, s) {
+                    (UnOp::Neg, s) if s.is_float() => self.b.ins().fneg(x),
+                    (UnOp::Neg, _) => self.b.ins().ineg(x),
+                    (UnOp::Not, ScalarType::Bool) => self.b.ins().bxor_imm_u(x, 1),
+                    (UnOp::Not, _) => self.b.ins().bnot(x),
+                };
+                Ok(V {
+                    ty: v.ty,
+                    w: vec![w],
+                })
+            }
+            Expr::Binary(op, a, b) => self.binary(*op, a, b),
+            Expr::Cast(x, t) => {
+                let v = self.expr(x)?;
+                let Type::Scalar(to) = t else {
+                    return Err(unsupported(format!("a cast to {t}")));
+                };
+                let w = self.cast(v.w[0], self.scalar(&v)?, *to);
+                Ok(V {
+                    ty: t.clone(),
+                    w: vec![w],
+                })
+            }
+            Expr::Method { recv, method, args } => self.method(recv, method, args),
+            Expr::Assoc { ty, func, args } => self.assoc(ty, func, args),
+            Expr::If { cond, then, els } => self.if_(cond, then, els.as_deref()),
+            Expr::Match { scrutinee, arms } => self.match_(scrutinee, arms),
+            Expr::Block { stmts, result } => {
+                for s in stmts {
+                    match s {
+                        Stmt::Let {
+                            pat,
+                            init: Some(init),
+                            ..
+                        } => {
+                            let v = self.expr(init)?;
+                            self.bind(pat, v)?;
+                        }
+                        Stmt::Let {
+                            pat, init: None, ..
+                        } => return Err(unsupported(format!("`let {pat};` without a value"))),
+                        Stmt::Expr(x) => {
+                            self.expr(x)?;
+                        }
+                    }
+                }
+                match result {
+                    Some(r) => self.expr(r),
+                    None => Ok(V {
+                        ty: Type::Unit,
+                        w: vec![],
+                    }),
+                }
+            }
+            Expr::Assign { target, value } => {
+                let v = self.expr(value)?;
+                self.assign(target, v)?;
+                Ok(V {
+                    ty: Type::Unit,
+                    w: vec![],
+                })
+            }
+            Expr::For { var, lo, hi, body } => {
+                let lo = self.expr(lo)?;
+                let hi = self.expr(hi)?;
+                let s = self.scalar(&lo)?;
+                let (lo, hi) = (lo.w[0], hi.w[0]);
+                self.counted_loop(lo, hi, s, |f, i| {
+                    f.bind_var(
+                        var,
+                        V {
+                            ty: Type::Scalar(s),
+                            w: vec![i],
+                        },
+                    );
+                    f.expr(body).map(|_| ())
+                })?;
+                Ok(V {
+                    ty: Type::Unit,
+                    w: vec![],
+                })
+            }
+            Expr::While { cond, body } => {
+                let head = self.b.create_block();
+                let body_block = self.b.create_block();
+                let exit = self.b.create_block();
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let c = self.expr(cond)?;
+                self.b.ins().brif(c.w[0], body_block, &[], exit, &[]);
+                self.b.switch_to_block(body_block);
+                self.expr(body)?;
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(exit);
+                Ok(V {
+                    ty: Type::Unit,
+                    w: vec![],
+                })
+            }
+            Expr::Par { op, args, .. } => self.par(*op, args),
+            Expr::Seq(es) => {
+                let elem = match es.first() {
+                    Some(x) => self.type_of(x)?,
+                    None => return Err(unsupported("an empty `vec![]`")),
+                };
+                let n = self.iconst(es.len() as i64);
+                let cols = self.alloc_columns(&elem, n)?;
+                for (k, x) in es.iter().enumerate() {
+                    let v = self.expr(x)?;
+                    let i = self.iconst(k as i64);
+                    self.store_elem(&elem, &cols, i, &v.w)?;
+                }
+                Ok(V {
+                    ty: Type::Seq(Box::new(elem)),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            Expr::SeqRepeat(x, n) => {
+                let v = self.expr(x)?;
+                let n = self.expr(n)?.w[0];
+                let cols = self.alloc_columns(&v.ty, n)?;
+                let zero = self.iconst(0);
+                let elem = v.ty.clone();
+                let words = v.w.clone();
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                    f.store_elem(&elem, &cols, i, &words)
+                })?;
+                Ok(V {
+                    ty: Type::Seq(Box::new(v.ty)),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            Expr::Slice { seq, lo, hi } => {
+                let v = self.expr(seq)?;
+                let lo = self.expr(lo)?.w[0];
+                let hi = self.expr(hi)?.w[0];
+                let len = v.w[0];
+                let backwards = self.b.ins().icmp(IntCC::UnsignedGreaterThan, lo, hi);
+                let past = self.b.ins().icmp(IntCC::UnsignedGreaterThan, hi, len);
+                let bad = self.b.ins().bor(backwards, past);
+                self.fail_if(bad, pool::FAIL_SLICE, lo, hi);
+                let Type::Seq(elem) = &v.ty else {
+                    return Err("slicing a value that is not a sequence".into());
+                };
+                let cols = self.offset_columns(elem, &v.w[1..], lo)?;
+                let n = self.b.ins().isub(hi, lo);
+                Ok(V {
+                    ty: v.ty.clone(),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            Expr::Lambda { .. } => Err(unsupported(
+                "a closure outside the function argument of a parallel operation",
+            )),
+            Expr::Call { .. } | Expr::FnRef(_) | Expr::Apply { .. } | Expr::Closure { .. } => {
+                Err("calls remain after inlining".into())
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &Lit) -> R<V> {
+        let (s, w) = match l {
+            Lit::Bool(b) => (ScalarType::Bool, self.b.ins().iconst(ct::I8, i64::from(*b))),
+            Lit::Int(v, Some(s)) if s.is_float() => (*s, self.fconst(*s, *v as f64)),
+            Lit::Int(v, Some(s)) => (*s, self.b.ins().iconst(clif(*s), *v as i64)),
+            Lit::Float(v, Some(s)) => (*s, self.fconst(*s, *v)),
+            Lit::Int(_, None) | Lit::Float(_, None) => {
+                return Err("an untyped literal reached code generation".into())
+            }
+        };
+        Ok(V {
+            ty: Type::Scalar(s),
+            w: vec![w],
+        })
+    }
+
+    fn fconst(&mut self, s: ScalarType, v: f64) -> Value {
+        if s == ScalarType::F32 {
+            self.b.ins().f32const(v as f32)
+        } else {
+            self.b.ins().f64const(v)
+        }
+    }
+
+    fn constant(&mut self, c: &str) -> R<V> {
+        let s = const_type(c).ok_or_else(|| unsupported(format!("the constant `{c}`")))?;
+        let name = c.rsplit("::").next().unwrap_or(c);
+        let f = |x: f64| Some(Lit::Float(x, Some(s)));
+        let lit = match (s, name) {
+            (ScalarType::F32, "MAX") => f(f32::MAX as f64),
+            (ScalarType::F32, "MIN") => f(f32::MIN as f64),
+            (ScalarType::F32, "EPSILON") => f(f32::EPSILON as f64),
+            (ScalarType::F32, "MIN_POSITIVE") => f(f32::MIN_POSITIVE as f64),
+            (ScalarType::F64, "MAX") => f(f64::MAX),
+            (ScalarType::F64, "MIN") => f(f64::MIN),
+            (ScalarType::F64, "EPSILON") => f(f64::EPSILON),
+            (ScalarType::F64, "MIN_POSITIVE") => f(f64::MIN_POSITIVE),
+            (_, "INFINITY") => f(f64::INFINITY),
+            (_, "NEG_INFINITY") => f(f64::NEG_INFINITY),
+            (_, "NAN") => f(f64::NAN),
+            (_, "PI") => f(std::f64::consts::PI),
+            (_, "E") => f(std::f64::consts::E),
+            (_, "TAU") => f(std::f64::consts::TAU),
+            (_, "SQRT_2") => f(std::f64::consts::SQRT_2),
+            (_, "LN_2") => f(std::f64::consts::LN_2),
+            (_, "LN_10") => f(std::f64::consts::LN_10),
+            (_, "FRAC_PI_2") => f(std::f64::consts::FRAC_PI_2),
+            (_, "FRAC_1_SQRT_2") => f(std::f64::consts::FRAC_1_SQRT_2),
+            (ScalarType::I32, "MAX") => Some(Lit::Int(i32::MAX as u64, Some(s))),
+            (ScalarType::I32, "MIN") => Some(Lit::Int(i32::MIN as i64 as u64, Some(s))),
+            (ScalarType::I64, "MAX") => Some(Lit::Int(i64::MAX as u64, Some(s))),
+            (ScalarType::I64, "MIN") => Some(Lit::Int(i64::MIN as u64, Some(s))),
+            (ScalarType::U32, "MAX") => Some(Lit::Int(u32::MAX as u64, Some(s))),
+            (ScalarType::U64 | ScalarType::Usize, "MAX") => Some(Lit::Int(u64::MAX, Some(s))),
+            (ScalarType::U32 | ScalarType::U64 | ScalarType::Usize, "MIN") => {
+                Some(Lit::Int(0, Some(s)))
+            }
+            _ => None,
+        };
+        self.lit(&lit.ok_or_else(|| unsupported(format!("the constant `{c}`")))?)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> R<V> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            // Short-circuit: the right operand may index out of bounds when the left decides.
+            let l = self.expr(a)?;
+            let right = self.b.create_block();
+            let merge = self.b.create_block();
+            let r_param = self.b.append_block_param(merge, ct::I8);
+            if op == BinOp::And {
+                self.b
+                    .ins()
+                    .brif(l.w[0], right, &[], merge, &[l.w[0].into()]);
+            } else {
+                self.b
+                    .ins()
+                    .brif(l.w[0], merge, &[l.w[0].into()], right, &[]);
+            }
+            self.b.switch_to_block(right);
+            let r = self.expr(b)?;
+            self.b.ins().jump(merge, &[r.w[0].into()]);
+            self.b.switch_to_block(merge);
+            return Ok(V {
+                ty: Type::Scalar(ScalarType::Bool),
+                w: vec![r_param],
+            });
+        }
+        let l = self.expr(a)?;
+        let r = self.expr(b)?;
+        let s = self.scalar(&l)?;
+        let (x, y) = (l.w[0], r.w[0]);
+        let bool_ty = Type::Scalar(ScalarType::Bool);
+        if let Some(cmp) = comparison(op) {
+            let w = if s.is_float() {
+                let cc = match cmp {
+                    IntCC::Equal => FloatCC::Equal,
+                    IntCC::NotEqual => FloatCC::NotEqual,
+                    IntCC::SignedLessThan => FloatCC::LessThan,
+                    IntCC::SignedLessThanOrEqual => FloatCC::LessThanOrEqual,
+                    IntCC::SignedGreaterThan => FloatCC::GreaterThan,
+                    _ => FloatCC::GreaterThanOrEqual,
+                };
+                self.b.ins().fcmp(cc, x, y)
+            } else {
+                let cc = if signed(s) || matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
+                    cmp
+                } else {
+                    cmp.unsigned()
+                };
+                self.b.ins().icmp(cc, x, y)
+            };
+            return Ok(V {
+                ty: bool_ty,
+                w: vec![w],
+            });
+        }
+        let w = if s.is_float() {
+            match op {
+                BinOp::Add => self.b.ins().fadd(x, y),
+                BinOp::Sub => self.b.ins().fsub(x, y),
+                BinOp::Mul => self.b.ins().fmul(x, y),
+                BinOp::Div => self.b.ins().fdiv(x, y),
+                BinOp::Rem => self.math(s, "rem", &[x, y])?,
+                _ => return Err(unsupported(format!("`{}` on floats", op.symbol()))),
+            }
+        } else {
+            match op {
+                BinOp::Add => self.b.ins().iadd(x, y),
+                BinOp::Sub => self.b.ins().isub(x, y),
+                BinOp::Mul => self.b.ins().imul(x, y),
+                BinOp::Div | BinOp::Rem => {
+                    let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                    let (xa, ya) = (self.widen(x, s), self.widen(y, s));
+                    self.fail_if(zero, pool::FAIL_DIV_ZERO, xa, ya);
+                    if signed(s) {
+                        let min = if s == ScalarType::I32 {
+                            i32::MIN as i64
+                        } else {
+                            i64::MIN
+                        };
+                        let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, x, min);
+                        let is_neg1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                        let overflow = self.b.ins().band(is_min, is_neg1);
+                        self.fail_if(overflow, pool::FAIL_DIV_OVERFLOW, xa, ya);
+                        if op == BinOp::Div {
+                            self.b.ins().sdiv(x, y)
+                        } else {
+                            self.b.ins().srem(x, y)
+                        }
+                    } else if op == BinOp::Div {
+                        self.b.ins().udiv(x, y)
+                    } else {
+                        self.b.ins().urem(x, y)
+                    }
+                }
+                BinOp::BitAnd => self.b.ins().band(x, y),
+                BinOp::BitOr => self.b.ins().bor(x, y),
+                BinOp::BitXor => self.b.ins().bxor(x, y),
+                BinOp::Shl | BinOp::Shr => {
+                    let t = self.b.func.dfg.value_type(x);
+                    let amount = self.cast(y, self.scalar(&r)?, ScalarType::U32);
+                    let amount = if t == ct::I64 {
+                        self.b.ins().uextend(ct::I64, amount)
+                    } else {
+                        amount
+                    };
+                    match (op, signed(s)) {
+                        (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
+                        (_, true) => self.b.ins().sshr(x, amount),
+                        _ => self.b.ins().ushr(x, amount),
+                    }
+                }
+                _ => return Err(unsupported(format!("`{}`", op.symbol()))),
+            }
+        };
+        Ok(V {
+            ty: l.ty,
+            w: vec![w],
+        })
+    }
+
+    /// A scalar as an i64 word (for failure reports).
+    fn widen(&mut self, x: Value, s: ScalarType) -> Value {
+        match clif(s) {
+            t if t == ct::I64 => x,
+            t if t == ct::F64 => self.b.ins().bitcast(ct::I64, MemFlagsData::new(), x),
+            t if t == ct::F32 => {
+                let i = self.b.ins().bitcast(ct::I32, MemFlagsData::new(), x);
+                self.b.ins().uextend(ct::I64, i)
+            }
+            _ if signed(s) => self.b.ins().sextend(ct::I64, x),
+            _ => self.b.ins().uextend(ct::I64, x),
+        }
+    }
+
+    fn cast(&mut self, x: Value, from: ScalarType, to: ScalarType) -> Value {
+        let (ft, tt) = (clif(from), clif(to));
+        match (from.is_float(), to.is_float()) {
+            (true, true) if ft == tt => x,
+            (true, true) if tt == ct::F64 => self.b.ins().fpromote(ct::F64, x),
+            (true, true) => self.b.ins().fdemote(ct::F32, x),
+            (true, false) if to == ScalarType::Bool => {
+                let z = self.fconst(from, 0.0);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, z)
+            }
+            (true, false) if signed(to) => self.b.ins().fcvt_to_sint_sat(tt, x),
+            (true, false) => self.b.ins().fcvt_to_uint_sat(tt, x),
+            (false, true) if signed(from) => self.b.ins().fcvt_from_sint(tt, x),
+            (false, true) => self.b.ins().fcvt_from_uint(tt, x),
+            (false, false) => {
+                if ft == tt {
+                    x
+                } else if ft.bits() > tt.bits() {
+                    self.b.ins().ireduce(tt, x)
+                } else if signed(from) {
+                    self.b.ins().sextend(tt, x)
+                } else {
+                    self.b.ins().uextend(tt, x)
+                }
+            }
+        }
+    }
+
+    fn math(&mut self, s: ScalarType, name: &str, args: &[Value]) -> R<Value> {
+        let suffix = if s == ScalarType::F32 { "f32" } else { "f64" };
+        let full = format!("accel_{name}_{suffix}");
+        let key = pool::symbols()
+            .into_iter()
+            .map(|(n, _)| n)
+            .find(|n| *n == full)
+            .ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
+        Ok(self.helper(key, args)[0])
+    }
+
+    fn method(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<V> {
+        let r = self.expr(recv)?;
+        let a = args.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+        if let Type::Seq(_) = r.ty {
+            return match method {
+                "len" => Ok(V {
+                    ty: Type::Scalar(ScalarType::Usize),
+                    w: vec![r.w[0]],
+                }),
+                "is_empty" => {
+                    let w = self.b.ins().icmp_imm_s(IntCC::Equal, r.w[0], 0);
+                    Ok(V {
+                        ty: Type::Scalar(ScalarType::Bool),
+                        w: vec![w],
+                    })
+                }
+                "to_vec" => Ok(r),
+                m => Err(unsupported(format!("`.{m}()` on a sequence"))),
+            };
+        }
+        if let Type::Tensor(_) = r.ty {
+            return self.tensor_method(&r, method, &a);
+        }
+        if let Type::Array(_, n) = r.ty {
+            if method == "len" {
+                let w = self.iconst(n as i64);
+                return Ok(V {
+                    ty: Type::Scalar(ScalarType::Usize),
+                    w: vec![w],
+                });
+            }
+        }
+        let s = self.scalar(&r)?;
+        let x = r.w[0];
+        let ty = r.ty.clone();
+        let bool_ty = Type::Scalar(ScalarType::Bool);
+        let w = if s.is_float() {
+            match method {
+                "sqrt" => self.b.ins().sqrt(x),
+                "abs" => self.b.ins().fabs(x),
+                "floor" => self.b.ins().floor(x),
+                "ceil" => self.b.ins().ceil(x),
+                "trunc" => self.b.ins().trunc(x),
+                "fract" => {
+                    let t = self.b.ins().trunc(x);
+                    self.b.ins().fsub(x, t)
+                }
+                "recip" => {
+                    let one = self.fconst(s, 1.0);
+                    self.b.ins().fdiv(one, x)
+                }
+                "mul_add" => {
+                    let m = self.b.ins().fmul(x, a[0].w[0]);
+                    self.b.ins().fadd(m, a[1].w[0])
+                }
+                "min" | "max" => self.fminmax(method == "max", x, a[0].w[0]),
+                "clamp" => {
+                    let lo = self.fminmax(true, x, a[0].w[0]);
+                    self.fminmax(false, lo, a[1].w[0])
+                }
+                "signum" => {
+                    let one = self.fconst(s, 1.0);
+                    let c = self.b.ins().fcopysign(one, x);
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    self.b.ins().select(nan, x, c)
+                }
+                "to_degrees" => {
+                    let k = self.fconst(s, 180.0 / std::f64::consts::PI);
+                    self.b.ins().fmul(x, k)
+                }
+                "to_radians" => {
+                    let k = self.fconst(s, std::f64::consts::PI / 180.0);
+                    self.b.ins().fmul(x, k)
+                }
+                "is_nan" => {
+                    let w = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                    return Ok(V {
+                        ty: bool_ty,
+                        w: vec![w],
+                    });
+                }
+                "is_finite" | "is_infinite" => {
+                    let abs = self.b.ins().fabs(x);
+                    let inf = self.fconst(s, f64::INFINITY);
+                    let w = if method == "is_infinite" {
+                        self.b.ins().fcmp(FloatCC::Equal, abs, inf)
+                    } else {
+                        self.b.ins().fcmp(FloatCC::LessThan, abs, inf)
+                    };
+                    return Ok(V {
+                        ty: bool_ty,
+                        w: vec![w],
+                    });
+                }
+                "powi" => self.math(s, "powi", &[x, a[0].w[0]])?,
+                "log" => self.math(s, "log", &[x, a[0].w[0]])?,
+                "powf" | "atan2" | "hypot" => self.math(s, method, &[x, a[0].w[0]])?,
+                m => self.math(s, m, &[x])?,
+            }
+        } else {
+            match method {
+                "abs" if signed(s) => self.b.ins().iabs(x),
+                "abs" => x,
+                "min" | "max" => {
+                    let cc = match (method, signed(s)) {
+                        ("max", true) => IntCC::SignedGreaterThan,
+                        ("max", false) => IntCC::UnsignedGreaterThan,
+                        (_, true) => IntCC::SignedLessThan,
+                        _ => IntCC::UnsignedLessThan,
+                    };
+                    let c = self.b.ins().icmp(cc, x, a[0].w[0]);
+                    self.b.ins().select(c, x, a[0].w[0])
+                }
+                "wrapping_add" => self.b.ins().iadd(x, a[0].w[0]),
+                "wrapping_sub" => self.b.ins().isub(x, a[0].w[0]),
+                "wrapping_mul" => self.b.ins().imul(x, a[0].w[0]),
+                "count_ones" | "leading_zeros" | "trailing_zeros" => {
+                    let c = match method {
+                        "count_ones" => self.b.ins().popcnt(x),
+                        "leading_zeros" => self.b.ins().clz(x),
+                        _ => self.b.ins().ctz(x),
+                    };
+                    let w = self.cast(
+                        c,
+                        if clif(s) == ct::I64 {
+                            ScalarType::U64
+                        } else {
+                            ScalarType::U32
+                        },
+                        ScalarType::U32,
+                    );
+                    return Ok(V {
+                        ty: Type::Scalar(ScalarType::U32),
+                        w: vec![w],
+                    });
+                }
+                "is_multiple_of" => {
+                    let y = a[0].w[0];
+                    let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                    let safe = self.b.ins().select(zero, x, y);
+                    let safe = {
+                        let one = self.b.ins().iconst(clif(s), 1);
+                        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, safe, 0);
+                        self.b.ins().select(is_zero, one, safe)
+                    };
+                    let rem = self.b.ins().urem(x, safe);
+                    let by_rem = self.b.ins().icmp_imm_s(IntCC::Equal, rem, 0);
+                    let x_zero = self.b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                    let w = self.b.ins().select(zero, x_zero, by_rem);
+                    return Ok(V {
+                        ty: bool_ty,
+                        w: vec![w],
+                    });
+                }
+                "pow" => {
+                    // Square-and-multiply over the u32 exponent, wrapping like release Rust.
+                    let t = clif(s);
+                    let acc = self.b.declare_var(t);
+                    let base = self.b.declare_var(t);
+                    let e = self.b.declare_var(ct::I32);
+                    let one = self.b.ins().iconst(t, 1);
+                    self.b.def_var(acc, one);
+                    self.b.def_var(base, x);
+                    self.b.def_var(e, a[0].w[0]);
+                    let head = self.b.create_block();
+                    let body = self.b.create_block();
+                    let exit = self.b.create_block();
+                    self.b.ins().jump(head, &[]);
+                    self.b.switch_to_block(head);
+                    let ev = self.b.use_var(e);
+                    self.b.ins().brif(ev, body, &[], exit, &[]);
+                    self.b.switch_to_block(body);
+                    let ev = self.b.use_var(e);
+                    let bit = self.b.ins().band_imm_u(ev, 1);
+                    let av = self.b.use_var(acc);
+                    let bv = self.b.use_var(base);
+                    let prod = self.b.ins().imul(av, bv);
+                    let nacc = self.b.ins().select(bit, prod, av);
+                    self.b.def_var(acc, nacc);
+                    let sq = self.b.ins().imul(bv, bv);
+                    self.b.def_var(base, sq);
+                    let ne = self.b.ins().ushr_imm_u(ev, 1);
+                    self.b.def_var(e, ne);
+                    self.b.ins().jump(head, &[]);
+                    self.b.switch_to_block(exit);
+                    self.b.use_var(acc)
+                }
+                m => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
+            }
+        };
+        Ok(V { ty, w: vec![w] })
+    }
+
+    /// Rust's `f32::max`/`min`: a NaN operand yields the other operand.
+    fn fminmax(&mut self, max: bool, x: Value, y: Value) -> Value {
+        let cc = if max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        };
+        let pick_x = self.b.ins().fcmp(cc, x, y);
+        let chosen = self.b.ins().select(pick_x, x, y);
+        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        self.b.ins().select(y_nan, x, chosen)
+    }
+
+    fn assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<V> {
+        match (ty, func) {
+            ("cmp", "max" | "min") | (_, _)
+                if ScalarType::from_name(ty).is_some() || ty == "cmp" =>
+            {
+                let (recv, rest) = args
+                    .split_first()
+                    .ok_or_else(|| format!("`{ty}::{func}` needs arguments"))?;
+                self.method(recv, func, rest)
+            }
+            _ => Err(unsupported(format!("`{ty}::{func}`"))),
+        }
+    }
+
+    fn tensor_method(&mut self, t: &V, method: &str, a: &[V]) -> R<V> {
+        let Type::Tensor(elem) = &t.ty else {
+            unreachable!("a tensor")
+        };
+        let Type::Scalar(s) = **elem else {
+            return Err(unsupported("tensors of compound elements"));
+        };
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        match method {
+            "rank" => Ok(V {
+                ty: usize_ty,
+                w: vec![t.w[1]],
+            }),
+            "get" | "set" => {
+                let idx = &a[0];
+                let coords = idx.w.len();
+                let rank_ok = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
+                let c = self.iconst(coords as i64);
+                let rank = t.w[1];
+                self.fail_if(rank_ok, pool::FAIL_RANK, c, rank);
+                let mut flat = self.iconst(0);
+                for (k, &i) in idx.w.iter().enumerate() {
+                    let dim = t.w[2 + k];
+                    let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
+                    self.fail_if(oob, pool::FAIL_INDEX, i, dim);
+                    let scaled = self.b.ins().imul(flat, dim);
+                    flat = self.b.ins().iadd(scaled, i);
+                }
+                let off = self.b.ins().imul_imm_s(flat, size_of(s));
+                let addr = self.b.ins().iadd(t.w[0], off);
+                if method == "get" {
+                    let w = self.load(clif(s), addr, 0);
+                    Ok(V {
+                        ty: Type::Scalar(s),
+                        w: vec![w],
+                    })
+                } else {
+                    self.store(a[1].w[0], addr, 0);
+                    Ok(V {
+                        ty: Type::Unit,
+                        w: vec![],
+                    })
+                }
+            }
+            "shape" => {
+                // A shape as a sequence needs memory: copy the dimensions.
+                let rank = t.w[1];
+                let cols = self.alloc_columns(&usize_ty, rank)?;
+                for k in 0..MAX_RANK {
+                    let i = self.iconst(k as i64);
+                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, rank);
+                    let store = self.b.create_block();
+                    let after = self.b.create_block();
+                    self.b.ins().brif(inside, store, &[], after, &[]);
+                    self.b.switch_to_block(store);
+                    self.store_elem(&usize_ty, &cols, i, &[t.w[2 + k]])?;
+                    self.b.ins().jump(after, &[]);
+                    self.b.switch_to_block(after);
+                }
+                Ok(V {
+                    ty: Type::Seq(Box::new(usize_ty)),
+                    w: [vec![rank], cols].concat(),
+                })
+            }
+            m => Err(unsupported(format!("`.{m}()` on a tensor"))),
+        }
+    }
+
+    fn if_(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> R<V> {
+        let c = self.expr(cond)?;
+        let then_block = self.b.create_block();
+        let else_block = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.ins().brif(c.w[0], then_block, &[], else_block, &[]);
+        self.b.switch_to_block(then_block);
+        let tv = self.expr(then)?;
+        let params: Vec<Value> =
+            tv.w.iter()
+                .map(|w| {
+                    let t = self.b.func.dfg.value_type(*w);
+                    self.b.append_block_param(merge, t)
+                })
+                .collect();
+        let args: Vec<_> = tv.w.iter().map(|w| (*w).into()).collect();
+        self.b.ins().jump(merge, &args);
+        self.b.switch_to_block(else_block);
+        match els {
+            Some(e) => {
+                let ev = self.expr(e)?;
+                let args: Vec<_> = ev.w.iter().map(|w| (*w).into()).collect();
+                self.b.ins().jump(merge, &args);
+            }
+            None => {
+                self.b.ins().jump(merge, &[]);
+            }
+        }
+        self.b.switch_to_block(merge);
+        Ok(V {
+            ty: tv.ty,
+            w: params,
+        })
+    }
+
+    fn match_(&mut self, scrutinee: &Expr, arms: &[accel_ir::MatchArm]) -> R<V> {
+        let s = self.expr(scrutinee)?;
+        let merge = self.b.create_block();
+        let mut params: Option<(Type, Vec<Value>)> = None;
+        for arm in arms {
+            let matched = self.test_pat(&arm.pat, &s)?;
+            let body = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().brif(matched, body, &[], next, &[]);
+            self.b.switch_to_block(body);
+            self.bind(&arm.pat, s.clone())?;
+            if let Some(g) = &arm.guard {
+                let gv = self.expr(g)?;
+                let guarded = self.b.create_block();
+                self.b.ins().brif(gv.w[0], guarded, &[], next, &[]);
+                self.b.switch_to_block(guarded);
+            }
+            let v = self.expr(&arm.body)?;
+            if params.is_none() {
+                let ps =
+                    v.w.iter()
+                        .map(|w| {
+                            let t = self.b.func.dfg.value_type(*w);
+                            self.b.append_block_param(merge, t)
+                        })
+                        .collect();
+                params = Some((v.ty.clone(), ps));
+            }
+            let args: Vec<_> = v.w.iter().map(|w| (*w).into()).collect();
+            self.b.ins().jump(merge, &args);
+            self.b.switch_to_block(next);
+        }
+        // Rust checked exhaustiveness: no arm matching cannot happen.
+        let zero = self.iconst(0);
+        let one = self.b.ins().iconst(ct::I8, 1);
+        self.fail_if(one, 99, zero, zero);
+        let (ty, ps) = params.unwrap_or((Type::Unit, vec![]));
+        let dummy: Vec<_> = ps
+            .iter()
+            .map(|p| {
+                let t = self.b.func.dfg.value_type(*p);
+                let z = if t.is_float() {
+                    if t == ct::F32 {
+                        self.b.ins().f32const(0.0)
+                    } else {
+                        self.b.ins().f64const(0.0)
+                    }
+                } else {
+                    self.b.ins().iconst(t, 0)
+                };
+                z.into()
+            })
+            .collect();
+        self.b.ins().jump(merge, &dummy);
+        self.b.switch_to_block(merge);
+        Ok(V { ty, w: ps })
+    }
+
+    fn test_pat(&mut self, p: &Pat, v: &V) -> R<Value> {
+        Ok(match p {
+            Pat::Wild | Pat::Bind { .. } => self.b.ins().iconst(ct::I8, 1),
+            Pat::Lit { negative, lit } => {
+                let c = self.pat_const(*negative, lit, v)?;
+                self.eq(v, c)?
+            }
+            Pat::Const(name) => {
+                let c = self.constant(name)?.w[0];
+                self.eq(v, c)?
+            }
+            Pat::Range { lo, hi, inclusive } => {
+                let lo = self.bound(lo, v)?;
+                let hi = self.bound(hi, v)?;
+                let s = self.scalar(v)?;
+                let x = v.w[0];
+                let (ge, le) = if s.is_float() {
+                    (
+                        self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, lo),
+                        self.b.ins().fcmp(
+                            if *inclusive {
+                                FloatCC::LessThanOrEqual
+                            } else {
+                                FloatCC::LessThan
+                            },
+                            x,
+                            hi,
+                        ),
+                    )
+                } else {
+                    let (ge_cc, le_cc, lt_cc) = if signed(s) {
+                        (
+                            IntCC::SignedGreaterThanOrEqual,
+                            IntCC::SignedLessThanOrEqual,
+                            IntCC::SignedLessThan,
+                        )
+                    } else {
+                        (
+                            IntCC::UnsignedGreaterThanOrEqual,
+                            IntCC::UnsignedLessThanOrEqual,
+                            IntCC::UnsignedLessThan,
+                        )
+                    };
+                    (
+                        self.b.ins().icmp(ge_cc, x, lo),
+                        self.b
+                            .ins()
+                            .icmp(if *inclusive { le_cc } else { lt_cc }, x, hi),
+                    )
+                };
+                self.b.ins().band(ge, le)
+            }
+            Pat::Or(ps) => {
+                let mut acc = self.b.ins().iconst(ct::I8, 0);
+                for q in ps {
+                    let t = self.test_pat(q, v)?;
+                    acc = self.b.ins().bor(acc, t);
+                }
+                acc
+            }
+            Pat::Tuple(ps) => {
+                let mut acc = self.b.ins().iconst(ct::I8, 1);
+                for (k, q) in ps.iter().enumerate() {
+                    let part = field(v, &k.to_string())?;
+                    let t = self.test_pat(q, &part)?;
+                    acc = self.b.ins().band(acc, t);
+                }
+                acc
+            }
+            Pat::Record { fields, .. } => {
+                let mut acc = self.b.ins().iconst(ct::I8, 1);
+                for (f, q) in fields {
+                    let part = field(v, f)?;
+                    let t = self.test_pat(q, &part)?;
+                    acc = self.b.ins().band(acc, t);
+                }
+                acc
+            }
+        })
+    }
+
+    fn bound(&mut self, p: &Pat, v: &V) -> R<Value> {
+        match p {
+            Pat::Lit { negative, lit } => self.pat_const(*negative, lit, v),
+            Pat::Const(name) => Ok(self.constant(name)?.w[0]),
+            _ => Err(unsupported("this range bound")),
+        }
+    }
+
+    fn pat_const(&mut self, negative: bool, lit: &Lit, v: &V) -> R<Value> {
+        let s = self.scalar(v)?;
+        let lit = match lit {
+            Lit::Int(x, _) if s.is_float() => Lit::Float(*x as f64, Some(s)),
+            Lit::Int(x, _) => Lit::Int(*x, Some(s)),
+            Lit::Float(x, _) => Lit::Float(*x, Some(s)),
+            Lit::Bool(b) => Lit::Bool(*b),
+        };
+        let c = self.lit(&lit)?.w[0];
+        Ok(if negative {
+            if s.is_float() {
+                self.b.ins().fneg(c)
+            } else {
+                self.b.ins().ineg(c)
+            }
+        } else {
+            c
+        })
+    }
+
+    fn eq(&mut self, v: &V, c: Value) -> R<Value> {
+        let s = self.scalar(v)?;
+        Ok(if s.is_float() {
+            self.b.ins().fcmp(FloatCC::Equal, v.w[0], c)
+        } else {
+            self.b.ins().icmp(IntCC::Equal, v.w[0], c)
+        })
+    }
+
+    /// Binds an irrefutable pattern (or a matched one) to a value.
+    fn bind(&mut self, p: &Pat, v: V) -> R<()> {
+        match p {
+            Pat::Bind { name, .. } => {
+                self.bind_var(name, v);
+                Ok(())
+            }
+            Pat::Tuple(ps) => {
+                for (k, q) in ps.iter().enumerate() {
+                    let part = field(&v, &k.to_string())?;
+                    self.bind(q, part)?;
+                }
+                Ok(())
+            }
+            Pat::Record { fields, .. } => {
+                for (f, q) in fields {
+                    let part = field(&v, f)?;
+                    self.bind(q, part)?;
+                }
+                Ok(())
+            }
+            Pat::Or(ps) => match ps.first() {
+                Some(q) => self.bind(q, v),
+                None => Ok(()),
+            },
+            Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => Ok(()),
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, v: V) -> R<()> {
+        // The word range of the target inside its variable.
+        fn place(
+            e: &Expr,
+            vars: &HashMap<String, (Type, Vec<Variable>)>,
+        ) -> R<(String, Type, usize)> {
+            match e {
+                Expr::Var(n) => {
+                    let (t, _) = vars.get(n).ok_or_else(|| format!("`{n}` is not bound"))?;
+                    Ok((n.clone(), t.clone(), 0))
+                }
+                Expr::Field(base, f) => {
+                    let (n, t, at) = place(base, vars)?;
+                    let (ft, off) = field_offset(&t, f)?;
+                    Ok((n, ft, at + off))
+                }
+                Expr::Index(base, i) => {
+                    let (n, t, at) = place(base, vars)?;
+                    let k = literal(i).ok_or_else(|| {
+                        unsupported("assigning to an array element at a computed index")
+                    })?;
+                    let (ft, off) = field_offset(&t, &k.to_string())?;
+                    Ok((n, ft, at + off))
+                }
+                _ => Err(unsupported("this assignment target")),
+            }
+        }
+        let (name, _, at) = place(target, &self.vars)?;
+        let vars = self.vars[&name].1.clone();
+        for (k, w) in v.w.iter().enumerate() {
+            self.b.def_var(vars[at + k], *w);
+        }
+        Ok(())
+    }
+
+    // ---- sequences ----
+
+    /// `xs[i]` for a sequence or an array value.
+    fn index(&mut self, v: &V, i: Value) -> R<V> {
+        match &v.ty {
+            Type::Seq(elem) => {
+                let len = v.w[0];
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+                self.fail_if(oob, pool::FAIL_INDEX, i, len);
+                let w = self.load_elem(elem, &v.w[1..], i)?;
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+            Type::Array(elem, n) => {
+                let n = *n;
+                let per = words(elem)?.len();
+                let len = self.iconst(n as i64);
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+                self.fail_if(oob, pool::FAIL_INDEX, i, len);
+                // Spill the array and load the element at the computed index.
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (8 * v.w.len().max(1)) as u32,
+                    3,
+                ));
+                let base = self.b.ins().stack_addr(ct::I64, slot, 0);
+                for (k, w) in v.w.iter().enumerate() {
+                    self.store(*w, base, 8 * k as i32);
+                }
+                let stride = self.b.ins().imul_imm_s(i, (8 * per) as i64);
+                let at = self.b.ins().iadd(base, stride);
+                let tys = words(elem)?;
+                let w = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &t)| self.load(t, at, 8 * k as i32))
+                    .collect();
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+            t => Err(format!("indexing a value of type {t}")),
+        }
+    }
+
+    /// The words of element `i` of columns `cols` of element type `elem`.
+    fn load_elem(&mut self, elem: &Type, cols: &[Value], i: Value) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.b.ins().imul_imm_s(i, size_of(*s));
+                let addr = self.b.ins().iadd(cols[0], off);
+                Ok(vec![self.load(clif(*s), addr, 0)])
+            }
+            Type::Seq(u) => {
+                let inner = cols[0];
+                let k = self.b.ins().imul(i, inner);
+                let sub = self.offset_columns(u, &cols[1..], k)?;
+                Ok([vec![inner], sub].concat())
+            }
+            t => {
+                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
+                let mut out = Vec::new();
+                let mut at = 0;
+                for p in &ps {
+                    let n = columns(p)?.len();
+                    out.extend(self.load_elem(p, &cols[at..at + n], i)?);
+                    at += n;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Columns advanced by `k` elements.
+    fn offset_columns(&mut self, elem: &Type, cols: &[Value], k: Value) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.b.ins().imul_imm_s(k, size_of(*s));
+                Ok(vec![self.b.ins().iadd(cols[0], off)])
+            }
+            Type::Seq(u) => {
+                let inner = cols[0];
+                let kk = self.b.ins().imul(k, inner);
+                let sub = self.offset_columns(u, &cols[1..], kk)?;
+                Ok([vec![inner], sub].concat())
+            }
+            t => {
+                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
+                let mut out = Vec::new();
+                let mut at = 0;
+                for p in &ps {
+                    let n = columns(p)?.len();
+                    out.extend(self.offset_columns(p, &cols[at..at + n], k)?);
+                    at += n;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn store_elem(&mut self, elem: &Type, cols: &[Value], i: Value, w: &[Value]) -> R<()> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.b.ins().imul_imm_s(i, size_of(*s));
+                let addr = self.b.ins().iadd(cols[0], off);
+                self.store(w[0], addr, 0);
+                Ok(())
+            }
+            Type::Seq(_) => Err(unsupported(
+                "sequence-valued elements of a produced sequence (nested results)",
+            )),
+            t => {
+                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
+                let (mut at_c, mut at_w) = (0, 0);
+                for p in &ps {
+                    let nc = columns(p)?.len();
+                    let nw = words(p)?.len();
+                    self.store_elem(p, &cols[at_c..at_c + nc], i, &w[at_w..at_w + nw])?;
+                    at_c += nc;
+                    at_w += nw;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let bytes = self.b.ins().imul_imm_s(n, size_of(*s));
+                let align = self.iconst(size_of(*s));
+                let ctx = self.ctx;
+                let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
+                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                Ok(vec![p])
+            }
+            Type::Seq(_) => Err(unsupported(
+                "producing a sequence of sequences (nested results)",
+            )),
+            t => {
+                let ps = parts(t).ok_or_else(|| unsupported(format!("sequences of {t}")))?;
+                let mut out = Vec::new();
+                for p in &ps {
+                    out.extend(self.alloc_columns(p, n)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// `for i in lo..hi { body(i) }`.
+    fn counted_loop(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        s: ScalarType,
+        mut body: impl FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
+        let t = clif(s);
+        let i = self.b.declare_var(t);
+        self.b.def_var(i, lo);
+        let head = self.b.create_block();
+        let body_block = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let iv = self.b.use_var(i);
+        let cc = if signed(s) {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::UnsignedLessThan
+        };
+        let go = self.b.ins().icmp(cc, iv, hi);
+        self.b.ins().brif(go, body_block, &[], exit, &[]);
+        self.b.switch_to_block(body_block);
+        body(self, iv)?;
+        let iv = self.b.use_var(i);
+        let next = self.b.ins().iadd_imm_s(iv, 1);
+        self.b.def_var(i, next);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// Applies a lambda to arguments.
+    fn apply(&mut self, f: &Expr, args: Vec<V>) -> R<V> {
+        let Expr::Lambda { params, body } = f else {
+            return Err(unsupported("a function argument that is not a closure"));
+        };
+        for ((p, _), a) in params.iter().zip(args) {
+            self.bind(p, a)?;
+        }
+        self.expr(body)
+    }
+
+    // ---- parallel operations ----
+
+    fn par(&mut self, op: ParOp, args: &[Expr]) -> R<V> {
+        match op {
+            ParOp::Flatten => {
+                let v = self.expr(&args[0])?;
+                let Type::Seq(row) = &v.ty else {
+                    return Err("flatten of a value that is not a sequence".into());
+                };
+                let Type::Seq(elem) = &**row else {
+                    return Err("flatten of a sequence that is not nested".into());
+                };
+                let n = self.b.ins().imul(v.w[0], v.w[1]);
+                Ok(V {
+                    ty: Type::Seq(elem.clone()),
+                    w: [vec![n], v.w[2..].to_vec()].concat(),
+                })
+            }
+            _ if self.host => self.launch(op, args),
+            ParOp::Create | ParOp::Map | ParOp::Map2 => {
+                let (n, elem) = self.producer_shape(op, args)?;
+                let cols = self.alloc_columns(&elem, n)?;
+                let zero = self.iconst(0);
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                    let v = f.element(op, args, i)?;
+                    f.store_elem(&elem, &cols, i, &v.w)
+                })?;
+                Ok(V {
+                    ty: Type::Seq(Box::new(elem)),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            ParOp::Reduce => {
+                let ne = self.expr(&args[1])?;
+                let (n, _) = self.input_shape(&args[2])?;
+                let acc_ty = ne.ty.clone();
+                let accs = self.declare_like(&ne);
+                let zero = self.iconst(0);
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                    let x = f.input_element(&args[2], i)?;
+                    let a = f.use_vars(&acc_ty, &accs);
+                    let r = f.apply(&args[0], vec![a, x])?;
+                    f.def_vars(&accs, &r);
+                    Ok(())
+                })?;
+                Ok(self.use_vars(&acc_ty, &accs))
+            }
+            ParOp::Scan => {
+                let ne = self.expr(&args[1])?;
+                let (n, _) = self.input_shape(&args[2])?;
+                let acc_ty = ne.ty.clone();
+                let cols = self.alloc_columns(&acc_ty, n)?;
+                let accs = self.declare_like(&ne);
+                let zero = self.iconst(0);
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                    let x = f.input_element(&args[2], i)?;
+                    let a = f.use_vars(&acc_ty, &accs);
+                    let r = f.apply(&args[0], vec![a, x])?;
+                    f.def_vars(&accs, &r);
+                    f.store_elem(&acc_ty, &cols, i, &r.w)
+                })?;
+                Ok(V {
+                    ty: Type::Seq(Box::new(acc_ty)),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            ParOp::ParallelLoop => {
+                let n = self.expr(&args[0])?.w[0];
+                let zero = self.iconst(0);
+                let usize_ty = Type::Scalar(ScalarType::Usize);
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                    f.apply(
+                        &args[1],
+                        vec![V {
+                            ty: usize_ty.clone(),
+                            w: vec![i],
+                        }],
+                    )
+                    .map(|_| ())
+                })?;
+                Ok(V {
+                    ty: Type::Unit,
+                    w: vec![],
+                })
+            }
+        }
+    }
+
+    fn declare_like(&mut self, v: &V) -> Vec<Variable> {
+        v.w.iter()
+            .map(|w| {
+                let t = self.b.func.dfg.value_type(*w);
+                let var = self.b.declare_var(t);
+                self.b.def_var(var, *w);
+                var
+            })
+            .collect()
+    }
+
+    fn use_vars(&mut self, ty: &Type, vars: &[Variable]) -> V {
+        V {
+            ty: ty.clone(),
+            w: vars.iter().map(|v| self.b.use_var(*v)).collect(),
+        }
+    }
+
+    fn def_vars(&mut self, vars: &[Variable], v: &V) {
+        for (var, w) in vars.iter().zip(&v.w) {
+            self.b.def_var(*var, *w);
+        }
+    }
+
+    /// The length and element type of a producer (`create`, `map`, `map2`).
+    fn producer_shape(&mut self, op: ParOp, args: &[Expr]) -> R<(Value, Type)> {
+        let elem = match self.type_of(&Expr::Par {
+            op,
+            args: args.to_vec(),
+            loc: Default::default(),
+        })? {
+            Type::Seq(e) => *e,
+            t => return Err(format!("a producer of type {t}")),
+        };
+        let n = match op {
+            ParOp::Create => self.expr(&args[0])?.w[0],
+            ParOp::Map => self.input_shape(&args[1])?.0,
+            _ => {
+                let (n, _) = self.input_shape(&args[1])?;
+                let (m, _) = self.input_shape(&args[2])?;
+                let differ = self.b.ins().icmp(IntCC::NotEqual, n, m);
+                self.fail_if(differ, pool::FAIL_LENGTHS, n, m);
+                n
+            }
+        };
+        Ok((n, elem))
+    }
+
+    /// Element `i` of a producer.
+    fn element(&mut self, op: ParOp, args: &[Expr], i: Value) -> R<V> {
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        match op {
+            ParOp::Create => self.apply(
+                &args[1],
+                vec![V {
+                    ty: usize_ty,
+                    w: vec![i],
+                }],
+            ),
+            ParOp::Map => {
+                let x = self.input_element(&args[1], i)?;
+                self.apply(&args[0], vec![x])
+            }
+            _ => {
+                let x = self.input_element(&args[1], i)?;
+                let y = self.input_element(&args[2], i)?;
+                self.apply(&args[0], vec![x, y])
+            }
+        }
+    }
+
+    /// The length of a sequence input: a delayed array's length, or a manifest one's.
+    fn input_shape(&mut self, e: &Expr) -> R<(Value, Type)> {
+        match e {
+            Expr::Par {
+                op: op @ (ParOp::Create | ParOp::Map | ParOp::Map2),
+                args,
+                ..
+            } => self.producer_shape(*op, args),
+            other => {
+                let v = self.expr(other)?;
+                match &v.ty {
+                    Type::Seq(elem) => {
+                        let elem = (**elem).clone();
+                        // Remember the manifest value for element access.
+                        self.manifest(other, v.clone());
+                        Ok((v.w[0], elem))
+                    }
+                    t => Err(format!("a sequence was expected, found {t}")),
+                }
+            }
+        }
+    }
+
+    /// Element `i` of a sequence input, fusing a delayed producer.
+    fn input_element(&mut self, e: &Expr, i: Value) -> R<V> {
+        match e {
+            Expr::Par {
+                op: op @ (ParOp::Create | ParOp::Map | ParOp::Map2),
+                args,
+                ..
+            } => self.element(*op, args, i),
+            other => {
+                let v = self.manifested(other)?;
+                let Type::Seq(elem) = &v.ty else {
+                    return Err("not a sequence".into());
+                };
+                let w = self.load_elem(elem, &v.w[1..], i)?;
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+        }
+    }
+
+    fn manifest(&mut self, e: &Expr, v: V) {
+        let key = format!("manifest#{:p}", e as *const Expr);
+        self.bind_var(&key, v);
+    }
+
+    fn manifested(&mut self, e: &Expr) -> R<V> {
+        let key = format!("manifest#{:p}", e as *const Expr);
+        if self.vars.contains_key(&key) {
+            self.var(&key)
+        } else {
+            self.expr(e)
+        }
+    }
+
+    /// A top-level parallel operation: computes what the kernel needs, spills it into an
+    /// environment, and launches the kernel over the index space on all cores.
+    fn launch(&mut self, op: ParOp, args: &[Expr]) -> R<V> {
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        // The index space and, for producers, the output columns.
+        let (n, out_elem, partial_ty) = match op {
+            ParOp::Create | ParOp::Map | ParOp::Map2 => {
+                let (n, elem) = self.producer_shape(op, args)?;
+                (n, Some(elem), None)
+            }
+            ParOp::Reduce | ParOp::Scan => {
+                let (n, _) = self.input_shape(&args[2])?;
+                let ty = self.type_of(&args[1])?;
+                (
+                    n,
+                    if op == ParOp::Scan {
+                        Some(ty.clone())
+                    } else {
+                        None
+                    },
+                    Some(ty),
+                )
+            }
+            ParOp::ParallelLoop => (self.expr(&args[0])?.w[0], None, None),
+            ParOp::Flatten => unreachable!("flatten needs no kernel"),
+        };
+        let out_cols = match &out_elem {
+            Some(elem) => self.alloc_columns(elem, n)?,
+            None => vec![],
+        };
+        // Partial results, one slot per chunk.
+        let (chunks, partials, partial_words) = match &partial_ty {
+            Some(t) => {
+                let pw = words(t)?.len().max(1) as i64;
+                let chunks = self.helper("accel_chunks", &[n])[0];
+                let bytes = self.b.ins().imul_imm_s(chunks, 8 * pw);
+                let eight = self.iconst(8);
+                let ctx = self.ctx;
+                let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
+                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                (chunks, p, pw)
+            }
+            None => (self.iconst(0), self.iconst(0), 0),
+        };
+
+        // The environment: free variables of the operation, then the output columns.
+        let op_expr = Expr::Par {
+            op,
+            args: args.to_vec(),
+            loc: Default::default(),
+        };
+        let free = self.free_vars(&op_expr);
+        let mut env_words: Vec<Value> = Vec::new();
+        let mut env_layout: Vec<(String, Type, Vec<CType>)> = Vec::new();
+        for name in &free {
+            let v = self.var(name)?;
+            let tys = v.w.iter().map(|w| self.b.func.dfg.value_type(*w)).collect();
+            env_layout.push((name.clone(), v.ty.clone(), tys));
+            env_words.extend(v.w);
+        }
+        let out_at = env_words.len();
+        env_words.extend(out_cols.iter().copied());
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (8 * env_words.len().max(1)) as u32,
+            3,
+        ));
+        let env = self.b.ins().stack_addr(ct::I64, slot, 0);
+        for (k, w) in env_words.iter().enumerate() {
+            self.store(*w, env, 8 * k as i32);
+        }
+
+        // Scan: pass 1 reduces each chunk; the host turns partials into chunk offsets.
+        if op == ParOp::Scan {
+            let reduce_kernel = self.kernel(
+                ParOp::Reduce,
+                args,
+                &env_layout,
+                out_at,
+                out_elem.as_ref(),
+                partial_words as usize,
+            )?;
+            self.run_kernel(reduce_kernel, env, n, partials, partial_words)?;
+            let t = partial_ty.clone().unwrap_or(Type::Unit);
+            let ne = self.expr(&args[1])?;
+            let accs = self.declare_like(&ne);
+            let zero = self.iconst(0);
+            let tys = words(&t)?;
+            self.counted_loop(zero, chunks, ScalarType::Usize, |f, c| {
+                let base = f.b.ins().imul_imm_s(c, 8 * partial_words);
+                let addr = f.b.ins().iadd(partials, base);
+                let p = V {
+                    ty: t.clone(),
+                    w: tys
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &ty)| f.load(ty, addr, 8 * k as i32))
+                        .collect(),
+                };
+                let offset = f.use_vars(&t, &accs);
+                for (k, w) in offset.w.iter().enumerate() {
+                    f.store(*w, addr, 8 * k as i32);
+                }
+                let next = f.apply(&args[0], vec![offset, p])?;
+                f.def_vars(&accs, &next);
+                Ok(())
+            })?;
+        }
+        let kernel = self.kernel(
+            op,
+            args,
+            &env_layout,
+            out_at,
+            out_elem.as_ref(),
+            partial_words as usize,
+        )?;
+        self.run_kernel(kernel, env, n, partials, partial_words)?;
+
+        match op {
+            ParOp::Reduce => {
+                // Combine the chunks' partial results in order.
+                let t = partial_ty.unwrap_or(Type::Unit);
+                let ne = self.expr(&args[1])?;
+                let accs = self.declare_like(&ne);
+                let zero = self.iconst(0);
+                let tys = words(&t)?;
+                self.counted_loop(zero, chunks, ScalarType::Usize, |f, c| {
+                    let base = f.b.ins().imul_imm_s(c, 8 * partial_words);
+                    let addr = f.b.ins().iadd(partials, base);
+                    let p = V {
+                        ty: t.clone(),
+                        w: tys
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &ty)| f.load(ty, addr, 8 * k as i32))
+                            .collect(),
+                    };
+                    let a = f.use_vars(&t, &accs);
+                    let r = f.apply(&args[0], vec![a, p])?;
+                    f.def_vars(&accs, &r);
+                    Ok(())
+                })?;
+                Ok(self.use_vars(&t, &accs))
+            }
+            ParOp::ParallelLoop => Ok(V {
+                ty: Type::Unit,
+                w: vec![],
+            }),
+            _ => {
+                let elem = out_elem.unwrap_or(usize_ty);
+                Ok(V {
+                    ty: Type::Seq(Box::new(elem)),
+                    w: [vec![n], out_cols].concat(),
+                })
+            }
+        }
+    }
+
+    fn run_kernel(
+        &mut self,
+        kernel: FuncId,
+        env: Value,
+        n: Value,
+        partials: Value,
+        partial_words: i64,
+    ) -> R<()> {
+        let fr = self.g.module.declare_func_in_func(kernel, self.b.func);
+        let addr = self.b.ins().func_addr(ct::I64, fr);
+        let pw = self.iconst(partial_words);
+        let ctx = self.ctx;
+        let status = self.helper("accel_par", &[ctx, addr, env, n, partials, pw])[0];
+        let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
+        let fail = self.fail;
+        let ok = self.b.create_block();
+        self.b.ins().brif(bad, fail, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        Ok(())
+    }
+
+    /// The variables of the enclosing function that `e` uses.
+    fn free_vars(&self, e: &Expr) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        e.walk(&mut |x| {
+            if let Expr::Var(v) = x {
+                if self.vars.contains_key(v) && !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        });
+        // Manifest inputs computed by the host are variables too.
+        for k in self.vars.keys() {
+            if k.starts_with("manifest#") && !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
+    /// Compiles the kernel of a top-level operation: `(env, lo, hi, partial, ctx) -> status`.
+    fn kernel(
+        &mut self,
+        op: ParOp,
+        args: &[Expr],
+        env_layout: &[(String, Type, Vec<CType>)],
+        out_at: usize,
+        out_elem: Option<&Type>,
+        partial_words: usize,
+    ) -> R<FuncId> {
+        let g: &mut Gen = self.g;
+        g.kernels += 1;
+        let mut sig = g.module.make_signature();
+        for _ in 0..5 {
+            sig.params.push(AbiParam::new(ct::I64));
+        }
+        sig.returns.push(AbiParam::new(ct::I32));
+        let name = format!("kernel{}", g.kernels);
+        let id = g
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let mut ctx = g.module.make_context();
+        ctx.func.signature = sig;
+        let mut fbc = FunctionBuilderContext::new();
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let mut f = FnCx::new(b, g, false);
+            let entry = f.b.create_block();
+            f.b.append_block_params_for_function_params(entry);
+            f.b.switch_to_block(entry);
+            let ps = f.b.block_params(entry).to_vec();
+            let (env, lo, hi, slot) = (ps[0], ps[1], ps[2], ps[3]);
+            f.ctx = ps[4];
+            f.make_fail_block();
+            let mut at = 0;
+            for (name, ty, tys) in env_layout {
+                let w: Vec<Value> = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &t)| f.load(t, env, 8 * (at + k) as i32))
+                    .collect();
+                at += tys.len();
+                f.bind_var(name, V { ty: ty.clone(), w });
+            }
+            let out_cols: Vec<Value> = match out_elem {
+                Some(e) => (0..columns(e)?.len())
+                    .map(|k| f.load(ct::I64, env, 8 * (out_at + k) as i32))
+                    .collect(),
+                None => vec![],
+            };
+            let usize_ty = Type::Scalar(ScalarType::Usize);
+            match op {
+                ParOp::Create | ParOp::Map | ParOp::Map2 => {
+                    let elem = out_elem.cloned().unwrap_or(Type::Unit);
+                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+                        let v = f.element(op, args, i)?;
+                        f.store_elem(&elem, &out_cols, i, &v.w)
+                    })?;
+                }
+                ParOp::ParallelLoop => {
+                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+                        f.apply(
+                            &args[1],
+                            vec![V {
+                                ty: usize_ty.clone(),
+                                w: vec![i],
+                            }],
+                        )
+                        .map(|_| ())
+                    })?;
+                }
+                ParOp::Reduce => {
+                    // Four contiguous streams, one accumulator each (associativity suffices).
+                    let ne = f.expr(&args[1])?;
+                    let t = ne.ty.clone();
+                    let accs: Vec<Vec<Variable>> = (0..4).map(|_| f.declare_like(&ne)).collect();
+                    let len = f.b.ins().isub(hi, lo);
+                    let q = f.b.ins().ushr_imm_u(len, 2);
+                    let starts: Vec<Value> = (0..4i64)
+                        .map(|k| {
+                            let off = f.b.ins().imul_imm_s(q, k);
+                            f.b.ins().iadd(lo, off)
+                        })
+                        .collect();
+                    let zero = f.iconst(0);
+                    f.counted_loop(zero, q, ScalarType::Usize, |f, j| {
+                        for k in 0..4 {
+                            let i = f.b.ins().iadd(starts[k], j);
+                            let x = f.input_element(&args[2], i)?;
+                            let a = f.use_vars(&t, &accs[k]);
+                            let r = f.apply(&args[0], vec![a, x])?;
+                            f.def_vars(&accs[k], &r);
+                        }
+                        Ok(())
+                    })?;
+                    let four_q = f.b.ins().imul_imm_s(q, 4);
+                    let rest = f.b.ins().iadd(lo, four_q);
+                    f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
+                        let x = f.input_element(&args[2], i)?;
+                        let a = f.use_vars(&t, &accs[3]);
+                        let r = f.apply(&args[0], vec![a, x])?;
+                        f.def_vars(&accs[3], &r);
+                        Ok(())
+                    })?;
+                    let mut total = f.use_vars(&t, &accs[0]);
+                    for acc in &accs[1..] {
+                        let next = f.use_vars(&t, acc);
+                        total = f.apply(&args[0], vec![total, next])?;
+                    }
+                    for (k, w) in total
+                        .w
+                        .iter()
+                        .enumerate()
+                        .take(partial_words.max(total.w.len()))
+                    {
+                        f.store(*w, slot, 8 * k as i32);
+                    }
+                }
+                ParOp::Scan => {
+                    // Pass 2: start from this chunk's offset and write the running values.
+                    let t = f.type_of(&args[1])?;
+                    let tys = words(&t)?;
+                    let offset = V {
+                        ty: t.clone(),
+                        w: tys
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &ty)| f.load(ty, slot, 8 * k as i32))
+                            .collect(),
+                    };
+                    let accs = f.declare_like(&offset);
+                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+                        let x = f.input_element(&args[2], i)?;
+                        let a = f.use_vars(&t, &accs);
+                        let r = f.apply(&args[0], vec![a, x])?;
+                        f.def_vars(&accs, &r);
+                        f.store_elem(&t, &out_cols, i, &r.w)
+                    })?;
+                }
+                ParOp::Flatten => unreachable!("flatten needs no kernel"),
+            }
+            f.finish();
+            let config = f.g.module.target_config();
+            f.b.finalize(config);
+        }
+        g.module
+            .define_function(id, &mut ctx)
+            .map_err(|e| format!("Cranelift rejected a kernel: {e:?}"))?;
+        g.module.clear_context(&mut ctx);
+        Ok(id)
+    }
+}
+
+fn comparison(op: BinOp) -> Option<IntCC> {
+    Some(match op {
+        BinOp::Eq => IntCC::Equal,
+        BinOp::Ne => IntCC::NotEqual,
+        BinOp::Lt => IntCC::SignedLessThan,
+        BinOp::Le => IntCC::SignedLessThanOrEqual,
+        BinOp::Gt => IntCC::SignedGreaterThan,
+        BinOp::Ge => IntCC::SignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+fn literal(e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Lit(Lit::Int(v, _)) => usize::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+/// The type and word offset of a field (or tuple element, or array element) of `t`.
+fn field_offset(t: &Type, f: &str) -> R<(Type, usize)> {
+    let named: Vec<(String, Type)> = match t {
+        Type::Record(_, fs) => fs.clone(),
+        Type::Tuple(ts) => ts
+            .iter()
+            .enumerate()
+            .map(|(k, t)| (k.to_string(), t.clone()))
+            .collect(),
+        Type::Array(e, n) => (0..*n).map(|k| (k.to_string(), (**e).clone())).collect(),
+        t => return Err(format!("`.{f}` of a value of type {t}")),
+    };
+    let mut off = 0;
+    for (name, ft) in named {
+        if name == f {
+            return Ok((ft, off));
+        }
+        off += words(&ft)?.len();
+    }
+    Err(format!("no field `{f}` in {t}"))
+}
+
+fn field(v: &V, f: &str) -> R<V> {
+    let (ft, off) = field_offset(&v.ty, f)?;
+    let n = words(&ft)?.len();
+    Ok(V {
+        ty: ft,
+        w: v.w[off..off + n].to_vec(),
+    })
+}
+
+/// The type of an expression whose binders are annotated.
+fn type_of(
+    e: &Expr,
+    scope: &mut HashMap<String, Type>,
+    records: &HashMap<String, Vec<(String, Type)>>,
+) -> R<Type> {
+    let scalar = |s| Type::Scalar(s);
+    Ok(match e {
+        Expr::Lit(Lit::Bool(_)) => scalar(ScalarType::Bool),
+        Expr::Lit(Lit::Int(_, Some(s)) | Lit::Float(_, Some(s))) => scalar(*s),
+        Expr::Lit(_) => return Err("an untyped literal".into()),
+        Expr::Var(v) => scope
+            .get(v)
+            .cloned()
+            .ok_or_else(|| format!("`{v}` is not bound"))?,
+        Expr::Const(c) => {
+            scalar(const_type(c).ok_or_else(|| unsupported(format!("the constant `{c}`")))?)
+        }
+        Expr::Tuple(es) if es.is_empty() => Type::Unit,
+        Expr::Tuple(es) => Type::Tuple(
+            es.iter()
+                .map(|x| type_of(x, scope, records))
+                .collect::<R<_>>()?,
+        ),
+        Expr::Array(es) => {
+            let t = match es.first() {
+                Some(x) => type_of(x, scope, records)?,
+                None => Type::Unit,
+            };
+            Type::Array(Box::new(t), es.len())
+        }
+        Expr::ArrayRepeat(x, n) => Type::Array(
+            Box::new(type_of(x, scope, records)?),
+            literal(n).unwrap_or(0),
+        ),
+        Expr::Seq(es) => Type::Seq(Box::new(match es.first() {
+            Some(x) => type_of(x, scope, records)?,
+            None => Type::Unit,
+        })),
+        Expr::SeqRepeat(x, _) => Type::Seq(Box::new(type_of(x, scope, records)?)),
+        Expr::Slice { seq, .. } => type_of(seq, scope, records)?,
+        Expr::Record { name, fields } => match records.get(name) {
+            Some(decl) => Type::Record(name.clone(), decl.clone()),
+            None => Type::Record(
+                name.clone(),
+                fields
+                    .iter()
+                    .map(|(f, x)| Ok((f.clone(), type_of(x, scope, records)?)))
+                    .collect::<R<_>>()?,
+            ),
+        },
+        Expr::Field(b, f) => field_offset(&type_of(b, scope, records)?, f)?.0,
+        Expr::Index(b, _) => match type_of(b, scope, records)? {
+            Type::Seq(t) | Type::Array(t, _) => *t,
+            t => return Err(format!("indexing {t}")),
+        },
+        Expr::Unary(_, x) => type_of(x, scope, records)?,
+        Expr::Binary(op, a, _) => match op {
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::And
+            | BinOp::Or => scalar(ScalarType::Bool),
+            _ => type_of(a, scope, records)?,
+        },
+        Expr::Cast(_, t) => t.clone(),
+        Expr::Method { recv, method, .. } => {
+            let rt = type_of(recv, scope, records)?;
+            match method.as_str() {
+                "len" | "rank" => scalar(ScalarType::Usize),
+                "is_empty" | "is_nan" | "is_finite" | "is_infinite" | "is_multiple_of" => {
+                    scalar(ScalarType::Bool)
+                }
+                "count_ones" | "leading_zeros" | "trailing_zeros" => scalar(ScalarType::U32),
+                "get" => match rt {
+                    Type::Tensor(t) => *t,
+                    t => return Err(format!("`.get()` on {t}")),
+                },
+                "set" => Type::Unit,
+                "shape" => Type::Seq(Box::new(scalar(ScalarType::Usize))),
+                "to_vec" => match rt {
+                    Type::Tensor(t) => Type::Seq(t),
+                    t => t,
+                },
+                _ => rt,
+            }
+        }
+        Expr::Assoc { ty, args, .. } => match ScalarType::from_name(ty) {
+            Some(s) => scalar(s),
+            None => match args.first() {
+                Some(a) => type_of(a, scope, records)?,
+                None => Type::Unit,
+            },
+        },
+        Expr::If {
+            then, els: Some(_), ..
+        } => type_of(then, scope, records)?,
+        Expr::If { .. } | Expr::Assign { .. } | Expr::For { .. } | Expr::While { .. } => Type::Unit,
+        Expr::Match { scrutinee, arms } => {
+            let st = type_of(scrutinee, scope, records)?;
+            match arms.first() {
+                Some(arm) => {
+                    bind_types(&arm.pat, &st, scope)?;
+                    type_of(&arm.body, scope, records)?
+                }
+                None => Type::Unit,
+            }
+        }
+        Expr::Block { stmts, result } => {
+            for s in stmts {
+                if let Stmt::Let { pat, ty, init } = s {
+                    let t = match (ty, init) {
+                        (Type::Infer, Some(x)) => type_of(x, scope, records)?,
+                        (t, _) => t.clone(),
+                    };
+                    bind_types(pat, &t, scope)?;
+                }
+            }
+            match result {
+                Some(r) => type_of(r, scope, records)?,
+                None => Type::Unit,
+            }
+        }
+        Expr::Par { op, args, .. } => {
+            let lambda_result =
+                |f: &Expr, ps: Vec<Type>, scope: &mut HashMap<String, Type>| -> R<Type> {
+                    let Expr::Lambda { params, body } = f else {
+                        return Err("a function argument that is not a closure".into());
+                    };
+                    for ((p, _), t) in params.iter().zip(ps) {
+                        bind_types(p, &t, scope)?;
+                    }
+                    type_of(body, scope, records)
+                };
+            let elem = |x: &Expr, scope: &mut HashMap<String, Type>| -> R<Type> {
+                match type_of(x, scope, records)? {
+                    Type::Seq(t) => Ok(*t),
+                    t => Err(format!("a sequence was expected, found {t}")),
+                }
+            };
+            match op {
+                ParOp::Map => {
+                    let a = elem(&args[1], scope)?;
+                    Type::Seq(Box::new(lambda_result(&args[0], vec![a], scope)?))
+                }
+                ParOp::Map2 => {
+                    let a = elem(&args[1], scope)?;
+                    let b = elem(&args[2], scope)?;
+                    Type::Seq(Box::new(lambda_result(&args[0], vec![a, b], scope)?))
+                }
+                ParOp::Create => Type::Seq(Box::new(lambda_result(
+                    &args[1],
+                    vec![scalar(ScalarType::Usize)],
+                    scope,
+                )?)),
+                ParOp::Reduce => type_of(&args[1], scope, records)?,
+                ParOp::Scan => Type::Seq(Box::new(type_of(&args[1], scope, records)?)),
+                ParOp::Flatten => match type_of(&args[0], scope, records)? {
+                    Type::Seq(row) => *row,
+                    t => return Err(format!("flatten of {t}")),
+                },
+                ParOp::ParallelLoop => Type::Unit,
+            }
+        }
+        Expr::Lambda { .. }
+        | Expr::Call { .. }
+        | Expr::FnRef(_)
+        | Expr::Apply { .. }
+        | Expr::Closure { .. } => return Err("a function value in compiled code".into()),
+    })
+}
+
+fn bind_types(p: &Pat, t: &Type, scope: &mut HashMap<String, Type>) -> R<()> {
+    match p {
+        Pat::Bind { name, .. } => {
+            scope.insert(name.clone(), t.clone());
+        }
+        Pat::Tuple(ps) => {
+            for (k, q) in ps.iter().enumerate() {
+                bind_types(q, &field_offset(t, &k.to_string())?.0, scope)?;
+            }
+        }
+        Pat::Record { fields, .. } => {
+            for (f, q) in fields {
+                bind_types(q, &field_offset(t, f)?.0, scope)?;
+            }
+        }
+        Pat::Or(ps) => {
+            if let Some(q) = ps.first() {
+                bind_types(q, t, scope)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! What compiled code calls back into: allocation, parallel launches on the rayon pool,
+//! failure reports, and the math functions Cranelift has no instruction for.
+
+use super::abi::Arena;
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// The state of one compiled run, shared by all its kernels.
+#[derive(Default)]
+pub struct RunCtx {
+    pub arena: Mutex<Arena>,
+    pub error: Mutex<Option<Failure>>,
+}
+
+/// The first failure a compiled run reported.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Failure {
+    pub kind: u32,
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Failure kinds compiled code reports.
+pub const FAIL_INDEX: u32 = 1;
+pub const FAIL_DIV_ZERO: u32 = 2;
+pub const FAIL_DIV_OVERFLOW: u32 = 3;
+pub const FAIL_ALLOC: u32 = 4;
+pub const FAIL_RANK: u32 = 5;
+pub const FAIL_SLICE: u32 = 6;
+pub const FAIL_LENGTHS: u32 = 7;
+
+impl Failure {
+    /// What went wrong, in words.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            FAIL_INDEX => format!(
+                "index out of bounds: the len is {} but the index is {}",
+                self.b, self.a
+            ),
+            FAIL_DIV_ZERO => "attempt to divide by zero".into(),
+            FAIL_DIV_OVERFLOW => "attempt to divide with overflow".into(),
+            FAIL_ALLOC => format!("could not allocate {} bytes", self.a),
+            FAIL_RANK => format!(
+                "a tensor index has {} coordinates, but the tensor has rank {}",
+                self.a, self.b
+            ),
+            FAIL_SLICE => format!("slice bounds {}..{} are out of range", self.a, self.b),
+            FAIL_LENGTHS => format!("map2 lengths differ: {} vs {}", self.a, self.b),
+            k => format!("compiled code failed (kind {k})"),
+        }
+    }
+}
+
+/// Elements per chunk of a parallel launch of `n` iterations: a function of `n` alone,
+/// so that float reductions group the same way on every machine; small enough that
+/// uneven work (Mandelbrot rows) balances over the work-stealing pool.
+pub fn chunk_size(n: u64) -> u64 {
+    n.div_ceil(256).max(256)
+}
+
+/// The number of chunks of a launch of `n` iterations.
+pub extern "C" fn accel_chunks(n: u64) -> u64 {
+    n.div_ceil(chunk_size(n))
+}
+
+/// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
+pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -> u32;
+
+/// Runs `kernel` over `0..n` in chunks on all cores; chunk `c` gets the partial-result slot
+/// `partials + c * partial_words`. Returns the first non-zero status.
+pub extern "C" fn accel_par(
+    ctx: *const RunCtx,
+    kernel: u64,
+    env: u64,
+    n: u64,
+    partials: u64,
+    partial_words: u64,
+) -> u32 {
+    // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
+    // signature (the code generator passes only such addresses).
+    let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
+    let size = chunk_size(n);
+    let chunks = accel_chunks(n);
+    let ctx_addr = ctx as usize;
+    let run = |c: u64| {
+        let lo = c * size;
+        let hi = (lo + size).min(n);
+        let slot = (partials + c * partial_words * 8) as *mut u64;
+        kernel(env as *const u64, lo, hi, slot, ctx_addr as *const RunCtx)
+    };
+    if chunks <= 1 {
+        return if chunks == 1 { run(0) } else { 0 };
+    }
+    (0..chunks)
+        .into_par_iter()
+        .map(run)
+        .find_any(|&s| s != 0)
+        .unwrap_or(0)
+}
+
+/// Allocates zeroed memory for compiled code; it belongs to the run's arena.
+pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64 {
+    // SAFETY: compiled code passes the context pointer it was called with, which the
+    // runtime keeps alive for the whole run.
+    let ctx = unsafe { &*ctx };
+    let mut arena = ctx.arena.lock().unwrap_or_else(|e| e.into_inner());
+    arena.alloc(bytes as usize, align as usize) as u64
+}
+
+/// Records a failure (the first one wins); the reporting code then returns non-zero.
+pub extern "C" fn accel_fail(ctx: *const RunCtx, kind: u32, a: u64, b: u64) {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let mut e = ctx.error.lock().unwrap_or_else(|e| e.into_inner());
+    e.get_or_insert(Failure { kind, a, b });
+}
+
+macro_rules! math1 {
+    ($($name:ident: $t:ty => $f:ident),* $(,)?) => {$(
+        pub extern "C" fn $name(x: $t) -> $t {
+            x.$f()
+        }
+    )*};
+}
+macro_rules! math2 {
+    ($($name:ident: $t:ty => $f:ident),* $(,)?) => {$(
+        pub extern "C" fn $name(x: $t, y: $t) -> $t {
+            x.$f(y)
+        }
+    )*};
+}
+
+math1!(
+    accel_exp_f32: f32 => exp, accel_exp_f64: f64 => exp,
+    accel_exp2_f32: f32 => exp2, accel_exp2_f64: f64 => exp2,
+    accel_ln_f32: f32 => ln, accel_ln_f64: f64 => ln,
+    accel_log2_f32: f32 => log2, accel_log2_f64: f64 => log2,
+    accel_log10_f32: f32 => log10, accel_log10_f64: f64 => log10,
+    accel_sin_f32: f32 => sin, accel_sin_f64: f64 => sin,
+    accel_cos_f32: f32 => cos, accel_cos_f64: f64 => cos,
+    accel_tan_f32: f32 => tan, accel_tan_f64: f64 => tan,
+    accel_asin_f32: f32 => asin, accel_asin_f64: f64 => asin,
+    accel_acos_f32: f32 => acos, accel_acos_f64: f64 => acos,
+    accel_atan_f32: f32 => atan, accel_atan_f64: f64 => atan,
+    accel_sinh_f32: f32 => sinh, accel_sinh_f64: f64 => sinh,
+    accel_cosh_f32: f32 => cosh, accel_cosh_f64: f64 => cosh,
+    accel_tanh_f32: f32 => tanh, accel_tanh_f64: f64 => tanh,
+    accel_asinh_f32: f32 => asinh, accel_asinh_f64: f64 => asinh,
+    accel_acosh_f32: f32 => acosh, accel_acosh_f64: f64 => acosh,
+    accel_atanh_f32: f32 => atanh, accel_atanh_f64: f64 => atanh,
+    accel_cbrt_f32: f32 => cbrt, accel_cbrt_f64: f64 => cbrt,
+    accel_round_f32: f32 => round, accel_round_f64: f64 => round,
+);
+math2!(
+    accel_powf_f32: f32 => powf, accel_powf_f64: f64 => powf,
+    accel_atan2_f32: f32 => atan2, accel_atan2_f64: f64 => atan2,
+    accel_hypot_f32: f32 => hypot, accel_hypot_f64: f64 => hypot,
+    accel_log_f32: f32 => log, accel_log_f64: f64 => log,
+    accel_rem_f32: f32 => rem_euclid_plain, accel_rem_f64: f64 => rem_euclid_plain,
+);
+
+/// Float `%` as Rust defines it (the remainder with the dividend's sign).
+trait PlainRem {
+    fn rem_euclid_plain(self, y: Self) -> Self;
+}
+impl PlainRem for f32 {
+    fn rem_euclid_plain(self, y: f32) -> f32 {
+        self % y
+    }
+}
+impl PlainRem for f64 {
+    fn rem_euclid_plain(self, y: f64) -> f64 {
+        self % y
+    }
+}
+
+pub extern "C" fn accel_powi_f32(x: f32, n: i32) -> f32 {
+    x.powi(n)
+}
+pub extern "C" fn accel_powi_f64(x: f64, n: i32) -> f64 {
+    x.powi(n)
+}
+
+/// The helpers compiled code may call, by the names the code generator imports them as.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    macro_rules! syms {
+        ($($f:ident),* $(,)?) => { vec![$((stringify!($f), $f as *const u8)),*] };
+    }
+    syms!(
+        accel_chunks,
+        accel_par,
+        accel_alloc,
+        accel_fail,
+        accel_exp_f32,
+        accel_exp_f64,
+        accel_exp2_f32,
+        accel_exp2_f64,
+        accel_ln_f32,
+        accel_ln_f64,
+        accel_log2_f32,
+        accel_log2_f64,
+        accel_log10_f32,
+        accel_log10_f64,
+        accel_sin_f32,
+        accel_sin_f64,
+        accel_cos_f32,
+        accel_cos_f64,
+        accel_tan_f32,
+        accel_tan_f64,
+        accel_asin_f32,
+        accel_asin_f64,
+        accel_acos_f32,
+        accel_acos_f64,
+        accel_atan_f32,
+        accel_atan_f64,
+        accel_sinh_f32,
+        accel_sinh_f64,
+        accel_cosh_f32,
+        accel_cosh_f64,
+        accel_tanh_f32,
+        accel_tanh_f64,
+        accel_asinh_f32,
+        accel_asinh_f64,
+        accel_acosh_f32,
+        accel_acosh_f64,
+        accel_atanh_f32,
+        accel_atanh_f64,
+        accel_cbrt_f32,
+        accel_cbrt_f64,
+        accel_round_f32,
+        accel_round_f64,
+        accel_powf_f32,
+        accel_powf_f64,
+        accel_atan2_f32,
+        accel_atan2_f64,
+        accel_hypot_f32,
+        accel_hypot_f64,
+        accel_log_f32,
+        accel_log_f64,
+        accel_rem_f32,
+        accel_rem_f64,
+        accel_powi_f32,
+        accel_powi_f64,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunking_depends_on_n_alone_and_covers_it() {
+        assert_eq!(accel_chunks(0), 0);
+        assert_eq!(accel_chunks(1), 1);
+        assert_eq!(accel_chunks(256), 1);
+        assert_eq!(accel_chunks(1 << 25), 256);
+        for n in [1u64, 255, 257, 1000, 65_537, 1 << 20] {
+            let (size, chunks) = (chunk_size(n), accel_chunks(n));
+            assert!(size * chunks >= n && size * (chunks - 1) < n, "{n}");
+        }
+    }
+}
