@@ -368,6 +368,10 @@ impl Lowerer {
             if matches!(ident.as_str(), "None" | "Some" | "Ok" | "Err") {
                 return self.error(p, format!("`{ident}` is not supported in accelerated code (no `Option` or `Result`): use a flag or a sentinel value"));
             }
+            if starts_uppercase(&ident) && self.captures_allowed {
+                // A constant (`const SCALE: i64 = 10;`) at a site is captured like a local.
+                return Expr::Var(ident);
+            }
             if !starts_uppercase(&ident) {
                 if self.captures_allowed {
                     return Expr::Var(ident);

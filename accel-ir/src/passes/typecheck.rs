@@ -324,6 +324,10 @@ impl Checker {
     }
 
     fn elem_of(&mut self, seq: &Ty, what: &str) -> Result<Ty, IrError> {
+        // An array is a sequence too (`reduce(op, ne, &[1, 2, 3])`).
+        if let Ty::Array(t, _) = self.resolve(seq) {
+            return Ok(*t);
+        }
         let elem = self.fresh(Kind::Any);
         self.expect(seq, &Ty::Seq(Box::new(elem.clone())), || {
             format!("`{what}` takes a sequence")

@@ -1816,6 +1816,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         self.manifest(other, v.clone());
                         Ok((v.w[0], elem))
                     }
+                    Type::Array(elem, n) => {
+                        let (elem, n) = ((**elem).clone(), *n as i64);
+                        self.manifest(other, v.clone());
+                        Ok((self.iconst(n), elem))
+                    }
                     t => Err(format!("a sequence was expected, found {t}")),
                 }
             }
@@ -1832,14 +1837,16 @@ impl<'a, 'g> FnCx<'a, 'g> {
             } => self.element(*op, args, i),
             other => {
                 let v = self.manifested(other)?;
-                let Type::Seq(elem) = &v.ty else {
-                    return Err("not a sequence".into());
-                };
-                let w = self.load_elem(elem, &v.w[1..], i)?;
-                Ok(V {
-                    ty: (**elem).clone(),
-                    w,
-                })
+                match &v.ty {
+                    Type::Seq(elem) => {
+                        let w = self.load_elem(elem, &v.w[1..], i)?;
+                        Ok(V {
+                            ty: (**elem).clone(),
+                            w,
+                        })
+                    }
+                    _ => self.index(&v, i),
+                }
             }
         }
     }
@@ -2400,7 +2407,7 @@ fn type_of(
                 };
             let elem = |x: &Expr, scope: &mut HashMap<String, Type>| -> R<Type> {
                 match type_of(x, scope, records)? {
-                    Type::Seq(t) => Ok(*t),
+                    Type::Seq(t) | Type::Array(t, _) => Ok(*t),
                     t => Err(format!("a sequence was expected, found {t}")),
                 }
             };

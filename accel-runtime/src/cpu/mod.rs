@@ -124,7 +124,6 @@ pub fn run<R: Accel>(
         let host: Host = std::mem::transmute::<usize, Host>(c.code.host);
         host(m.words.as_ptr(), out.as_mut_ptr(), &ctx)
     };
-    drop(m);
     if status != 0 {
         let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
         return Err(failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe()));
