@@ -80,3 +80,8 @@ pub fn run_site<R: Accel>(
 ) -> R {
     crate::site::run(site, inspected, sequential)
 }
+
+/// How many site compilations the CPU backend has done in this process.
+pub fn cpu_compilations() -> usize {
+    crate::cpu::COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -40,6 +40,7 @@ fn trivial(e: &Expr) -> bool {
     match e {
         Expr::Var(_) | Expr::Lit(_) | Expr::Const(_) => true,
         Expr::Method { recv, method, args } => method == "len" && args.is_empty() && trivial(recv),
+        Expr::Assoc { func, args, .. } => func == "same_len" && args.iter().all(trivial),
         _ => false,
     }
 }
@@ -79,7 +80,16 @@ impl Fuser {
     /// `create(n, |i| f(element_i of inputs...))`, when every input is a variable or a
     /// delayed array.
     fn delayed(&mut self, f: &Expr, inputs: &[Expr], loc: crate::Loc) -> Option<Expr> {
-        let n = Self::length(&inputs[0])?;
+        let mut n = Self::length(&inputs[0])?;
+        for other in &inputs[1..] {
+            // `map2` needs equal lengths: fusion keeps the check (`same_len` is the first
+            // length after checking that the second equals it).
+            n = Expr::Assoc {
+                ty: "accel".into(),
+                func: "same_len".into(),
+                args: vec![n, Self::length(other)?],
+            };
+        }
         let i = self.fresh("i");
         let iv = Expr::Var(i.clone());
         let elems = inputs
@@ -362,7 +372,7 @@ mod tests {
         );
         assert_eq!(
             fuse(&e).to_string(),
-            "(create (.len xs) (lambda (i#f2: usize) (do (let y (do (let i#f1: usize i#f2) (do (let a (index xs i#f1)) \
+            "(create (accel::same_len (.len xs) n) (lambda (i#f2: usize) (do (let y (do (let i#f1: usize i#f2) (do (let a (index xs i#f1)) \
              (let b (do (let j i#f1) j)) (- a b)))) (+ y 1))))"
         );
     }

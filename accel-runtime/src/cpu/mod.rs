@@ -58,6 +58,9 @@ pub fn compiled(
     (r, hit)
 }
 
+/// How many times a site was compiled in this process (tests check the cache with it).
+pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The pipeline of a site's first run: extraction, inlining, type inference, fusion,
 /// code generation.
 fn compile(
@@ -65,6 +68,7 @@ fn compile(
     capture_types: &[Type],
     result: &Type,
 ) -> Result<Arc<CompiledSite>, String> {
+    COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
     let program = site.program().map_err(|e| e.to_string())?;
     let body = inline::inline(&program).map_err(|e| e.to_string())?;

@@ -1,0 +1,217 @@
+//! The CPU backend against debug mode (the reference semantics): every operation over
+//! random inputs, empty, one-element and odd sizes included; how compiled code reports a
+//! failure; and which constructs it does not compile yet.
+
+use accel_runtime::prelude::*;
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// Runs a site in debug mode and in cpu mode; they must agree (floats within
+/// `Accel::close_to`'s tolerance, since parallel reductions group differently).
+fn agree<R: Accel + std::fmt::Debug>(f: impl Fn() -> R) -> R {
+    agree_scaled(f, None)
+}
+
+/// Like `agree`, with the float tolerance relative to `scale` (for sums with
+/// cancellation, the rounding error grows with the sum of magnitudes, not the result).
+fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option<&R>) -> R {
+    let d = with_mode(Mode::Debug, &f);
+    let c = with_mode(Mode::Cpu, &f);
+    let scales: Vec<&R> = scale.into_iter().collect();
+    assert!(c.close_to(&d, &scales), "cpu gave {c:?}, debug gave {d:?}");
+    c
+}
+
+#[derive(Accel, Clone, Copy, Debug, PartialEq)]
+struct Particle {
+    pos: [f64; 2],
+    mass: f64,
+}
+
+#[accel]
+fn kinetic(p: Particle, v: f64) -> f64 {
+    0.5 * p.mass * v * v
+}
+
+#[accel]
+fn collatz(n: u64) -> u32 {
+    let mut n = n;
+    let mut steps = 0;
+    while n > 1 {
+        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        steps += 1;
+    }
+    steps
+}
+
+fn sizes() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        Just(0usize),
+        Just(1),
+        Just(2),
+        Just(3),
+        Just(255),
+        Just(257),
+        Just(1023),
+        0usize..5000
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn reduce_and_scan_of_integers(xs in sizes().prop_flat_map(|n| vec(-1_000_000i64..1_000_000, n))) {
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
+        agree(|| accelerate!(reduce(|a, b| a.max(b), i64::MIN, &xs)));
+        agree(|| accelerate!(scan(|a, b| a + b, 0, &xs)));
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| x * x % 1000, &xs))));
+    }
+
+    #[test]
+    fn map_map2_and_float_reductions(xs in sizes().prop_flat_map(|n| vec(-1e3f32..1e3, n))) {
+        let c = 1.5f32;
+        let ys: Vec<f32> = agree(|| accelerate!(map(|x| c * x + 1.0, &xs)));
+        agree(|| accelerate!(map2(|a, b| a * b - a, &xs, &ys)));
+        let total: f32 = xs.iter().zip(&ys).map(|(a, b)| (a * b).abs()).sum();
+        agree_scaled(|| accelerate!(reduce(|a, b| a + b, 0.0, map2(|a, b| a * b, &xs, &ys))), Some(&total));
+        let magnitudes: Vec<f32> = xs.iter().scan(0.0, |s, x| { *s += x.abs(); Some(*s) }).collect();
+        agree_scaled(|| accelerate!(scan(|a, b| a + b, 0.0, &xs)), Some(&magnitudes));
+        agree(|| accelerate!(reduce(|a, b| a.min(b), f32::INFINITY, &xs)));
+    }
+
+    #[test]
+    fn create_flatten_and_nested_reductions(n in 0usize..300, m in 1usize..9) {
+        let rows: Vec<Vec<i32>> = (0..n).map(|i| (0..m).map(|j| (i * 7 + j) as i32).collect()).collect();
+        agree(|| accelerate!(flatten(&rows)));
+        agree(|| accelerate!(map(|row| reduce(|a, b| a + b, 0, row), &rows)));
+        agree(|| accelerate!(create(n, |i| (i as f64).sqrt() * 2.0)));
+        agree(|| accelerate!(create(n * m, |k| rows[k / m][k % m] - 1)));
+    }
+
+    #[test]
+    fn records_tuples_loops_and_matches(n in 0usize..2000) {
+        let ps: Vec<Particle> = (0..n).map(|i| Particle { pos: [i as f64, -(i as f64)], mass: 1.0 + (i % 5) as f64 }).collect();
+        agree(|| accelerate!(map(|p| kinetic(p, p.pos[0] * 0.01), &ps)));
+        agree(|| accelerate!(map(|p| Particle { pos: [p.pos[1], p.pos[0]], mass: p.mass * 2.0 }, &ps)));
+        agree(|| accelerate!(reduce(|a, b| if a.1 >= b.1 { a } else { b }, (0usize, f64::MIN), create(ps.len(), |i| (i, ps[i].mass)))));
+        let ns: Vec<u64> = (1..=n as u64).collect();
+        agree(|| accelerate!(map(collatz, &ns)));
+        agree(|| accelerate!(map(|x| match x % 4 { 0 => 10, 1 | 2 => 20, _ => 30 }, &ns)));
+    }
+
+    #[test]
+    fn parallel_loops_over_tensors(n in 0usize..3000) {
+        let run = |mode| {
+            let src = Tensor::from_vec((0..n as i64).collect(), &[n]);
+            let dst = Tensor::<i64>::zeros(&[n]);
+            with_mode(mode, || accelerate!(parallel_loop(n, |i| dst.set([i], src.get([i]) * 2 + 1))));
+            dst.to_vec()
+        };
+        prop_assert_eq!(run(Mode::Cpu), run(Mode::Debug));
+    }
+}
+
+#[test]
+fn aliasing_views_share_one_buffer_in_compiled_code() {
+    let t = Tensor::<i64>::zeros(&[6]);
+    let (a, b) = (t.sub(1, 2), t.sub(4, 2));
+    with_mode(Mode::Cpu, || {
+        accelerate!(parallel_loop(1, |i| {
+            a.set([i], 7);
+            b.set([i + 1], 2);
+        }))
+    });
+    assert_eq!(t.to_vec(), vec![0, 7, 0, 0, 0, 2]);
+    let m = Tensor::<f32>::zeros(&[64, 64]);
+    with_mode(Mode::Cpu, || {
+        accelerate!(parallel_loop(64 * 64, |k| m.set([k / 64, k % 64], (k % 64) as f32)))
+    });
+    assert_eq!(m.get([63, 5]), 5.0);
+}
+
+fn panic_message(f: impl FnOnce()) -> String {
+    let err =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the site panics");
+    err.downcast_ref::<String>().cloned().unwrap_or_default()
+}
+
+#[test]
+fn failures_in_compiled_code_name_the_site_and_never_crash() {
+    let xs = vec![1, 2, 3];
+    let msg = panic_message(|| drop(with_mode(Mode::Cpu, || accelerate!(create(4, |i| xs[i])))));
+    assert!(
+        msg.ends_with("index out of bounds: the len is 3 but the index is 3"),
+        "{msg}"
+    );
+    assert!(
+        msg.starts_with("accelerate! at accel-runtime/tests/cpu_backend.rs:"),
+        "{msg}"
+    );
+    let zs = vec![1i32, 0, 2];
+    let msg = panic_message(|| drop(with_mode(Mode::Cpu, || accelerate!(map(|z| 10 / z, &zs)))));
+    assert!(msg.ends_with("attempt to divide by zero"), "{msg}");
+    let t = Tensor::<i32>::zeros(&[2, 2]);
+    let msg = panic_message(|| {
+        with_mode(Mode::Cpu, || {
+            accelerate!(parallel_loop(3, |i| t.set([i, 0], 1)))
+        })
+    });
+    assert!(
+        msg.ends_with("index out of bounds: the len is 2 but the index is 2"),
+        "{msg}"
+    );
+    let (a, b) = (vec![1.0f32; 3], vec![1.0f32; 2]);
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(map2(|x, y| x + y, &a, &b))
+        }))
+    });
+    assert!(msg.ends_with("map2 lengths differ: 3 vs 2"), "{msg}");
+    // Float-to-integer casts saturate, as Rust's `as` does.
+    let fs = vec![f32::NAN, 1e20, -1e20, 2.7];
+    assert_eq!(
+        with_mode(Mode::Cpu, || accelerate!(map(|f| f as i32, &fs))),
+        vec![0, i32::MAX, i32::MIN, 2]
+    );
+}
+
+const FACTOR: i64 = 3;
+
+#[accel]
+fn scaled(x: i64) -> i64 {
+    x * FACTOR
+}
+
+/// What the cpu backend does not compile yet: an explicit `ACCEL_MODE=cpu` says so, naming
+/// the site and the construct; the default mode runs these sequentially instead.
+#[test]
+fn constructs_the_cpu_backend_does_not_compile_yet() {
+    let unsupported = |f: &dyn Fn()| panic_message(|| with_mode(Mode::Cpu, f));
+    let n = 3usize;
+    let msg = unsupported(&|| drop(accelerate!(create(n, |i| create(2, |j| i + j)))));
+    assert!(msg.contains("the cpu backend cannot compile producing a sequence of sequences (nested results) yet (ACCEL_MODE=cpu)"), "{msg}");
+    let xs = vec![1i64, 2];
+    let msg = unsupported(&|| drop(accelerate!(map(scaled, &xs))));
+    assert!(
+        msg.contains("the constant `FACTOR` is not supported by the compiled backends yet"),
+        "{msg}"
+    );
+    let msg = unsupported(&|| {
+        drop(accelerate!(map(
+            |x| {
+                let t = Tensor::<i64>::zeros(&[2]);
+                t.set([0], x);
+                t.get([0])
+            },
+            &xs
+        )))
+    });
+    assert!(msg.contains("cannot compile"), "{msg}");
+    // Unset mode: the same sites run, sequentially.
+    assert_eq!(accelerate!(map(scaled, &xs)), vec![3, 6]);
+    assert_eq!(
+        accelerate!(create(n, |i| create(2, |j| i + j))),
+        vec![vec![0, 1], vec![1, 2], vec![2, 3]]
+    );
+}
