@@ -81,6 +81,14 @@ pub fn run_site<R: Accel>(
     crate::site::run(site, inspected, sequential)
 }
 
+/// The compile times (ms) of every site the CPU backend compiled, in compilation order.
+pub fn cpu_compile_times() -> Vec<f64> {
+    crate::cpu::COMPILE_TIMES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 /// How many site compilations the CPU backend has done in this process.
 pub fn cpu_compilations() -> usize {
     crate::cpu::COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)

@@ -38,7 +38,11 @@ fn collatz(n: u64) -> u32 {
     let mut n = n;
     let mut steps = 0;
     while n > 1 {
-        n = if n.is_multiple_of(2) { n / 2 } else { 3 * n + 1 };
+        n = if n.is_multiple_of(2) {
+            n / 2
+        } else {
+            3 * n + 1
+        };
         steps += 1;
     }
     steps

@@ -62,8 +62,10 @@ impl Arena {
         }
         match std::alloc::Layout::from_size_align(bytes, align) {
             Ok(layout) => {
-                // SAFETY: the layout has a non-zero size.
-                let p = unsafe { std::alloc::alloc_zeroed(layout) };
+                // SAFETY: the layout has a non-zero size. The memory is left uninitialised
+                // (fresh zeroed pages would fault on first write): compiled code writes
+                // every element of what it allocates before anything reads it.
+                let p = unsafe { std::alloc::alloc(layout) };
                 if !p.is_null() {
                     self.allocations.insert(p as usize, layout);
                 }
@@ -173,9 +175,9 @@ pub fn take_column<T: Word>(u: &mut Unmarshal<'_>, len: usize) -> Result<Vec<T>,
     }
     if u.arena.adopt(ptr, layout) {
         // SAFETY: the arena allocated `ptr` with exactly the layout of `Vec<T>` of capacity
-        // `len`, zero-initialised and then written by the compiled code with `len` values
-        // of `T` (plain scalars, valid for any bit pattern the code stores), and has given
-        // up ownership.
+        // `len`; the compiled code wrote all `len` elements before returning success (it
+        // fills every output column completely) with values of `T` (plain scalars; bools
+        // are stored as 0 or 1); the arena has given up ownership.
         Ok(unsafe { Vec::from_raw_parts(ptr as *mut T, len, len) })
     } else {
         // SAFETY: a pointer the compiled code returned without allocating it is one of the

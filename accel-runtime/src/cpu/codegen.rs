@@ -245,8 +245,8 @@ impl Gen {
                 g.helpers.insert(name, id);
                 Ok(())
             };
-        declare(self, "accel_chunks", &[i64_], Some(i64_))?;
-        declare(self, "accel_par", &[i64_; 6], Some(ct::I32))?;
+        declare(self, "accel_chunks", &[i64_; 2], Some(i64_))?;
+        declare(self, "accel_par", &[i64_; 7], Some(ct::I32))?;
         declare(self, "accel_alloc", &[i64_; 3], Some(i64_))?;
         declare(self, "accel_fail", &[i64_, ct::I32, i64_, i64_], None)?;
         for (name, _) in pool::symbols() {
@@ -286,6 +286,11 @@ struct FnCx<'a, 'g> {
     /// Returns status 1 (after `accel_fail` recorded why).
     fail: Block,
     refs: HashMap<&'static str, cranelift_codegen::ir::FuncRef>,
+    /// `(sequence, index)` variable pairs known to be in bounds here: the index of a
+    /// producer over that sequence, or the variable of a loop versioned on its length.
+    safe: Vec<(String, String)>,
+    /// Whether element loads are proven in bounds (and so may be hoisted by Cranelift).
+    movable_loads: bool,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -299,6 +304,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
             host,
             fail: placeholder,
             refs: HashMap::new(),
+            safe: Vec::new(),
+            movable_loads: false,
         }
     }
 
@@ -475,6 +482,18 @@ impl<'a, 'g> FnCx<'a, 'g> {
             Expr::Index(base, i) => {
                 let v = self.expr(base)?;
                 let iv = self.expr(i)?;
+                if let (Expr::Var(s), Expr::Var(j), Type::Seq(elem)) = (&**base, &**i, &v.ty) {
+                    if self.safe.iter().any(|(a, b)| a == s && b == j) {
+                        // In bounds by construction: no check, and a load Cranelift may move.
+                        self.movable_loads = true;
+                        let w = self.load_elem(elem, &v.w[1..], iv.w[0]);
+                        self.movable_loads = false;
+                        return Ok(V {
+                            ty: (**elem).clone(),
+                            w: w?,
+                        });
+                    }
+                }
                 self.index(&v, iv.w[0])
             }
             Expr::Unary(op, x) => {
@@ -548,16 +567,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let hi = self.expr(hi)?;
                 let s = self.scalar(&lo)?;
                 let (lo, hi) = (lo.w[0], hi.w[0]);
-                self.counted_loop(lo, hi, s, |f, i| {
-                    f.bind_var(
-                        var,
-                        V {
-                            ty: Type::Scalar(s),
-                            w: vec![i],
-                        },
-                    );
-                    f.expr(body).map(|_| ())
-                })?;
+                self.for_loop(var, lo, hi, s, body)?;
                 Ok(V {
                     ty: Type::Unit,
                     w: vec![],
@@ -1502,6 +1512,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
             Type::Scalar(s) => {
                 let off = self.b.ins().imul_imm_s(i, size_of(*s));
                 let addr = self.b.ins().iadd(cols[0], off);
+                if self.movable_loads {
+                    // Sequences never change during a run, and this element is in bounds.
+                    let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+                    return Ok(vec![self.b.ins().load(clif(*s), flags, addr, 0)]);
+                }
                 Ok(vec![self.load(clif(*s), addr, 0)])
             }
             Type::Seq(u) => {
@@ -1634,6 +1649,83 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
         Ok(())
+    }
+
+    /// `for var in lo..hi { body }`, versioned: when every sequence the body indexes by the
+    /// loop variable is at least `hi` long, one test up front replaces a check per access.
+    fn for_loop(&mut self, var: &str, lo: Value, hi: Value, s: ScalarType, body: &Expr) -> R<()> {
+        let run = |f: &mut Self| {
+            f.counted_loop(lo, hi, s, |f, i| {
+                f.bind_var(
+                    var,
+                    V {
+                        ty: Type::Scalar(s),
+                        w: vec![i],
+                    },
+                );
+                f.expr(body).map(|_| ())
+            })
+        };
+        let indexed = self.indexed_by(body, var);
+        if s != ScalarType::Usize || indexed.is_empty() {
+            return run(self);
+        }
+        let mut ok = self.b.ins().iconst(ct::I8, 1);
+        for seq in &indexed {
+            let len = self.var(seq)?.w[0];
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, len);
+            ok = self.b.ins().band(ok, fits);
+        }
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let before = self.safe.len();
+        self.safe
+            .extend(indexed.iter().map(|q| (q.clone(), var.to_string())));
+        let r = run(self);
+        self.safe.truncate(before);
+        r?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(slow);
+        run(self)?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
+    }
+
+    /// The sequence variables of the enclosing scope that `body` indexes by `var`.
+    fn indexed_by(&self, body: &Expr, var: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        body.walk(&mut |e| {
+            if let Expr::Index(b, i) = e {
+                if let (Expr::Var(s), Expr::Var(j)) = (&**b, &**i) {
+                    let is_seq = matches!(self.vars.get(s), Some((Type::Seq(_), _)));
+                    if j == var && is_seq && !out.contains(s) {
+                        out.push(s.clone());
+                    }
+                }
+            }
+        });
+        out
+    }
+
+    /// The sequences whose length a producer's length expression is (`xs.len()`, or both
+    /// of `same_len(xs.len(), ys.len())`): indexing them by the producer's index is safe.
+    fn length_sources(n: &Expr) -> Vec<String> {
+        match n {
+            Expr::Method { recv, method, args } if method == "len" && args.is_empty() => {
+                match &**recv {
+                    Expr::Var(s) => vec![s.clone()],
+                    _ => vec![],
+                }
+            }
+            Expr::Assoc { func, args, .. } if func == "same_len" => {
+                args.iter().flat_map(Self::length_sources).collect()
+            }
+            _ => vec![],
+        }
     }
 
     /// Applies a lambda to arguments.
@@ -1787,13 +1879,26 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn element(&mut self, op: ParOp, args: &[Expr], i: Value) -> R<V> {
         let usize_ty = Type::Scalar(ScalarType::Usize);
         match op {
-            ParOp::Create => self.apply(
-                &args[1],
-                vec![V {
-                    ty: usize_ty,
-                    w: vec![i],
-                }],
-            ),
+            ParOp::Create => {
+                // The index ranges over 0..n: sequences n is the length of are safe to index.
+                let before = self.safe.len();
+                if let Expr::Lambda { params, .. } = &args[1] {
+                    if let Some((Pat::Bind { name, .. }, _)) = params.first() {
+                        for s in Self::length_sources(&args[0]) {
+                            self.safe.push((s, name.clone()));
+                        }
+                    }
+                }
+                let r = self.apply(
+                    &args[1],
+                    vec![V {
+                        ty: usize_ty,
+                        w: vec![i],
+                    }],
+                );
+                self.safe.truncate(before);
+                r
+            }
             ParOp::Map => {
                 let x = self.input_element(&args[1], i)?;
                 self.apply(&args[0], vec![x])
@@ -1906,7 +2011,10 @@ impl<'a, 'g> FnCx<'a, 'g> {
         let (chunks, partials, partial_words) = match &partial_ty {
             Some(t) => {
                 let pw = words(t)?.len().max(1) as i64;
-                let chunks = self.helper("accel_chunks", &[n])[0];
+                let chunks = {
+                    let grain = self.iconst(grain(args));
+                    self.helper("accel_chunks", &[n, grain])[0]
+                };
                 let bytes = self.b.ins().imul_imm_s(chunks, 8 * pw);
                 let eight = self.iconst(8);
                 let ctx = self.ctx;
@@ -1955,7 +2063,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 out_elem.as_ref(),
                 partial_words as usize,
             )?;
-            self.run_kernel(reduce_kernel, env, n, partials, partial_words)?;
+            self.run_kernel(reduce_kernel, env, n, partials, partial_words, grain(args))?;
             let t = partial_ty.clone().unwrap_or(Type::Unit);
             let ne = self.expr(&args[1])?;
             let accs = self.declare_like(&ne);
@@ -1989,7 +2097,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             out_elem.as_ref(),
             partial_words as usize,
         )?;
-        self.run_kernel(kernel, env, n, partials, partial_words)?;
+        self.run_kernel(kernel, env, n, partials, partial_words, grain(args))?;
 
         match op {
             ParOp::Reduce => {
@@ -2038,12 +2146,14 @@ impl<'a, 'g> FnCx<'a, 'g> {
         n: Value,
         partials: Value,
         partial_words: i64,
+        grain: i64,
     ) -> R<()> {
         let fr = self.g.module.declare_func_in_func(kernel, self.b.func);
         let addr = self.b.ins().func_addr(ct::I64, fr);
         let pw = self.iconst(partial_words);
         let ctx = self.ctx;
-        let status = self.helper("accel_par", &[ctx, addr, env, n, partials, pw])[0];
+        let g = self.iconst(grain);
+        let status = self.helper("accel_par", &[ctx, addr, env, n, partials, pw, g])[0];
         let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
         let fail = self.fail;
         let ok = self.b.create_block();
@@ -2222,6 +2332,28 @@ impl<'a, 'g> FnCx<'a, 'g> {
             .map_err(|e| format!("Cranelift rejected a kernel: {e:?}"))?;
         g.module.clear_context(&mut ctx);
         Ok(id)
+    }
+}
+
+/// The grain of a parallel operation: iterations with loops or nested parallel operations
+/// are costly and may be spread one per chunk; cheap ones run at least 4096 per chunk,
+/// so that launching a chunk costs little beside its work.
+fn grain(args: &[Expr]) -> i64 {
+    let mut costly = false;
+    for a in args {
+        a.walk(&mut |e| {
+            if matches!(e, Expr::For { .. } | Expr::While { .. }) {
+                costly = true;
+            }
+            if let Expr::Lambda { body, .. } = e {
+                body.walk(&mut |x| costly |= matches!(x, Expr::Par { .. }));
+            }
+        });
+    }
+    if costly {
+        1
+    } else {
+        4096
     }
 }
 

@@ -58,6 +58,9 @@ pub fn compiled(
     (r, hit)
 }
 
+/// The compile time of every compilation, in order (for benchmarks).
+pub static COMPILE_TIMES: Mutex<Vec<f64>> = Mutex::new(Vec::new());
+
 /// How many times a site was compiled in this process (tests check the cache with it).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -82,6 +85,11 @@ fn compile(
     let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
     let fused = fuse::fuse(&typed);
     let code = codegen::compile(&fused, &captures, result)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    COMPILE_TIMES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(compile_ms);
     Ok(Arc::new(CompiledSite {
         code,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,

@@ -51,16 +51,17 @@ impl Failure {
     }
 }
 
-/// Elements per chunk of a parallel launch of `n` iterations: a function of `n` alone,
-/// so that float reductions group the same way on every machine; small enough that
-/// uneven work (Mandelbrot rows) balances over the work-stealing pool.
-pub fn chunk_size(n: u64) -> u64 {
-    n.div_ceil(256).max(256)
+/// Elements per chunk of a parallel launch of `n` iterations whose iterations are cheap
+/// (`grain` large) or costly (`grain` 1, loops in the body): a function of `n` and the
+/// code alone, so that float reductions group the same way on every machine; at most 256
+/// chunks, enough for uneven work (Mandelbrot rows) to balance over the work-stealing pool.
+pub fn chunk_size(n: u64, grain: u64) -> u64 {
+    n.div_ceil(256).max(grain).max(1)
 }
 
 /// The number of chunks of a launch of `n` iterations.
-pub extern "C" fn accel_chunks(n: u64) -> u64 {
-    n.div_ceil(chunk_size(n))
+pub extern "C" fn accel_chunks(n: u64, grain: u64) -> u64 {
+    n.div_ceil(chunk_size(n, grain))
 }
 
 /// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
@@ -75,12 +76,13 @@ pub extern "C" fn accel_par(
     n: u64,
     partials: u64,
     partial_words: u64,
+    grain: u64,
 ) -> u32 {
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
     let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
-    let size = chunk_size(n);
-    let chunks = accel_chunks(n);
+    let size = chunk_size(n, grain);
+    let chunks = accel_chunks(n, grain);
     let ctx_addr = ctx as usize;
     let run = |c: u64| {
         let lo = c * size;
@@ -98,7 +100,8 @@ pub extern "C" fn accel_par(
         .unwrap_or(0)
 }
 
-/// Allocates zeroed memory for compiled code; it belongs to the run's arena.
+/// Allocates memory for compiled code (uninitialised: the code writes it before reading);
+/// it belongs to the run's arena.
 pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64 {
     // SAFETY: compiled code passes the context pointer it was called with, which the
     // runtime keeps alive for the whole run.
@@ -249,14 +252,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunking_depends_on_n_alone_and_covers_it() {
-        assert_eq!(accel_chunks(0), 0);
-        assert_eq!(accel_chunks(1), 1);
-        assert_eq!(accel_chunks(256), 1);
-        assert_eq!(accel_chunks(1 << 25), 256);
-        for n in [1u64, 255, 257, 1000, 65_537, 1 << 20] {
-            let (size, chunks) = (chunk_size(n), accel_chunks(n));
-            assert!(size * chunks >= n && size * (chunks - 1) < n, "{n}");
+    fn chunking_depends_on_n_and_grain_alone_and_covers_it() {
+        assert_eq!(accel_chunks(0, 4096), 0);
+        assert_eq!(accel_chunks(1, 4096), 1);
+        assert_eq!(accel_chunks(4096, 4096), 1);
+        assert_eq!(accel_chunks(1 << 25, 4096), 256);
+        assert_eq!(
+            accel_chunks(1024, 1),
+            256,
+            "costly iterations spread over many chunks"
+        );
+        for grain in [1u64, 4096] {
+            for n in [1u64, 255, 257, 1000, 65_537, 1 << 20] {
+                let (size, chunks) = (chunk_size(n, grain), accel_chunks(n, grain));
+                assert!(size * chunks >= n && size * (chunks - 1) < n, "{n}");
+            }
         }
     }
 }

@@ -1,0 +1,321 @@
+//! The CPU benchmark suite: each workload three ways in one run (`accelerate!` on the CPU
+//! backend, idiomatic rayon, sequential Rust), medians of repeated runs, ratios, and the
+//! first call's extra time (compilation). Prints a Markdown table; with `--out DIR` writes
+//! it and a JSON file there.
+//!
+//! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results]`
+
+use accel_runtime::prelude::*;
+use rayon::prelude::*;
+use std::time::Instant;
+
+fn ms<R>(f: impl FnOnce() -> R) -> (R, f64) {
+    let start = Instant::now();
+    let r = std::hint::black_box(f());
+    (r, start.elapsed().as_secs_f64() * 1e3)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+struct Row {
+    name: &'static str,
+    size: String,
+    accel: f64,
+    /// Time to compile the site on its first call.
+    compile_ms: f64,
+    rayon: f64,
+    sequential: f64,
+    max_rel_error: f64,
+}
+
+/// Times the three versions; `check` compares accel's result with the sequential one.
+fn bench<R>(
+    name: &'static str,
+    size: String,
+    runs: usize,
+    accel: impl Fn() -> R,
+    rayon: impl Fn() -> R,
+    seq: impl Fn() -> R,
+    check: impl Fn(&R, &R) -> f64,
+) -> Row {
+    let compiled_before = accel_runtime::__private::cpu_compile_times().len();
+    let (first, first_ms) = ms(&accel);
+    let compile_ms: f64 = accel_runtime::__private::cpu_compile_times()[compiled_before..]
+        .iter()
+        .sum();
+    let reference = seq();
+    let max_rel_error = check(&first, &reference);
+    let a = median((0..runs).map(|_| ms(&accel).1).collect());
+    let r = median((0..runs).map(|_| ms(&rayon).1).collect());
+    let s = median((0..runs.min(3)).map(|_| ms(&seq).1).collect());
+    eprintln!("{name}: accel {a:.2} ms, rayon {r:.2} ms, sequential {s:.2} ms");
+    let _ = first_ms;
+    Row {
+        name,
+        size,
+        accel: a,
+        compile_ms,
+        rayon: r,
+        sequential: s,
+        max_rel_error,
+    }
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-30)
+}
+
+fn max_rel(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() as f64 / (y.abs() as f64).max(1.0))
+        .fold(0.0, f64::max)
+}
+
+// Black-Scholes (the classic benchmark's formulas, f32).
+#[accel]
+fn cnd(d: f32) -> f32 {
+    let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
+    let poly = k
+        * (0.319_381_53
+            + k * (-0.356_563_78 + k * (1.781_477_9 + k * (-1.821_256 + k * 1.330_274_5))));
+    let w = 1.0 - 0.398_942_3 * (-0.5 * d * d).exp() * poly;
+    if d < 0.0 {
+        1.0 - w
+    } else {
+        w
+    }
+}
+
+#[accel]
+fn call_price(s: f32, x: f32, t: f32, r: f32, v: f32) -> f32 {
+    let sqrt_t = t.sqrt();
+    let d1 = ((s / x).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
+    let d2 = d1 - v * sqrt_t;
+    s * cnd(d1) - x * (-r * t).exp() * cnd(d2)
+}
+
+#[accel]
+fn mandel(k: usize, w: usize, h: usize) -> u32 {
+    let cx = (k % w) as f64 / w as f64 * 3.0 - 2.0;
+    let cy = (k / w) as f64 / h as f64 * 2.0 - 1.0;
+    let (mut x, mut y) = (0.0, 0.0);
+    let mut i = 0u32;
+    while i < 256 && x * x + y * y <= 4.0 {
+        let t = x * x - y * y + cx;
+        y = 2.0 * x * y + cy;
+        x = t;
+        i += 1;
+    }
+    i
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out_dir = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let runs = if quick { 3 } else { 11 };
+    let scale = |full: usize, small: usize| if quick { small } else { full };
+    let mut rows = Vec::new();
+
+    let n = scale(1 << 25, 1 << 18);
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect();
+    let ys: Vec<f32> = (0..n)
+        .map(|i| ((i * 104_729) % 1000) as f32 * 1e-3)
+        .collect();
+    rows.push(bench(
+        "sum",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(reduce(|a, b| a + b, 0.0, &xs)),
+        || xs.par_iter().sum::<f32>(),
+        || xs.iter().sum::<f32>(),
+        |a, _| rel(*a as f64, xs.iter().map(|&x| x as f64).sum::<f64>()),
+    ));
+    rows.push(bench(
+        "dot",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(reduce(|a, b| a + b, 0.0, map2(|x, y| x * y, &xs, &ys))),
+        || xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
+        || xs.iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
+        |a, _| {
+            rel(
+                *a as f64,
+                xs.iter()
+                    .zip(&ys)
+                    .map(|(&x, &y)| x as f64 * y as f64)
+                    .sum::<f64>(),
+            )
+        },
+    ));
+    let alpha = 2.5f32;
+    rows.push(bench(
+        "saxpy",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(map2(|x, y| alpha * x + y, &xs, &ys)),
+        || {
+            xs.par_iter()
+                .zip(&ys)
+                .map(|(x, y)| alpha * x + y)
+                .collect::<Vec<f32>>()
+        },
+        || {
+            xs.iter()
+                .zip(&ys)
+                .map(|(x, y)| alpha * x + y)
+                .collect::<Vec<f32>>()
+        },
+        |a, b| max_rel(a, b),
+    ));
+    drop((xs, ys));
+
+    let m = scale(1 << 23, 1 << 16);
+    let s: Vec<f32> = (0..m).map(|i| 5.0 + (i % 25) as f32).collect();
+    let x: Vec<f32> = (0..m).map(|i| 1.0 + (i % 100) as f32).collect();
+    let t: Vec<f32> = (0..m).map(|i| 0.25 + (i % 10) as f32 * 0.5).collect();
+    let (r, v) = (0.02f32, 0.30f32);
+    rows.push(bench(
+        "black-scholes",
+        format!("{m} options"),
+        runs,
+        || accelerate!(create(s.len(), |i| call_price(s[i], x[i], t[i], r, v))),
+        || {
+            (0..s.len())
+                .into_par_iter()
+                .map(|i| call_price(s[i], x[i], t[i], r, v))
+                .collect::<Vec<f32>>()
+        },
+        || {
+            (0..s.len())
+                .map(|i| call_price(s[i], x[i], t[i], r, v))
+                .collect::<Vec<f32>>()
+        },
+        |a, b| max_rel(a, b),
+    ));
+    drop((s, x, t));
+
+    let side = scale(2048, 256);
+    let (w, h) = (side, side);
+    rows.push(bench(
+        "mandelbrot",
+        format!("{w}x{h}, 256 iterations"),
+        runs.min(7),
+        || accelerate!(create(w * h, |k| mandel(k, w, h))),
+        || {
+            (0..w * h)
+                .into_par_iter()
+                .map(|k| mandel(k, w, h))
+                .collect::<Vec<u32>>()
+        },
+        || (0..w * h).map(|k| mandel(k, w, h)).collect::<Vec<u32>>(),
+        |a, b| a.iter().zip(b).filter(|(p, q)| p != q).count() as f64 / a.len() as f64,
+    ));
+
+    let bodies = scale(16384, 1024);
+    let px: Vec<f32> = (0..bodies)
+        .map(|i| (i as f32 * 0.618).sin() * 100.0)
+        .collect();
+    let py: Vec<f32> = (0..bodies)
+        .map(|i| (i as f32 * 0.414).cos() * 100.0)
+        .collect();
+    let pz: Vec<f32> = (0..bodies)
+        .map(|i| (i as f32 * 0.271).sin() * 50.0)
+        .collect();
+    let pm: Vec<f32> = (0..bodies).map(|i| 1.0 + (i % 7) as f32).collect();
+    let accel_x = |i: usize| -> f32 {
+        let mut ax = 0.0f32;
+        for j in 0..px.len() {
+            let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
+            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+            let inv = 1.0 / (d2 * d2.sqrt());
+            ax += pm[j] * dx * inv;
+        }
+        ax
+    };
+    rows.push(bench(
+        "n-body (x accelerations)",
+        format!("{bodies} bodies"),
+        runs.min(5),
+        || {
+            accelerate!(create(px.len(), |i| {
+                let mut ax = 0.0f32;
+                for j in 0..px.len() {
+                    let dx = px[j] - px[i];
+                    let dy = py[j] - py[i];
+                    let dz = pz[j] - pz[i];
+                    let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+                    let inv = 1.0 / (d2 * d2.sqrt());
+                    ax += pm[j] * dx * inv;
+                }
+                ax
+            }))
+        },
+        || {
+            (0..bodies)
+                .into_par_iter()
+                .map(accel_x)
+                .collect::<Vec<f32>>()
+        },
+        || (0..bodies).map(accel_x).collect::<Vec<f32>>(),
+        |a, b| max_rel(a, b),
+    ));
+
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut table = format!(
+        "Median of {runs} runs (fewer for the long ones), release build, {cores} cores, one process, ACCEL_MODE={}. \
+         The error column is the largest relative difference from an exact (f64) result for the sums, from \
+         sequential Rust elsewhere.\n\n\
+         | benchmark | size | accelerate! cpu (ms) | rayon (ms) | sequential (ms) | accel / rayon | sequential / accel | compile on first call (ms) | max rel. error |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        mode().map(|m| m.to_string()).unwrap_or_else(|e| e.to_string())
+    );
+    for r in &rows {
+        table.push_str(&format!(
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {:.1} | {:.1e} |\n",
+            r.name,
+            r.size,
+            r.accel,
+            r.rayon,
+            r.sequential,
+            r.accel / r.rayon,
+            r.sequential / r.accel,
+            r.compile_ms,
+            r.max_rel_error
+        ));
+    }
+    println!("{table}");
+    if let Some(dir) = out_dir {
+        let json: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "benchmark": r.name, "size": r.size, "accel_ms": r.accel, "rayon_ms": r.rayon,
+                    "sequential_ms": r.sequential, "accel_over_rayon": r.accel / r.rayon,
+                    "sequential_over_accel": r.sequential / r.accel, "compile_ms": r.compile_ms,
+                    "max_rel_error": r.max_rel_error,
+                })
+            })
+            .collect();
+        std::fs::write(
+            format!("{dir}/cpu.md"),
+            format!("# CPU backend benchmarks\n\n{table}"),
+        )
+        .expect("write cpu.md");
+        std::fs::write(
+            format!("{dir}/cpu.json"),
+            serde_json::to_string_pretty(&json).expect("json"),
+        )
+        .expect("write cpu.json");
+    }
+}
