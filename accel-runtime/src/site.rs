@@ -191,7 +191,7 @@ pub(crate) fn plan<R: Accel>(
             site.location()
         ),
         Err(e) => {
-            if logging() {
+            if logging() && !hit {
                 eprintln!("[accel] {}: cpu: {e}; running sequentially instead", site.location());
             }
             Plan::Sequential
@@ -270,9 +270,7 @@ pub(crate) fn run<R: Accel>(
     if log {
         let how = match mode {
             Mode::Debug => "debug: ran as checked sequential Rust",
-            Mode::Cpu | Mode::Cuda => {
-                "cpu: the compiled CPU backend is not built yet; ran as sequential Rust"
-            }
+            Mode::Cpu | Mode::Cuda => "ran as sequential Rust",
         };
         eprintln!(
             "[accel] {}: {how} in {:.3} ms",

@@ -690,11 +690,31 @@ impl Checker {
         })
     }
 
+    /// Writes an inferred type into a slot; declared types are written resolved too (a
+    /// record named in a signature gets its fields).
     fn write_type(&self, t: &mut Type) -> Result<(), IrError> {
-        if let Some(v) = placeholder_var(t) {
-            *t = self.to_type(&Ty::Var(v), true)?;
-        }
+        let ty = match placeholder_var(t) {
+            Some(v) => Ty::Var(v),
+            None => self.declared(t)?,
+        };
+        *t = self.to_type(&ty, true)?;
         Ok(())
+    }
+
+    /// A declared type as an inference type, without new variables (`_` stays open).
+    fn declared(&self, t: &Type) -> Result<Ty, IrError> {
+        let mut c = Checker {
+            binding: vec![],
+            kinds: vec![],
+            scope: HashMap::new(),
+            records: self.records.clone(),
+        };
+        match t {
+            Type::Infer => Err(err(
+                "a type cannot be inferred (add a type annotation)".into()
+            )),
+            t => c.ty_of(t),
+        }
     }
 
     fn write_back(&self, e: &mut Expr) -> Result<(), IrError> {
