@@ -117,6 +117,30 @@ proptest! {
 }
 
 #[test]
+fn reductions_side_by_side_give_the_sequential_results() {
+    let xs: Vec<f64> = (0..10_001)
+        .map(|i| ((i * 37) % 1000) as f64 - 500.0)
+        .collect();
+    let (sum, max) = agree(|| {
+        accelerate!((
+            reduce(|a, b| a + b, 0.0, &xs),
+            reduce(|a, b| a.max(b), f64::MIN, &xs)
+        ))
+    });
+    assert_eq!(max, 499.0);
+    assert!((sum - xs.iter().sum::<f64>()).abs() < 1e-6);
+    let (mean, var) = agree(|| {
+        accelerate!({
+            let s = reduce(|a, b| a + b, 0.0, map(|x| x, &xs));
+            let q = reduce(|a, b| a + b, 0.0, map(|x| x * x, &xs));
+            let n = xs.len() as f64;
+            (s / n, q / n - (s / n) * (s / n))
+        })
+    });
+    assert!(mean.abs() < 1.0 && var > 0.0);
+}
+
+#[test]
 fn aliasing_views_share_one_buffer_in_compiled_code() {
     let t = Tensor::<i64>::zeros(&[6]);
     let (a, b) = (t.sub(1, 2), t.sub(4, 2));

@@ -8,6 +8,10 @@
 //! closure or loop that would repeat it), is substituted into the use, so a `let` the user
 //! wrote does not block fusion and nothing is ever computed twice.
 //!
+//! Reductions over the same input are fused side by side (horizontal fusion): in a tuple,
+//! or in consecutive independent `let`s, `reduce(f, a, xs)` and `reduce(g, b, xs)` become
+//! one `reduce` over pairs, one pass over `xs`.
+//!
 //! Runs on an inlined, typed site (unique names).
 
 use crate::expr::{Expr, ParOp, Pat, Stmt};
@@ -151,9 +155,198 @@ impl Fuser {
             {
                 self.element(xs, i).unwrap_or(e)
             }
-            Expr::Block { stmts, result } => self.block(stmts, result),
+            Expr::Block { stmts, result } => {
+                let (stmts, result) = self.side_by_side_lets(stmts, result);
+                self.block(stmts, result)
+            }
+            Expr::Tuple(es) if es.len() >= 2 => match self.side_by_side(&es) {
+                Some(fused) => fused,
+                None => Expr::Tuple(es),
+            },
             other => other,
         }
+    }
+
+    /// `(reduce(f, a, xs), reduce(g, b, xs), …)` over one input: one reduction over tuples,
+    /// then its parts. `None` unless every element reduces the same input.
+    fn side_by_side(&mut self, es: &[Expr]) -> Option<Expr> {
+        let reduces: Vec<(&Expr, &Expr, &Expr)> = es
+            .iter()
+            .map(|e| match e {
+                Expr::Par {
+                    op: ParOp::Reduce,
+                    args,
+                    ..
+                } => Some((&args[0], &args[1], &args[2])),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let input = self.as_delayed(reduces[0].2)?;
+        for (_, _, xs) in &reduces[1..] {
+            let other = self.as_delayed(xs)?;
+            if !same_producer(&input, &other) {
+                return None;
+            }
+        }
+        let input = &input;
+        let k = reduces.len();
+        let (a, b) = (self.fresh("acc"), self.fresh("elem"));
+        let parts = |name: &str| -> Vec<Expr> {
+            (0..k)
+                .map(|j| Expr::Field(Box::new(Expr::var(name)), j.to_string()))
+                .collect()
+        };
+        let (ap, bp) = (parts(&a), parts(&b));
+        let combined = Expr::Tuple(
+            reduces
+                .iter()
+                .enumerate()
+                .map(|(j, (op, _, _))| apply(op, vec![ap[j].clone(), bp[j].clone()]))
+                .collect(),
+        );
+        let op = Expr::Lambda {
+            params: vec![(Pat::bind(&a), Type::Infer), (Pat::bind(&b), Type::Infer)],
+            body: Box::new(combined),
+        };
+        let ne = Expr::Tuple(reduces.iter().map(|(_, ne, _)| (*ne).clone()).collect());
+        // Every reduction sees the same element: a tuple of k copies of it.
+        let Expr::Par {
+            args: cargs, loc, ..
+        } = input
+        else {
+            return None;
+        };
+        let Expr::Lambda { params, body } = &cargs[1] else {
+            return None;
+        };
+        let x = self.fresh("x");
+        let copies = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind(&x),
+                ty: Type::Infer,
+                init: Some((**body).clone()),
+            }],
+            result: Some(Box::new(Expr::Tuple(vec![Expr::var(&x); k]))),
+        };
+        let producer = Expr::Par {
+            op: ParOp::Create,
+            args: vec![
+                cargs[0].clone(),
+                Expr::Lambda {
+                    params: params.clone(),
+                    body: Box::new(copies),
+                },
+            ],
+            loc: *loc,
+        };
+        Some(Expr::Par {
+            op: ParOp::Reduce,
+            args: vec![op, ne, producer],
+            loc: *loc,
+        })
+    }
+
+    /// A sequence input as a delayed array: itself, or `create(xs.len(), |i| xs[i])`.
+    fn as_delayed(&mut self, xs: &Expr) -> Option<Expr> {
+        match xs {
+            Expr::Par {
+                op: ParOp::Create, ..
+            } => Some(xs.clone()),
+            Expr::Var(_) => {
+                let i = self.fresh("i");
+                Some(Expr::Par {
+                    op: ParOp::Create,
+                    args: vec![
+                        len_of(xs.clone()),
+                        Expr::Lambda {
+                            params: vec![(Pat::bind(&i), usize_ty())],
+                            body: Box::new(Expr::Index(
+                                Box::new(xs.clone()),
+                                Box::new(Expr::Var(i)),
+                            )),
+                        },
+                    ],
+                    loc: Default::default(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Consecutive `let`s that each reduce the same input, none using another's result,
+    /// become one `let` of a fused reduction and projections of its parts.
+    fn side_by_side_lets(
+        &mut self,
+        stmts: Vec<Stmt>,
+        result: Option<Box<Expr>>,
+    ) -> (Vec<Stmt>, Option<Box<Expr>>) {
+        let reduce_input = |s: &Stmt| match s {
+            Stmt::Let {
+                pat: Pat::Bind { mutable: false, .. },
+                init:
+                    Some(Expr::Par {
+                        op: ParOp::Reduce,
+                        args,
+                        ..
+                    }),
+                ..
+            } => Some(args[2].clone()),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < stmts.len() {
+            let Some(input) = reduce_input(&stmts[k]) else {
+                out.push(stmts[k].clone());
+                k += 1;
+                continue;
+            };
+            // The run of lets reducing the same input, independent of each other.
+            let mut end = k + 1;
+            let mut names: Vec<String> = stmts[k].bound_names();
+            while end < stmts.len()
+                && reduce_input(&stmts[end]).as_ref() == Some(&input)
+                && names.iter().all(|n| stmt_uses(&stmts[end], n) == 0)
+            {
+                names.extend(stmts[end].bound_names());
+                end += 1;
+            }
+            if end - k < 2 {
+                out.push(stmts[k].clone());
+                k += 1;
+                continue;
+            }
+            let inits: Vec<Expr> = stmts[k..end]
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Let { init: Some(e), .. } => Some(e.clone()),
+                    _ => None,
+                })
+                .collect();
+            match self.side_by_side(&inits) {
+                Some(fused) => {
+                    let all = self.fresh("reduced");
+                    out.push(Stmt::Let {
+                        pat: Pat::bind(&all),
+                        ty: Type::Infer,
+                        init: Some(fused),
+                    });
+                    for (j, s) in stmts[k..end].iter().enumerate() {
+                        if let Stmt::Let { pat, ty, .. } = s {
+                            let part = Expr::Field(Box::new(Expr::var(&all)), j.to_string());
+                            out.push(Stmt::Let {
+                                pat: pat.clone(),
+                                ty: ty.clone(),
+                                init: Some(part),
+                            });
+                        }
+                    }
+                }
+                None => out.extend(stmts[k..end].iter().cloned()),
+            }
+            k = end;
+        }
+        (out, result)
     }
 
     /// Substitutes `let`-bound delayed arrays into their single consuming use.
@@ -236,6 +429,55 @@ fn apply(f: &Expr, args: Vec<Expr>) -> Expr {
     }
 }
 
+/// Whether two delayed arrays are the same up to the name of their index.
+fn same_producer(a: &Expr, b: &Expr) -> bool {
+    let (
+        Expr::Par {
+            op: ParOp::Create,
+            args: x,
+            ..
+        },
+        Expr::Par {
+            op: ParOp::Create,
+            args: y,
+            ..
+        },
+    ) = (a, b)
+    else {
+        return false;
+    };
+    let (
+        Expr::Lambda {
+            params: px,
+            body: bx,
+        },
+        Expr::Lambda {
+            params: py,
+            body: by,
+        },
+    ) = (&x[1], &y[1])
+    else {
+        return false;
+    };
+    let (Some((Pat::Bind { name: nx, .. }, _)), Some((Pat::Bind { name: ny, .. }, _))) =
+        (px.first(), py.first())
+    else {
+        return false;
+    };
+    let mut renamed = (**by).clone();
+    rename_var(&mut renamed, ny, nx);
+    x[0] == y[0] && **bx == renamed
+}
+
+fn rename_var(e: &mut Expr, from: &str, to: &str) {
+    if let Expr::Var(v) = e {
+        if v == from {
+            *v = to.to_string();
+        }
+    }
+    e.for_each_child_mut(&mut |c| rename_var(c, from, to));
+}
+
 fn uses(e: &Expr, name: &str) -> usize {
     let mut n = 0;
     e.walk(&mut |x| {
@@ -244,6 +486,16 @@ fn uses(e: &Expr, name: &str) -> usize {
         }
     });
     n
+}
+
+impl Stmt {
+    /// The names a `let` binds.
+    fn bound_names(&self) -> Vec<String> {
+        match self {
+            Stmt::Let { pat, .. } => pat.bound_names(),
+            Stmt::Expr(_) => vec![],
+        }
+    }
 }
 
 fn stmt_uses(s: &Stmt, name: &str) -> usize {
@@ -397,6 +649,39 @@ mod tests {
         assert_eq!(
             fuse(&e).to_string(),
             "(do (reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let x (index xs i#f1)) x)))))"
+        );
+    }
+
+    #[test]
+    fn reductions_of_one_input_fuse_side_by_side() {
+        // (reduce(+, 0, map(f, xs)), reduce(max, m, map(f, xs))): one pass.
+        let f = || {
+            Expr::par(
+                ParOp::Map,
+                vec![
+                    lam("x", bin(BinOp::Mul, Expr::var("x"), Expr::int(2))),
+                    Expr::var("xs"),
+                ],
+            )
+        };
+        let max = lam2(
+            "p",
+            "q",
+            Expr::Method {
+                recv: Box::new(Expr::var("p")),
+                method: "max".into(),
+                args: vec![Expr::var("q")],
+            },
+        );
+        let e = Expr::Tuple(vec![
+            Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), f()]),
+            Expr::par(ParOp::Reduce, vec![max, Expr::var("m"), f()]),
+        ]);
+        assert_eq!(
+            fuse(&e).to_string(),
+            "(reduce (lambda (acc#f3 elem#f4) (tuple (do (let a acc#f3.0) (let b elem#f4.0) (+ a b)) \
+             (do (let p acc#f3.1) (let q elem#f4.1) (.max p q)))) (tuple 0 m) (create (.len xs) \
+             (lambda (i#f1: usize) (do (let x#f5 (do (let x (index xs i#f1)) (* x 2))) (tuple x#f5 x#f5)))))"
         );
     }
 
