@@ -117,6 +117,26 @@ proptest! {
 }
 
 #[test]
+fn simd_reductions_agree_at_every_length() {
+    // Lengths around the vector width and the two-accumulator unroll, and chunk sizes.
+    for n in (0usize..40).chain([255, 256, 257, 4095, 4097, 70_001]) {
+        let f: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.25 - 2.0).collect();
+        let d: Vec<f64> = (0..n).map(|i| (i % 13) as f64 * 0.5 - 3.0).collect();
+        let w: Vec<i32> = (0..n).map(|i| ((i * 7919) % 1001) as i32 - 500).collect();
+        let u: Vec<u32> = (0..n).map(|i| ((i * 104_729) % 997) as u32).collect();
+        let l: Vec<i64> = (0..n).map(|i| i as i64 * 3 - 7).collect();
+        let k = 0.5f32;
+        agree(|| accelerate!(reduce(|a, b| a + b, 0.0, &f)));
+        agree(|| accelerate!(reduce(|a, b| a + b, 0.0, map2(|x, y| x * y - k, &f, &f))));
+        agree(|| accelerate!(reduce(|a, b| a + b, 0.0, map(|x| (x * x).sqrt() / 2.0, &d))));
+        agree(|| accelerate!(reduce(|a, b| a * b, 1.0, map(|x| 1.0 + x * 1e-3, &d))));
+        agree(|| accelerate!(reduce(|a, b| a.max(b), i32::MIN, &w)));
+        agree(|| accelerate!(reduce(|a, b| b.min(a), u32::MAX, &u)));
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| -x, &l))));
+    }
+}
+
+#[test]
 fn reductions_side_by_side_give_the_sequential_results() {
     let xs: Vec<f64> = (0..10_001)
         .map(|i| ((i * 37) % 1000) as f64 - 500.0)

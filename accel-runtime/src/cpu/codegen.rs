@@ -2162,6 +2162,324 @@ impl<'a, 'g> FnCx<'a, 'g> {
         Ok(())
     }
 
+    /// A chunk of a reduction as four contiguous streams, one accumulator each
+    /// (associativity suffices), combined in order.
+    fn stream_reduce(&mut self, args: &[Expr], lo: Value, hi: Value) -> R<V> {
+        let ne = self.expr(&args[1])?;
+        let t = ne.ty.clone();
+        let accs: Vec<Vec<Variable>> = (0..4).map(|_| self.declare_like(&ne)).collect();
+        let len = self.b.ins().isub(hi, lo);
+        let q = self.b.ins().ushr_imm_u(len, 2);
+        let starts: Vec<Value> = (0..4i64)
+            .map(|k| {
+                let off = self.b.ins().imul_imm_s(q, k);
+                self.b.ins().iadd(lo, off)
+            })
+            .collect();
+        let zero = self.iconst(0);
+        self.counted_loop(zero, q, ScalarType::Usize, |f, j| {
+            for k in 0..4 {
+                let i = f.b.ins().iadd(starts[k], j);
+                let x = f.input_element(&args[2], i)?;
+                let a = f.use_vars(&t, &accs[k]);
+                let r = f.apply(&args[0], vec![a, x])?;
+                f.def_vars(&accs[k], &r);
+            }
+            Ok(())
+        })?;
+        let four_q = self.b.ins().imul_imm_s(q, 4);
+        let rest = self.b.ins().iadd(lo, four_q);
+        self.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
+            let x = f.input_element(&args[2], i)?;
+            let a = f.use_vars(&t, &accs[3]);
+            let r = f.apply(&args[0], vec![a, x])?;
+            f.def_vars(&accs[3], &r);
+            Ok(())
+        })?;
+        let mut total = self.use_vars(&t, &accs[0]);
+        for acc in &accs[1..] {
+            let next = self.use_vars(&t, acc);
+            total = self.apply(&args[0], vec![total, next])?;
+        }
+        Ok(total)
+    }
+
+    /// A chunk of a reduction with SIMD vectors, when the operator is a commutative
+    /// primitive (`+`, `*`; integer `min`/`max`) on a scalar type and the element is
+    /// straight-line arithmetic on in-bounds loads at the index: two vector accumulators
+    /// over the chunk, a scalar loop for the rest, lanes folded at the end. `None` when
+    /// the reduction does not qualify (the general four-stream path handles it).
+    fn vector_reduce(&mut self, args: &[Expr], lo: Value, hi: Value) -> R<Option<V>> {
+        let Some(prim) = primitive(&args[0]) else {
+            return Ok(None);
+        };
+        let Type::Scalar(s) = self.type_of(&args[1])? else {
+            return Ok(None);
+        };
+        let (vt, lanes) = match s {
+            ScalarType::F32 => (ct::F32X4, 4),
+            ScalarType::F64 => (ct::F64X2, 2),
+            ScalarType::I32 | ScalarType::U32 => (ct::I32X4, 4),
+            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => (ct::I64X2, 2),
+            ScalarType::Bool => return Ok(None),
+        };
+        let min_max_ok = matches!(s, ScalarType::I32 | ScalarType::U32);
+        if matches!(prim, Prim::Min | Prim::Max) && !min_max_ok {
+            return Ok(None);
+        }
+        // The element as a body over an index parameter, and the sequences safe to load.
+        let (param, body, safe): (String, Expr, Vec<String>) = match &args[2] {
+            Expr::Par {
+                op: ParOp::Create,
+                args: c,
+                ..
+            } => match &c[1] {
+                Expr::Lambda { params, body } => match params.first() {
+                    Some((Pat::Bind { name, .. }, _)) => {
+                        (name.clone(), (**body).clone(), Self::length_sources(&c[0]))
+                    }
+                    _ => return Ok(None),
+                },
+                _ => return Ok(None),
+            },
+            // A reduction over a variable runs over exactly its indices.
+            Expr::Var(xs) => (
+                "vector#i".to_string(),
+                Expr::Index(Box::new(Expr::var(xs)), Box::new(Expr::var("vector#i"))),
+                vec![xs.clone()],
+            ),
+            _ => return Ok(None),
+        };
+        let mut locals = Vec::new();
+        if !self.vectorizable(&body, &param, s, &safe, &mut locals) {
+            return Ok(None);
+        }
+        let ne = self.expr(&args[1])?;
+        let ne_v = self.b.ins().splat(vt, ne.w[0]);
+        let accs = [self.b.declare_var(vt), self.b.declare_var(vt)];
+        for a in accs {
+            self.b.def_var(a, ne_v);
+        }
+        let step = 2 * lanes as i64;
+        let len = self.b.ins().isub(hi, lo);
+        let blocks = self.b.ins().udiv_imm_u(len, step);
+        let zero = self.iconst(0);
+        self.counted_loop(zero, blocks, ScalarType::Usize, |f, j| {
+            let off = f.b.ins().imul_imm_s(j, step);
+            let base = f.b.ins().iadd(lo, off);
+            for (k, acc) in accs.iter().enumerate() {
+                let at = f.b.ins().iadd_imm_s(base, (k * lanes) as i64);
+                let v = f.vexpr(&body, &param, at, s, vt, &mut HashMap::new())?;
+                let a = f.b.use_var(*acc);
+                let r = f.vprim(prim, s, a, v);
+                f.b.def_var(*acc, r);
+            }
+            Ok(())
+        })?;
+        // The rest, one element at a time.
+        let acc = self.declare_like(&ne);
+        let done = self.b.ins().imul_imm_s(blocks, step);
+        let rest = self.b.ins().iadd(lo, done);
+        let t = ne.ty.clone();
+        self.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
+            let x = f.input_element(&args[2], i)?;
+            let a = f.use_vars(&t, &acc);
+            let r = f.apply(&args[0], vec![a, x])?;
+            f.def_vars(&acc, &r);
+            Ok(())
+        })?;
+        let (a0, a1) = (self.b.use_var(accs[0]), self.b.use_var(accs[1]));
+        let both = self.vprim(prim, s, a0, a1);
+        let mut total = self.use_vars(&t, &acc).w[0];
+        for k in 0..lanes {
+            let lane = self.b.ins().extractlane(both, k as u8);
+            total = self.vprim(prim, s, total, lane);
+        }
+        Ok(Some(V {
+            ty: t,
+            w: vec![total],
+        }))
+    }
+
+    /// The primitive operator on scalars or vectors.
+    fn vprim(&mut self, prim: Prim, s: ScalarType, a: Value, b: Value) -> Value {
+        match (prim, s.is_float()) {
+            (Prim::Add, true) => self.b.ins().fadd(a, b),
+            (Prim::Add, false) => self.b.ins().iadd(a, b),
+            (Prim::Mul, true) => self.b.ins().fmul(a, b),
+            (Prim::Mul, false) => self.b.ins().imul(a, b),
+            (Prim::Min, _) if signed(s) => self.b.ins().smin(a, b),
+            (Prim::Min, _) => self.b.ins().umin(a, b),
+            (Prim::Max, _) if signed(s) => self.b.ins().smax(a, b),
+            (Prim::Max, _) => self.b.ins().umax(a, b),
+        }
+    }
+
+    /// Whether `e` can be evaluated on vectors of consecutive indices `param`.
+    fn vectorizable(
+        &self,
+        e: &Expr,
+        param: &str,
+        s: ScalarType,
+        safe: &[String],
+        locals: &mut Vec<String>,
+    ) -> bool {
+        let scalar = Type::Scalar(s);
+        match e {
+            Expr::Lit(Lit::Int(_, Some(t)) | Lit::Float(_, Some(t))) => *t == s,
+            Expr::Var(v) => {
+                locals.contains(v) || matches!(self.vars.get(v), Some((t, _)) if *t == scalar)
+            }
+            Expr::Const(c) => const_type(c) == Some(s),
+            Expr::Index(b, i) => match (&**b, &**i) {
+                (Expr::Var(seq), Expr::Var(j)) => {
+                    j == param
+                        && safe.contains(seq)
+                        && matches!(self.vars.get(seq), Some((Type::Seq(t), _)) if **t == scalar)
+                }
+                _ => false,
+            },
+            Expr::Binary(op, a, b) => {
+                let ok = match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul => true,
+                    BinOp::Div => s.is_float(),
+                    _ => false,
+                };
+                ok && self.vectorizable(a, param, s, safe, locals)
+                    && self.vectorizable(b, param, s, safe, locals)
+            }
+            Expr::Unary(UnOp::Neg, a) => {
+                (s.is_float() || signed(s)) && self.vectorizable(a, param, s, safe, locals)
+            }
+            Expr::Method { recv, method, args } => {
+                let ok = match method.as_str() {
+                    "sqrt" | "abs" => s.is_float() && args.is_empty(),
+                    _ => false,
+                };
+                ok && self.vectorizable(recv, param, s, safe, locals)
+            }
+            Expr::Block {
+                stmts,
+                result: Some(r),
+            } => {
+                for st in stmts {
+                    match st {
+                        Stmt::Let {
+                            pat:
+                                Pat::Bind {
+                                    name,
+                                    mutable: false,
+                                },
+                            ty,
+                            init: Some(init),
+                        } if (*ty == scalar
+                            || *ty == Type::Infer
+                            || *ty == Type::Scalar(ScalarType::Usize)
+                                && name.starts_with("i#")) =>
+                        {
+                            // An index rebinding (`let i#f1 = i#f2`) keeps its meaning.
+                            if let Expr::Var(v) = init {
+                                if v == param {
+                                    return false;
+                                }
+                            }
+                            if !self.vectorizable(init, param, s, safe, locals) {
+                                return false;
+                            }
+                            locals.push(name.clone());
+                        }
+                        _ => return false,
+                    }
+                }
+                self.vectorizable(r, param, s, safe, locals)
+            }
+            _ => false,
+        }
+    }
+
+    /// Evaluates a vectorizable expression for the indices `base..base + lanes`.
+    fn vexpr(
+        &mut self,
+        e: &Expr,
+        param: &str,
+        base: Value,
+        s: ScalarType,
+        vt: CType,
+        locals: &mut HashMap<String, Value>,
+    ) -> R<Value> {
+        Ok(match e {
+            Expr::Var(v) => match locals.get(v) {
+                Some(x) => *x,
+                None => {
+                    let x = self.var(v)?.w[0];
+                    self.b.ins().splat(vt, x)
+                }
+            },
+            Expr::Lit(_) | Expr::Const(_) => {
+                let x = self.expr(e)?.w[0];
+                self.b.ins().splat(vt, x)
+            }
+            Expr::Index(b, _) => {
+                let Expr::Var(seq) = &**b else {
+                    return Err("a vector load of a non-variable".into());
+                };
+                let cols = self.var(seq)?.w;
+                let off = self.b.ins().imul_imm_s(base, size_of(s));
+                let addr = self.b.ins().iadd(cols[1], off);
+                let flags = MemFlagsData::new().with_notrap().with_readonly();
+                self.b.ins().load(vt, flags, addr, 0)
+            }
+            Expr::Binary(op, a, b) => {
+                let x = self.vexpr(a, param, base, s, vt, locals)?;
+                let y = self.vexpr(b, param, base, s, vt, locals)?;
+                match (op, s.is_float()) {
+                    (BinOp::Add, true) => self.b.ins().fadd(x, y),
+                    (BinOp::Add, false) => self.b.ins().iadd(x, y),
+                    (BinOp::Sub, true) => self.b.ins().fsub(x, y),
+                    (BinOp::Sub, false) => self.b.ins().isub(x, y),
+                    (BinOp::Mul, true) => self.b.ins().fmul(x, y),
+                    (BinOp::Mul, false) => self.b.ins().imul(x, y),
+                    (BinOp::Div, _) => self.b.ins().fdiv(x, y),
+                    _ => return Err("an operator that does not vectorize".into()),
+                }
+            }
+            Expr::Unary(_, a) => {
+                let x = self.vexpr(a, param, base, s, vt, locals)?;
+                if s.is_float() {
+                    self.b.ins().fneg(x)
+                } else {
+                    self.b.ins().ineg(x)
+                }
+            }
+            Expr::Method { recv, method, .. } => {
+                let x = self.vexpr(recv, param, base, s, vt, locals)?;
+                if method == "sqrt" {
+                    self.b.ins().sqrt(x)
+                } else {
+                    self.b.ins().fabs(x)
+                }
+            }
+            Expr::Block {
+                stmts,
+                result: Some(r),
+            } => {
+                for st in stmts {
+                    if let Stmt::Let {
+                        pat: Pat::Bind { name, .. },
+                        init: Some(init),
+                        ..
+                    } = st
+                    {
+                        let v = self.vexpr(init, param, base, s, vt, locals)?;
+                        locals.insert(name.clone(), v);
+                    }
+                }
+                self.vexpr(r, param, base, s, vt, locals)?
+            }
+            _ => return Err("an expression that does not vectorize".into()),
+        })
+    }
+
     /// The variables of the enclosing function that `e` uses.
     fn free_vars(&self, e: &Expr) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
@@ -2254,43 +2572,10 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     })?;
                 }
                 ParOp::Reduce => {
-                    // Four contiguous streams, one accumulator each (associativity suffices).
-                    let ne = f.expr(&args[1])?;
-                    let t = ne.ty.clone();
-                    let accs: Vec<Vec<Variable>> = (0..4).map(|_| f.declare_like(&ne)).collect();
-                    let len = f.b.ins().isub(hi, lo);
-                    let q = f.b.ins().ushr_imm_u(len, 2);
-                    let starts: Vec<Value> = (0..4i64)
-                        .map(|k| {
-                            let off = f.b.ins().imul_imm_s(q, k);
-                            f.b.ins().iadd(lo, off)
-                        })
-                        .collect();
-                    let zero = f.iconst(0);
-                    f.counted_loop(zero, q, ScalarType::Usize, |f, j| {
-                        for k in 0..4 {
-                            let i = f.b.ins().iadd(starts[k], j);
-                            let x = f.input_element(&args[2], i)?;
-                            let a = f.use_vars(&t, &accs[k]);
-                            let r = f.apply(&args[0], vec![a, x])?;
-                            f.def_vars(&accs[k], &r);
-                        }
-                        Ok(())
-                    })?;
-                    let four_q = f.b.ins().imul_imm_s(q, 4);
-                    let rest = f.b.ins().iadd(lo, four_q);
-                    f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
-                        let x = f.input_element(&args[2], i)?;
-                        let a = f.use_vars(&t, &accs[3]);
-                        let r = f.apply(&args[0], vec![a, x])?;
-                        f.def_vars(&accs[3], &r);
-                        Ok(())
-                    })?;
-                    let mut total = f.use_vars(&t, &accs[0]);
-                    for acc in &accs[1..] {
-                        let next = f.use_vars(&t, acc);
-                        total = f.apply(&args[0], vec![total, next])?;
-                    }
+                    let total = match f.vector_reduce(args, lo, hi)? {
+                        Some(v) => v,
+                        None => f.stream_reduce(args, lo, hi)?,
+                    };
                     for (k, w) in total
                         .w
                         .iter()
@@ -2332,6 +2617,44 @@ impl<'a, 'g> FnCx<'a, 'g> {
             .map_err(|e| format!("Cranelift rejected a kernel: {e:?}"))?;
         g.module.clear_context(&mut ctx);
         Ok(id)
+    }
+}
+
+/// A commutative primitive reduction operator.
+#[derive(Clone, Copy)]
+enum Prim {
+    Add,
+    Mul,
+    Min,
+    Max,
+}
+
+/// The primitive a reduction operator closure is, if any: `|a, b| a + b`, `a * b`,
+/// `a.min(b)`, `a.max(b)` (either operand order).
+fn primitive(op: &Expr) -> Option<Prim> {
+    let Expr::Lambda { params, body } = op else {
+        return None;
+    };
+    let (Some((Pat::Bind { name: a, .. }, _)), Some((Pat::Bind { name: b, .. }, _))) =
+        (params.first(), params.get(1))
+    else {
+        return None;
+    };
+    let pair = |x: &Expr, y: &Expr| match (x, y) {
+        (Expr::Var(x), Expr::Var(y)) => (x == a && y == b) || (x == b && y == a),
+        _ => false,
+    };
+    match &**body {
+        Expr::Binary(BinOp::Add, x, y) if pair(x, y) => Some(Prim::Add),
+        Expr::Binary(BinOp::Mul, x, y) if pair(x, y) => Some(Prim::Mul),
+        Expr::Method { recv, method, args } if args.len() == 1 && pair(recv, &args[0]) => {
+            match method.as_str() {
+                "min" => Some(Prim::Min),
+                "max" => Some(Prim::Max),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
