@@ -117,7 +117,7 @@ proptest! {
 }
 
 #[test]
-fn simd_reductions_agree_at_every_length() {
+fn simd_kernels_agree_at_every_length() {
     // Lengths around the vector width and the two-accumulator unroll, and chunk sizes.
     for n in (0usize..40).chain([255, 256, 257, 4095, 4097, 70_001]) {
         let f: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.25 - 2.0).collect();
@@ -133,6 +133,10 @@ fn simd_reductions_agree_at_every_length() {
         agree(|| accelerate!(reduce(|a, b| a.max(b), i32::MIN, &w)));
         agree(|| accelerate!(reduce(|a, b| b.min(a), u32::MAX, &u)));
         agree(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| -x, &l))));
+        // Element-wise producers on vector lanes (SAXPY-like), and their scalar remainders.
+        agree(|| accelerate!(map2(|x, y| k * x + y, &f, &f)));
+        agree(|| accelerate!(map(|x| x * 2 - 1, &w)));
+        agree(|| accelerate!(map(|x| (x * x + 1.0).sqrt(), &d)));
     }
 }
 

@@ -2216,12 +2216,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
         let Type::Scalar(s) = self.type_of(&args[1])? else {
             return Ok(None);
         };
-        let (vt, lanes) = match s {
-            ScalarType::F32 => (ct::F32X4, 4),
-            ScalarType::F64 => (ct::F64X2, 2),
-            ScalarType::I32 | ScalarType::U32 => (ct::I32X4, 4),
-            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => (ct::I64X2, 2),
-            ScalarType::Bool => return Ok(None),
+        let Some((vt, lanes)) = Self::vector_of(s) else {
+            return Ok(None);
         };
         let min_max_ok = matches!(s, ScalarType::I32 | ScalarType::U32);
         if matches!(prim, Prim::Min | Prim::Max) && !min_max_ok {
@@ -2269,7 +2265,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let base = f.b.ins().iadd(lo, off);
             for (k, acc) in accs.iter().enumerate() {
                 let at = f.b.ins().iadd_imm_s(base, (k * lanes) as i64);
-                let v = f.vexpr(&body, &param, at, s, vt, &mut HashMap::new())?;
+                let v = f.vexpr(&body, at, s, vt, &mut HashMap::new())?;
                 let a = f.b.use_var(*acc);
                 let r = f.vprim(prim, s, a, v);
                 f.b.def_var(*acc, r);
@@ -2299,6 +2295,67 @@ impl<'a, 'g> FnCx<'a, 'g> {
             ty: t,
             w: vec![total],
         }))
+    }
+
+    /// The vector lanes and type for a scalar type.
+    fn vector_of(s: ScalarType) -> Option<(CType, usize)> {
+        match s {
+            ScalarType::F32 => Some((ct::F32X4, 4)),
+            ScalarType::F64 => Some((ct::F64X2, 2)),
+            ScalarType::I32 | ScalarType::U32 => Some((ct::I32X4, 4)),
+            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => Some((ct::I64X2, 2)),
+            ScalarType::Bool => None,
+        }
+    }
+
+    /// The bulk of a producer kernel's chunk with SIMD vectors, when its element is
+    /// straight-line arithmetic of one scalar type on in-bounds loads at the index (SAXPY):
+    /// returns where the scalar loop must continue, or `None` when it does not qualify.
+    fn vector_map(
+        &mut self,
+        op: ParOp,
+        args: &[Expr],
+        elem: &Type,
+        out: &[Value],
+        lo: Value,
+        hi: Value,
+    ) -> R<Option<Value>> {
+        let Type::Scalar(s) = *elem else {
+            return Ok(None);
+        };
+        let Some((vt, lanes)) = Self::vector_of(s) else {
+            return Ok(None);
+        };
+        // After fusion, producers are `create(n, |i| element)`.
+        if op != ParOp::Create {
+            return Ok(None);
+        }
+        let (param, body) = match &args[1] {
+            Expr::Lambda { params, body } => match params.first() {
+                Some((Pat::Bind { name, .. }, _)) => (name.clone(), (**body).clone()),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let safe = Self::length_sources(&args[0]);
+        if !self.vectorizable(&body, &param, s, &safe, &mut Vec::new()) {
+            return Ok(None);
+        }
+        let len = self.b.ins().isub(hi, lo);
+        let blocks = self.b.ins().udiv_imm_u(len, lanes as i64);
+        let zero = self.iconst(0);
+        self.counted_loop(zero, blocks, ScalarType::Usize, |f, j| {
+            let off = f.b.ins().imul_imm_s(j, lanes as i64);
+            let at = f.b.ins().iadd(lo, off);
+            let v = f.vexpr(&body, at, s, vt, &mut HashMap::new())?;
+            let bytes = f.b.ins().imul_imm_s(at, size_of(s));
+            let addr = f.b.ins().iadd(out[0], bytes);
+            f.b.ins()
+                .store(MemFlagsData::new().with_notrap(), v, addr, 0);
+            Ok(())
+        })?;
+        let done = self.b.ins().imul_imm_s(blocks, lanes as i64);
+        Ok(Some(self.b.ins().iadd(lo, done)))
     }
 
     /// The primitive operator on scalars or vectors.
@@ -2401,7 +2458,6 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn vexpr(
         &mut self,
         e: &Expr,
-        param: &str,
         base: Value,
         s: ScalarType,
         vt: CType,
@@ -2430,8 +2486,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 self.b.ins().load(vt, flags, addr, 0)
             }
             Expr::Binary(op, a, b) => {
-                let x = self.vexpr(a, param, base, s, vt, locals)?;
-                let y = self.vexpr(b, param, base, s, vt, locals)?;
+                let x = self.vexpr(a, base, s, vt, locals)?;
+                let y = self.vexpr(b, base, s, vt, locals)?;
                 match (op, s.is_float()) {
                     (BinOp::Add, true) => self.b.ins().fadd(x, y),
                     (BinOp::Add, false) => self.b.ins().iadd(x, y),
@@ -2444,7 +2500,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 }
             }
             Expr::Unary(_, a) => {
-                let x = self.vexpr(a, param, base, s, vt, locals)?;
+                let x = self.vexpr(a, base, s, vt, locals)?;
                 if s.is_float() {
                     self.b.ins().fneg(x)
                 } else {
@@ -2452,7 +2508,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 }
             }
             Expr::Method { recv, method, .. } => {
-                let x = self.vexpr(recv, param, base, s, vt, locals)?;
+                let x = self.vexpr(recv, base, s, vt, locals)?;
                 if method == "sqrt" {
                     self.b.ins().sqrt(x)
                 } else {
@@ -2470,11 +2526,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         ..
                     } = st
                     {
-                        let v = self.vexpr(init, param, base, s, vt, locals)?;
+                        let v = self.vexpr(init, base, s, vt, locals)?;
                         locals.insert(name.clone(), v);
                     }
                 }
-                self.vexpr(r, param, base, s, vt, locals)?
+                self.vexpr(r, base, s, vt, locals)?
             }
             _ => return Err("an expression that does not vectorize".into()),
         })
@@ -2554,7 +2610,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
             match op {
                 ParOp::Create | ParOp::Map | ParOp::Map2 => {
                     let elem = out_elem.cloned().unwrap_or(Type::Unit);
-                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+                    let rest = match f.vector_map(op, args, &elem, &out_cols, lo, hi)? {
+                        Some(rest) => rest,
+                        None => lo,
+                    };
+                    f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
                         let v = f.element(op, args, i)?;
                         f.store_elem(&elem, &out_cols, i, &v.w)
                     })?;
