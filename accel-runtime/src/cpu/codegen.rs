@@ -354,6 +354,13 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.b.inst_results(call).to_vec()
     }
 
+    /// `i * size_of(s)`, as a shift (element sizes are powers of two), which the x64
+    /// backend folds into a scaled addressing mode.
+    fn scaled(&mut self, i: Value, s: ScalarType) -> Value {
+        let shift = size_of(s).trailing_zeros();
+        self.b.ins().ishl_imm_u(i, i64::from(shift))
+    }
+
     fn iconst(&mut self, v: i64) -> Value {
         self.b.ins().iconst(ct::I64, v)
     }
@@ -1143,7 +1150,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     let scaled = self.b.ins().imul(flat, dim);
                     flat = self.b.ins().iadd(scaled, i);
                 }
-                let off = self.b.ins().imul_imm_s(flat, size_of(s));
+                let off = self.scaled(flat, s);
                 let addr = self.b.ins().iadd(t.w[0], off);
                 if method == "get" {
                     let w = self.load(clif(s), addr, 0);
@@ -1510,7 +1517,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn load_elem(&mut self, elem: &Type, cols: &[Value], i: Value) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
-                let off = self.b.ins().imul_imm_s(i, size_of(*s));
+                let off = self.scaled(i, *s);
                 let addr = self.b.ins().iadd(cols[0], off);
                 if self.movable_loads {
                     // Sequences never change during a run, and this element is in bounds.
@@ -1543,7 +1550,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn offset_columns(&mut self, elem: &Type, cols: &[Value], k: Value) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
-                let off = self.b.ins().imul_imm_s(k, size_of(*s));
+                let off = self.scaled(k, *s);
                 Ok(vec![self.b.ins().iadd(cols[0], off)])
             }
             Type::Seq(u) => {
@@ -1569,7 +1576,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn store_elem(&mut self, elem: &Type, cols: &[Value], i: Value, w: &[Value]) -> R<()> {
         match elem {
             Type::Scalar(s) => {
-                let off = self.b.ins().imul_imm_s(i, size_of(*s));
+                let off = self.scaled(i, *s);
                 let addr = self.b.ins().iadd(cols[0], off);
                 self.store(w[0], addr, 0);
                 Ok(())
@@ -1595,7 +1602,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
-                let bytes = self.b.ins().imul_imm_s(n, size_of(*s));
+                let bytes = self.scaled(n, *s);
                 let align = self.iconst(size_of(*s));
                 let ctx = self.ctx;
                 let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
@@ -1666,8 +1673,28 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 f.expr(body).map(|_| ())
             })
         };
+        if s != ScalarType::Usize {
+            return run(self);
+        }
         let indexed = self.indexed_by(body, var);
-        if s != ScalarType::Usize || indexed.is_empty() {
+        self.versioned(&indexed, var, hi, run)
+    }
+
+    /// Runs `run` twice behind one test: when every sequence in `indexed` is at least `hi`
+    /// long, a copy in which indexing them by `var` (which stays below `hi`) is unchecked;
+    /// otherwise the checked copy.
+    fn versioned(
+        &mut self,
+        indexed: &[String],
+        var: &str,
+        hi: Value,
+        run: impl Fn(&mut Self) -> R<()>,
+    ) -> R<()> {
+        let indexed: Vec<&String> = indexed
+            .iter()
+            .filter(|q| !self.safe.iter().any(|(a, b)| a == *q && b == var))
+            .collect();
+        if indexed.is_empty() {
             return run(self);
         }
         let mut ok = self.b.ins().iconst(ct::I8, 1);
@@ -1683,7 +1710,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.b.switch_to_block(fast);
         let before = self.safe.len();
         self.safe
-            .extend(indexed.iter().map(|q| (q.clone(), var.to_string())));
+            .extend(indexed.iter().map(|q| ((*q).clone(), var.to_string())));
         let r = run(self);
         self.safe.truncate(before);
         r?;
@@ -2348,7 +2375,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let off = f.b.ins().imul_imm_s(j, lanes as i64);
             let at = f.b.ins().iadd(lo, off);
             let v = f.vexpr(&body, at, s, vt, &mut HashMap::new())?;
-            let bytes = f.b.ins().imul_imm_s(at, size_of(s));
+            let bytes = f.scaled(at, s);
             let addr = f.b.ins().iadd(out[0], bytes);
             f.b.ins()
                 .store(MemFlagsData::new().with_notrap(), v, addr, 0);
@@ -2480,7 +2507,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     return Err("a vector load of a non-variable".into());
                 };
                 let cols = self.var(seq)?.w;
-                let off = self.b.ins().imul_imm_s(base, size_of(s));
+                let off = self.scaled(base, s);
                 let addr = self.b.ins().iadd(cols[1], off);
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
                 self.b.ins().load(vt, flags, addr, 0)
@@ -2614,9 +2641,22 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         Some(rest) => rest,
                         None => lo,
                     };
-                    f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
-                        let v = f.element(op, args, i)?;
-                        f.store_elem(&elem, &out_cols, i, &v.w)
+                    // Versioned on the sequences the element indexes by the index (beyond
+                    // those the length already covers): N-body's `ys[i]` in its inner loop.
+                    let (param, indexed) = match (op, &args[1]) {
+                        (ParOp::Create, Expr::Lambda { params, body }) => match params.first() {
+                            Some((Pat::Bind { name, .. }, _)) => {
+                                (name.clone(), f.indexed_by(body, name))
+                            }
+                            _ => (String::new(), vec![]),
+                        },
+                        _ => (String::new(), vec![]),
+                    };
+                    f.versioned(&indexed, &param, hi, |f| {
+                        f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
+                            let v = f.element(op, args, i)?;
+                            f.store_elem(&elem, &out_cols, i, &v.w)
+                        })
                     })?;
                 }
                 ParOp::ParallelLoop => {
