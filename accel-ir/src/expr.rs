@@ -355,6 +355,30 @@ impl Expr {
         }
     }
 
+    /// `f` applied to `args`: a lambda becomes a block binding its parameters to the
+    /// arguments (beta reduction); any other function value an [`Expr::Apply`].
+    pub fn applied(f: &Expr, args: Vec<Expr>) -> Expr {
+        match f {
+            Expr::Lambda { params, body } => Expr::Block {
+                stmts: params
+                    .iter()
+                    .cloned()
+                    .zip(args)
+                    .map(|((pat, ty), init)| Stmt::Let {
+                        pat,
+                        ty,
+                        init: Some(init),
+                    })
+                    .collect(),
+                result: Some(body.clone()),
+            },
+            other => Expr::Apply {
+                func: Box::new(other.clone()),
+                args,
+            },
+        }
+    }
+
     /// Calls `f` on every direct subexpression, in evaluation order.
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {

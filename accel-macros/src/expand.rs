@@ -16,6 +16,17 @@ pub enum SiteKind {
     Describe,
 }
 
+/// The IR as the JSON a description embeds.
+fn to_json<T: serde::Serialize>(ir: &T) -> Result<String, TokenStream> {
+    serde_json::to_string(ir).map_err(|e| {
+        syn::Error::new(
+            Span::call_site(),
+            format!("accel: could not serialize the IR: {e}"),
+        )
+        .to_compile_error()
+    })
+}
+
 fn errors_to_tokens(errors: Vec<syn::Error>) -> TokenStream {
     errors.into_iter().map(|e| e.to_compile_error()).collect()
 }
@@ -105,15 +116,9 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         captures: resolved.captures.clone(),
         body,
     };
-    let ir = match serde_json::to_string(&def) {
+    let ir = match to_json(&def) {
         Ok(s) => s,
-        Err(e) => {
-            return syn::Error::new(
-                Span::call_site(),
-                format!("accel: could not serialize the IR: {e}"),
-            )
-            .to_compile_error()
-        }
+        Err(e) => return e,
     };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Site);
     let desc = use_glob(
@@ -342,15 +347,9 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         file: String::new(),
         loc: at,
     };
-    let ir = match serde_json::to_string(&def) {
+    let ir = match to_json(&def) {
         Ok(s) => s,
-        Err(e) => {
-            return syn::Error::new(
-                Span::call_site(),
-                format!("accel: could not serialize the IR: {e}"),
-            )
-            .to_compile_error()
-        }
+        Err(e) => return e,
     };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Companion);
     let line = at.line;

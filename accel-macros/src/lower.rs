@@ -147,6 +147,14 @@ fn path_string(p: &syn::Path) -> String {
     s
 }
 
+/// A field name, or a tuple index as text (`0`, `1`, …).
+fn member_name(m: &syn::Member) -> String {
+    match m {
+        syn::Member::Named(n) => n.to_string(),
+        syn::Member::Unnamed(i) => i.index.to_string(),
+    }
+}
+
 fn is_negative(l: &syn::Lit) -> bool {
     match l {
         syn::Lit::Int(i) => i.base10_digits().starts_with('-'),
@@ -246,10 +254,7 @@ impl Lowerer {
             syn::Expr::Struct(s) => self.record(s),
             syn::Expr::Field(f) => {
                 let base = self.expr(&f.base);
-                let member = match &f.member {
-                    syn::Member::Named(n) => n.to_string(),
-                    syn::Member::Unnamed(i) => i.index.to_string(),
-                };
+                let member = member_name(&f.member);
                 Expr::Field(Box::new(base), member)
             }
             syn::Expr::Index(i) => {
@@ -678,10 +683,7 @@ impl Lowerer {
             },
             syn::Expr::Field(f) => {
                 let base = self.place(&f.base);
-                let member = match &f.member {
-                    syn::Member::Named(n) => n.to_string(),
-                    syn::Member::Unnamed(i) => i.index.to_string(),
-                };
+                let member = member_name(&f.member);
                 Expr::Field(Box::new(base), member)
             }
             syn::Expr::Index(i) => {

@@ -8,22 +8,10 @@ fn debug<R>(f: impl FnOnce() -> R) -> R {
     with_mode(Mode::Debug, f)
 }
 
-/// `accel-runtime/tests/debug_checks.rs:LINE:COLUMN` of the first `accelerate!` on a line
-/// of this file containing `marker`.
+mod common;
+
 fn site_of(marker: &str) -> String {
-    let source = include_str!("debug_checks.rs");
-    let lines: Vec<&str> = source.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.contains(marker) && !l.contains("site_of("))
-        .expect("the marker is in this file");
-    // The site is the nearest `accelerate!(` at or above the marker (formatting may split it).
-    let n = (0..=at)
-        .rev()
-        .find(|&k| lines[k].contains("accelerate!("))
-        .expect("a site encloses the marker");
-    let column = lines[n].find("accelerate!(").expect("the line has a site") + 1;
-    format!("accel-runtime/tests/debug_checks.rs:{}:{column}", n + 1)
+    common::site_of("debug_checks.rs", include_str!("debug_checks.rs"), marker)
 }
 
 fn panic_message(f: impl FnOnce()) -> String {

@@ -20,22 +20,10 @@ fn child_uses_a_rank_4_tensor() {
     println!("child sum {}", t.to_vec().iter().sum::<i32>());
 }
 
-/// `accel-runtime/tests/modes.rs:LINE:COLUMN` of the `accelerate!` on the first line of this
-/// file that contains `marker` (found in the source, so formatting cannot break the tests).
+mod common;
+
 fn site_of(marker: &str) -> String {
-    let source = include_str!("modes.rs");
-    let lines: Vec<&str> = source.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.contains(marker) && !l.contains("site_of("))
-        .expect("the marker is in this file");
-    // The site is the nearest `accelerate!(` at or above the marker (formatting may split it).
-    let n = (0..=at)
-        .rev()
-        .find(|&k| lines[k].contains("accelerate!("))
-        .expect("a site encloses the marker");
-    let column = lines[n].find("accelerate!(").expect("the line has a site") + 1;
-    format!("accel-runtime/tests/modes.rs:{}:{column}", n + 1)
+    common::site_of("modes.rs", include_str!("modes.rs"), marker)
 }
 
 /// Runs `child_runs_a_site` with `env`; returns (success, stdout, stderr).

@@ -62,7 +62,7 @@ impl Fuser {
                 op: ParOp::Create,
                 args,
                 ..
-            } => Some(apply(&args[1], vec![i.clone()])),
+            } => Some(Expr::applied(&args[1], vec![i.clone()])),
             Expr::Var(_) => Some(Expr::Index(Box::new(xs.clone()), Box::new(i.clone()))),
             _ => None,
         }
@@ -100,7 +100,7 @@ impl Fuser {
             .iter()
             .map(|xs| self.element(xs, &iv))
             .collect::<Option<Vec<_>>>()?;
-        let body = apply(f, elems);
+        let body = Expr::applied(f, elems);
         Some(Expr::Par {
             op: ParOp::Create,
             args: vec![
@@ -201,7 +201,7 @@ impl Fuser {
             reduces
                 .iter()
                 .enumerate()
-                .map(|(j, (op, _, _))| apply(op, vec![ap[j].clone(), bp[j].clone()]))
+                .map(|(j, (op, _, _))| Expr::applied(op, vec![ap[j].clone(), bp[j].clone()]))
                 .collect(),
         );
         let op = Expr::Lambda {
@@ -403,29 +403,6 @@ impl Fuser {
             k += 1;
         }
         Expr::Block { stmts, result }
-    }
-}
-
-/// Applies a lambda to arguments: a block that binds its parameters.
-fn apply(f: &Expr, args: Vec<Expr>) -> Expr {
-    match f {
-        Expr::Lambda { params, body } => Expr::Block {
-            stmts: params
-                .iter()
-                .cloned()
-                .zip(args)
-                .map(|((pat, ty), init)| Stmt::Let {
-                    pat,
-                    ty,
-                    init: Some(init),
-                })
-                .collect(),
-            result: Some(body.clone()),
-        },
-        other => Expr::Apply {
-            func: Box::new(other.clone()),
-            args,
-        },
     }
 }
 

@@ -94,7 +94,7 @@ impl<'a> Inliner<'a> {
                     .iter()
                     .map(|a| self.expr(a, env))
                     .collect::<Result<Vec<_>, _>>()?;
-                beta(f, args)
+                Expr::applied(&f, args)
             }
             Expr::Var(v) if env.contains_key(v) => self.freshen(&env[v]),
             Expr::Par { op, args, loc } => {
@@ -263,28 +263,6 @@ fn rename_vars(e: &mut Expr, renames: &mut HashMap<String, String>, inliner: &mu
             rename_vars(body, renames, inliner);
         }
         _ => e.for_each_child_mut(&mut |c| rename_vars(c, renames, inliner)),
-    }
-}
-
-/// Applies a lambda to arguments: a block binding its parameters.
-fn beta(f: Expr, args: Vec<Expr>) -> Expr {
-    match f {
-        Expr::Lambda { params, body } => Expr::Block {
-            stmts: params
-                .into_iter()
-                .zip(args)
-                .map(|((pat, ty), init)| Stmt::Let {
-                    pat,
-                    ty,
-                    init: Some(init),
-                })
-                .collect(),
-            result: Some(body),
-        },
-        f => Expr::Apply {
-            func: Box::new(f),
-            args,
-        },
     }
 }
 

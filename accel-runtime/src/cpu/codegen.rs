@@ -69,6 +69,19 @@ fn parts(t: &Type) -> Option<Vec<Type>> {
     }
 }
 
+/// The columns of each part of a compound element type, in order.
+fn split_columns<'c>(t: &Type, cols: &'c [Value]) -> R<Vec<(Type, &'c [Value])>> {
+    let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    for p in ps {
+        let n = columns(&p)?.len();
+        out.push((p, &cols[at..at + n]));
+        at += n;
+    }
+    Ok(out)
+}
+
 /// The words of a value of type `t`.
 pub fn words(t: &Type) -> R<Vec<CType>> {
     Ok(match t {
@@ -1526,20 +1539,12 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 }
                 Ok(vec![self.load(clif(*s), addr, 0)])
             }
-            Type::Seq(u) => {
-                let inner = cols[0];
-                let k = self.b.ins().imul(i, inner);
-                let sub = self.offset_columns(u, &cols[1..], k)?;
-                Ok([vec![inner], sub].concat())
-            }
+            // Element `i` of a sequence of sequences is the sub-sequence at `i`.
+            Type::Seq(_) => self.offset_columns(elem, cols, i),
             t => {
-                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
                 let mut out = Vec::new();
-                let mut at = 0;
-                for p in &ps {
-                    let n = columns(p)?.len();
-                    out.extend(self.load_elem(p, &cols[at..at + n], i)?);
-                    at += n;
+                for (p, c) in split_columns(t, cols)? {
+                    out.extend(self.load_elem(&p, c, i)?);
                 }
                 Ok(out)
             }
@@ -1560,13 +1565,9 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 Ok([vec![inner], sub].concat())
             }
             t => {
-                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
                 let mut out = Vec::new();
-                let mut at = 0;
-                for p in &ps {
-                    let n = columns(p)?.len();
-                    out.extend(self.offset_columns(p, &cols[at..at + n], k)?);
-                    at += n;
+                for (p, c) in split_columns(t, cols)? {
+                    out.extend(self.offset_columns(&p, c, k)?);
                 }
                 Ok(out)
             }
@@ -1585,14 +1586,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 "sequence-valued elements of a produced sequence (nested results)",
             )),
             t => {
-                let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
-                let (mut at_c, mut at_w) = (0, 0);
-                for p in &ps {
-                    let nc = columns(p)?.len();
-                    let nw = words(p)?.len();
-                    self.store_elem(p, &cols[at_c..at_c + nc], i, &w[at_w..at_w + nw])?;
-                    at_c += nc;
-                    at_w += nw;
+                let mut at = 0;
+                for (p, c) in split_columns(t, cols)? {
+                    let nw = words(&p)?.len();
+                    self.store_elem(&p, c, i, &w[at..at + nw])?;
+                    at += nw;
                 }
                 Ok(())
             }
@@ -2095,18 +2093,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let ne = self.expr(&args[1])?;
             let accs = self.declare_like(&ne);
             let zero = self.iconst(0);
-            let tys = words(&t)?;
             self.counted_loop(zero, chunks, ScalarType::Usize, |f, c| {
-                let base = f.b.ins().imul_imm_s(c, 8 * partial_words);
-                let addr = f.b.ins().iadd(partials, base);
-                let p = V {
-                    ty: t.clone(),
-                    w: tys
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &ty)| f.load(ty, addr, 8 * k as i32))
-                        .collect(),
-                };
+                let (addr, p) = f.partial_slot(&t, partials, c, partial_words)?;
                 let offset = f.use_vars(&t, &accs);
                 for (k, w) in offset.w.iter().enumerate() {
                     f.store(*w, addr, 8 * k as i32);
@@ -2133,18 +2121,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let ne = self.expr(&args[1])?;
                 let accs = self.declare_like(&ne);
                 let zero = self.iconst(0);
-                let tys = words(&t)?;
                 self.counted_loop(zero, chunks, ScalarType::Usize, |f, c| {
-                    let base = f.b.ins().imul_imm_s(c, 8 * partial_words);
-                    let addr = f.b.ins().iadd(partials, base);
-                    let p = V {
-                        ty: t.clone(),
-                        w: tys
-                            .iter()
-                            .enumerate()
-                            .map(|(k, &ty)| f.load(ty, addr, 8 * k as i32))
-                            .collect(),
-                    };
+                    let (_, p) = f.partial_slot(&t, partials, c, partial_words)?;
                     let a = f.use_vars(&t, &accs);
                     let r = f.apply(&args[0], vec![a, p])?;
                     f.def_vars(&accs, &r);
@@ -2164,6 +2142,24 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 })
             }
         }
+    }
+
+    /// The address and value of chunk `c`'s partial result of type `t`.
+    fn partial_slot(
+        &mut self,
+        t: &Type,
+        partials: Value,
+        c: Value,
+        partial_words: i64,
+    ) -> R<(Value, V)> {
+        let base = self.b.ins().imul_imm_s(c, 8 * partial_words);
+        let addr = self.b.ins().iadd(partials, base);
+        let w = words(t)?
+            .iter()
+            .enumerate()
+            .map(|(k, &ty)| self.load(ty, addr, 8 * k as i32))
+            .collect();
+        Ok((addr, V { ty: t.clone(), w }))
     }
 
     fn run_kernel(
