@@ -307,15 +307,13 @@ fn main() {
                 })
             })
             .collect();
-        std::fs::write(
-            format!("{dir}/cpu.md"),
-            format!("# CPU backend benchmarks\n\n{table}"),
-        )
-        .expect("write cpu.md");
-        std::fs::write(
-            format!("{dir}/cpu.json"),
-            serde_json::to_string_pretty(&json).expect("json"),
-        )
-        .expect("write cpu.json");
+        accel_bench::write_results(
+            &dir,
+            "cpu",
+            "CPU backend benchmarks",
+            "",
+            &table,
+            &serde_json::Value::Array(json),
+        );
     }
 }

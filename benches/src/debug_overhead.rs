@@ -1,6 +1,7 @@
-//! The cost of debug mode's checks: each workload runs, in one process, as plain sequential
-//! Rust, as an `accelerate!` site with checks off (`ACCEL_MODE=cpu`, which runs the same
-//! sequential code until the CPU backend lands), and in debug mode with every check on.
+//! The cost of debug mode's checks: each workload runs, in one process, as idiomatic
+//! sequential Rust, as the same parallel operations called outside `accelerate!` (the
+//! sequential reference semantics, unchecked), and as an `accelerate!` site in debug mode
+//! with every check on.
 //! Prints a table of medians and ratios; writes Markdown and JSON beside each other.
 //!
 //! `cargo run --release -p accel-bench --bin debug_overhead [-- --quick] [-- --out DIR]`
@@ -45,9 +46,7 @@ fn main() {
         name: "reduce (sum of f32)".into(),
         size: n,
         plain: median_ms(runs, || xs.iter().fold(0.0f32, |a, b| a + b)),
-        unchecked: median_ms(runs, || {
-            with_mode(Mode::Cpu, || accelerate!(reduce(|a, b| a + b, 0.0, &xs)))
-        }),
+        unchecked: median_ms(runs, || reduce(|a, b| a + b, 0.0, &xs)),
         checked: median_ms(runs, || {
             with_mode(Mode::Debug, || accelerate!(reduce(|a, b| a + b, 0.0, &xs)))
         }),
@@ -58,9 +57,7 @@ fn main() {
         name: "map (c * x)".into(),
         size: n,
         plain: median_ms(runs, || xs.iter().map(|x| c * x).collect::<Vec<f32>>()),
-        unchecked: median_ms(runs, || {
-            with_mode(Mode::Cpu, || accelerate!(map(|x| c * x, &xs)))
-        }),
+        unchecked: median_ms(runs, || map(|x| c * x, &xs)),
         checked: median_ms(runs, || {
             with_mode(Mode::Debug, || accelerate!(map(|x| c * x, &xs)))
         }),
@@ -79,9 +76,7 @@ fn main() {
                 })
                 .collect::<Vec<i64>>()
         }),
-        unchecked: median_ms(runs, || {
-            with_mode(Mode::Cpu, || accelerate!(scan(|a, b| a + b, 0, &ints)))
-        }),
+        unchecked: median_ms(runs, || scan(|a, b| a + b, 0, &ints)),
         checked: median_ms(runs, || {
             with_mode(Mode::Debug, || accelerate!(scan(|a, b| a + b, 0, &ints)))
         }),
@@ -100,11 +95,7 @@ fn main() {
                 .map(|r| r.iter().fold(0.0, |a, b| a + b))
                 .collect::<Vec<f64>>()
         }),
-        unchecked: median_ms(runs, || {
-            with_mode(Mode::Cpu, || {
-                accelerate!(map(|r| reduce(|a, b| a + b, 0.0, r), &matrix))
-            })
-        }),
+        unchecked: median_ms(runs, || map(|r| reduce(|a, b| a + b, 0.0, r), &matrix)),
         checked: median_ms(runs, || {
             with_mode(Mode::Debug, || {
                 accelerate!(map(|r| reduce(|a, b| a + b, 0.0, r), &matrix))
@@ -120,9 +111,7 @@ fn main() {
         size: m,
         plain: median_ms(runs, || (0..m).for_each(|i| dst.set([i], 2 * src.get([i])))),
         unchecked: median_ms(runs, || {
-            with_mode(Mode::Cpu, || {
-                accelerate!(parallel_loop(m, |i| dst.set([i], 2 * src.get([i]))))
-            })
+            parallel_loop(m, |i| dst.set([i], 2 * src.get([i])))
         }),
         checked: median_ms(runs, || {
             with_mode(Mode::Debug, || {
@@ -132,7 +121,7 @@ fn main() {
     });
 
     let mut table = String::from(
-        "| workload | elements | plain Rust (ms) | accelerate!, checks off (ms) | debug mode (ms) | debug / checks off |\n|---|---:|---:|---:|---:|---:|\n",
+        "| workload | elements | plain Rust (ms) | unchecked sequential (ms) | debug mode (ms) | debug / unchecked |\n|---|---:|---:|---:|---:|---:|\n",
     );
     for r in &rows {
         table.push_str(&format!(
@@ -158,22 +147,18 @@ fn main() {
             .collect();
         let meta = format!(
             "Median of {runs} runs, release build, {} cores, measured in one process. \
-             \"accelerate!, checks off\" is the same sequential path as debug mode with the checks \
-             off (ACCEL_MODE=cpu runs it until the CPU backend lands); its distance to plain Rust \
-             is that path's copying of borrowed inputs, not the checks.\n\n",
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
+             \"Unchecked sequential\" calls the same parallel operations outside `accelerate!` (the \
+             sequential reference semantics, which copy borrowed inputs into owned elements); \
+             debug mode runs them inside a debug-mode site with every check on.\n\n",
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         );
-        std::fs::write(
-            format!("{dir}/debug-overhead.md"),
-            format!("# Debug mode overhead\n\n{meta}{table}"),
-        )
-        .expect("write the Markdown results");
-        std::fs::write(
-            format!("{dir}/debug-overhead.json"),
-            serde_json::to_string_pretty(&json).expect("serialize"),
-        )
-        .expect("write the JSON results");
+        accel_bench::write_results(
+            &dir,
+            "debug-overhead",
+            "Debug mode overhead",
+            &meta,
+            &table,
+            &serde_json::Value::Array(json),
+        );
     }
 }
