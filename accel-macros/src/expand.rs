@@ -331,7 +331,7 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         let errors = errors_to_tokens(errors);
         let companion = companion(quote! {
             ::accel_runtime::__private::FnDesc {
-                name: #name, path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false,
+                name: #name, path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false, consts: &[],
             }
         });
         return quote! { #errors #func #companion };
@@ -351,6 +351,15 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(s) => s,
         Err(e) => return e,
     };
+    // Constants the body names, as references to their values (resolved through the glob
+    // import of the parent module, like callees).
+    let consts = {
+        let entries = l.consts.iter().map(|c| {
+            let text = c.to_string();
+            quote_spanned! {c.span()=> (#text, ::accel_runtime::__private::const_value(&#c)) }
+        });
+        quote! { &[#(#entries),*] }
+    };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Companion);
     let line = at.line;
     let desc = use_glob(
@@ -366,6 +375,7 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
                 callees: #callees,
                 ops: #ops,
                 higher_order: #higher_order,
+                consts: #consts,
             }
         },
     );

@@ -124,6 +124,9 @@ pub struct Lowerer {
     pub errors: Vec<syn::Error>,
     /// The functions the body calls or passes: the path as written, and the path.
     pub callees: Vec<(String, syn::Path)>,
+    /// The constants a function body names (`const G: f64 = 9.81;`), with their idents:
+    /// their values travel in the function's description.
+    pub consts: Vec<syn::Ident>,
     /// The parallel operations the body uses directly.
     pub ops: Vec<(ParOp, Loc)>,
     scopes: Vec<Vec<String>>,
@@ -175,6 +178,7 @@ impl Lowerer {
         Lowerer {
             errors: Vec::new(),
             callees: Vec::new(),
+            consts: Vec::new(),
             ops: Vec::new(),
             scopes: vec![Vec::new()],
             fn_name,
@@ -376,6 +380,13 @@ impl Lowerer {
             if starts_uppercase(&ident) && self.captures_allowed {
                 // A constant (`const SCALE: i64 = 10;`) at a site is captured like a local.
                 return Expr::Var(ident);
+            }
+            if starts_uppercase(&ident) {
+                if let Some(i) = p.path.get_ident() {
+                    if !self.consts.iter().any(|c| c == i) {
+                        self.consts.push(i.clone());
+                    }
+                }
             }
             if !starts_uppercase(&ident) {
                 if self.captures_allowed {

@@ -34,12 +34,19 @@ pub static NOT_ACCEL: FnDesc = FnDesc {
     callees: &[],
     ops: &[],
     higher_order: false,
+    consts: &[],
 };
 
 /// A captured local, as debug mode inspects it; requires at compile time that its type is
 /// an accel type.
 pub fn capture<'a, T: Accel>(name: &'a str, value: &'a T) -> (&'a str, &'a dyn Inspect) {
     (name, value)
+}
+
+/// A constant named by an `#[accel]` function, as its description holds it; requires at
+/// compile time that its type is an accel type.
+pub const fn const_value<T: Accel + Sync>(value: &'static T) -> &'static (dyn Inspect + Sync) {
+    value
 }
 
 /// Checks at compile time that a parameter or result type of an `#[accel]` fn is an accel type.

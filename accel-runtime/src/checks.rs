@@ -125,6 +125,12 @@ pub trait Inspect {
     fn marshal_into<'a>(&'a self, m: &mut crate::cpu::abi::Marshal<'a>);
 }
 
+impl std::fmt::Debug for dyn Inspect + Sync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<a value of type {}>", self.ir_type())
+    }
+}
+
 impl<T: Accel> Inspect for T {
     fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String> {
         if T::NESTED {

@@ -40,6 +40,8 @@ pub struct FnDesc {
     pub ops: &'static [OpUse],
     /// Whether it takes or returns a function.
     pub higher_order: bool,
+    /// The constants the body names, by name, with their values.
+    pub consts: &'static [(&'static str, &'static (dyn Inspect + Sync))],
 }
 
 /// The description of one `accelerate!` site.
@@ -125,9 +127,58 @@ impl SiteDesc {
             *f = resolve::resolve_fn(f)?;
         }
         program.site.body = resolve::resolve_site(&program.site.body).body;
+        // Constants named in functions become captures of the site: `path::NAME`.
+        let reached = self.reached_functions();
+        for f in &mut program.functions {
+            if let Some(desc) = reached.iter().find(|d| d.path == f.name) {
+                let names: Vec<&str> = desc.consts.iter().map(|(n, _)| *n).collect();
+                constants_to_captures(&mut f.body, &f.name, &names);
+            }
+        }
+        program
+            .site
+            .captures
+            .extend(self.constants().into_iter().map(|(name, _)| name));
         classify::classify(&program)?;
         Ok(program)
     }
+
+    /// The functions the site reaches, each once.
+    fn reached_functions(&'static self) -> Vec<&'static FnDesc> {
+        let mut out: Vec<&'static FnDesc> = Vec::new();
+        let mut stack: Vec<&'static FnDesc> = self.callees.iter().map(|(_, d)| *d).collect();
+        while let Some(f) = stack.pop() {
+            if out.iter().any(|g| g.path == f.path) {
+                continue;
+            }
+            out.push(f);
+            stack.extend(f.callees.iter().map(|(_, d)| *d));
+        }
+        out
+    }
+
+    /// The constants the reached functions name, as extra captures (name, value), in the
+    /// order the compiled code takes them.
+    pub(crate) fn constants(&'static self) -> Vec<(String, &'static (dyn Inspect + Sync))> {
+        let mut out = Vec::new();
+        for f in self.reached_functions() {
+            for (name, value) in f.consts {
+                out.push((format!("{}::{name}", f.path), *value));
+            }
+        }
+        out
+    }
+}
+
+/// Replaces the constants `names` in a function body by the captures `function::NAME`.
+fn constants_to_captures(e: &mut accel_ir::Expr, function: &str, names: &[&str]) {
+    if let accel_ir::Expr::Const(c) = e {
+        if names.contains(&c.as_str()) {
+            *e = accel_ir::Expr::Var(format!("{function}::{c}"));
+            return;
+        }
+    }
+    e.for_each_child_mut(&mut |c| constants_to_captures(c, function, names));
 }
 
 thread_local! {
@@ -168,7 +219,12 @@ pub(crate) fn plan<R: Accel>(
     if mode == Mode::Debug {
         return Plan::Sequential;
     }
-    let types: Vec<accel_ir::Type> = captures.iter().map(|(_, v)| v.ir_type()).collect();
+    let constants = site.constants();
+    let types: Vec<accel_ir::Type> = captures
+        .iter()
+        .map(|(_, v)| v.ir_type())
+        .chain(constants.iter().map(|(_, v)| v.ir_type()))
+        .collect();
     let (compiled, hit) = cpu::compiled(site, &types, &R::accel_type());
     match compiled {
         Ok(c) => {
@@ -205,7 +261,17 @@ pub(crate) fn run_compiled<R: Accel>(
     c: &CompiledSite,
     captures: &[(&str, &dyn Inspect)],
 ) -> R {
-    match cpu::run::<R>(c, captures) {
+    let constants = site.constants();
+    let all: Vec<(&str, &dyn Inspect)> = captures
+        .iter()
+        .copied()
+        .chain(
+            constants
+                .iter()
+                .map(|(n, v)| (n.as_str(), *v as &dyn Inspect)),
+        )
+        .collect();
+    match cpu::run::<R>(c, &all) {
         Ok((r, report)) => {
             if logging() {
                 first_run_report(site);
