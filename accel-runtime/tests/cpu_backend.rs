@@ -238,6 +238,28 @@ fn scaled(x: i64) -> i64 {
 /// What the cpu backend does not compile yet: an explicit `ACCEL_MODE=cpu` says so, naming
 /// the site and the construct; the default mode runs these sequentially instead.
 #[test]
+fn nested_results_are_packed_and_must_be_regular() {
+    let rows: Vec<Vec<f32>> = (0..300).map(|i| vec![i as f32, 1.0, -2.0]).collect();
+    agree(|| accelerate!(map(|row| map(|x| x * 2.0, row), &rows)));
+    agree(|| accelerate!(create(257, |i| vec![i, i + 1])));
+    agree(|| accelerate!(create(100, |i| create(3, |j| (i as f64, j as i32)))));
+    agree(|| accelerate!(scan(|a, b| map2(|x, y| x + y, a, b), vec![0.0; 3], &rows)));
+    let empty: Vec<Vec<f32>> = vec![];
+    agree(|| accelerate!(map(|row| map(|x| x + 1.0, row), &empty)));
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(create(3, |i| create(i, |j| j)))
+        }))
+    });
+    assert!(
+        msg.ends_with(
+            "a produced sequence of sequences is irregular: row 0 has 0 elements, another row 1"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
 fn constants_named_in_accel_functions_are_marshaled() {
     let xs: Vec<i64> = (0..1000).collect();
     let ys = agree(|| accelerate!(map(scaled, &xs)));
@@ -250,8 +272,12 @@ fn constants_named_in_accel_functions_are_marshaled() {
 fn constructs_the_cpu_backend_does_not_compile_yet() {
     let unsupported = |f: &dyn Fn()| panic_message(|| with_mode(Mode::Cpu, f));
     let n = 3usize;
-    let msg = unsupported(&|| drop(accelerate!(create(n, |i| create(2, |j| i + j)))));
-    assert!(msg.contains("the cpu backend cannot compile producing a sequence of sequences (nested results) yet (ACCEL_MODE=cpu)"), "{msg}");
+    let msg = unsupported(&|| {
+        drop(accelerate!(create(n, |i| create(2, |j| create(2, |k| i
+            + j
+            + k)))))
+    });
+    assert!(msg.contains("the cpu backend cannot compile sequences nested three or more levels deep as results yet (ACCEL_MODE=cpu)"), "{msg}");
     let xs = vec![1i64, 2];
     let msg = unsupported(&|| {
         drop(accelerate!(map(

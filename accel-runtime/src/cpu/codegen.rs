@@ -69,6 +69,22 @@ fn parts(t: &Type) -> Option<Vec<Type>> {
     }
 }
 
+/// The scalar types of the columns of an element type (rows of these can be packed).
+fn scalar_leaves(t: &Type) -> R<Vec<ScalarType>> {
+    match t {
+        Type::Scalar(s) => Ok(vec![*s]),
+        Type::Seq(_) => Err(unsupported(
+            "sequences nested three or more levels deep as results",
+        )),
+        t => Ok(parts(t)
+            .ok_or_else(|| unsupported(format!("elements of type {t}")))?
+            .iter()
+            .map(scalar_leaves)
+            .collect::<R<Vec<_>>>()?
+            .concat()),
+    }
+}
+
 /// The columns of each part of a compound element type, in order.
 fn split_columns<'c>(t: &Type, cols: &'c [Value]) -> R<Vec<(Type, &'c [Value])>> {
     let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
@@ -262,6 +278,7 @@ impl Gen {
         declare(self, "accel_par", &[i64_; 7], Some(ct::I32))?;
         declare(self, "accel_alloc", &[i64_; 3], Some(i64_))?;
         declare(self, "accel_fail", &[i64_, ct::I32, i64_, i64_], None)?;
+        declare(self, "accel_copy", &[i64_; 3], None)?;
         for (name, _) in pool::symbols() {
             if let Some(rest) = name.strip_prefix("accel_") {
                 let t = if rest.ends_with("_f32") {
@@ -623,6 +640,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     let i = self.iconst(k as i64);
                     self.store_elem(&elem, &cols, i, &v.w)?;
                 }
+                let cols = self.finish_columns(&elem, n, cols)?;
                 Ok(V {
                     ty: Type::Seq(Box::new(elem)),
                     w: [vec![n], cols].concat(),
@@ -638,6 +656,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
                     f.store_elem(&elem, &cols, i, &words)
                 })?;
+                let cols = self.finish_columns(&elem, n, cols)?;
                 Ok(V {
                     ty: Type::Seq(Box::new(v.ty)),
                     w: [vec![n], cols].concat(),
@@ -1582,9 +1601,15 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 self.store(w[0], addr, 0);
                 Ok(())
             }
-            Type::Seq(_) => Err(unsupported(
-                "sequence-valued elements of a produced sequence (nested results)",
-            )),
+            // A row: its length and its columns' pointers into the jagged columns.
+            Type::Seq(_) => {
+                for (k, word) in w.iter().enumerate() {
+                    let off = self.b.ins().ishl_imm_u(i, 3);
+                    let addr = self.b.ins().iadd(cols[k], off);
+                    self.store(*word, addr, 0);
+                }
+                Ok(())
+            }
             t => {
                 let mut at = 0;
                 for (p, c) in split_columns(t, cols)? {
@@ -1595,6 +1620,56 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 Ok(())
             }
         }
+    }
+
+    /// The final columns of `n` produced elements: the columns themselves, or for rows (a
+    /// sequence of sequences) the common row length and the rows packed into flat columns,
+    /// after checking that all rows have one length.
+    fn finish_columns(&mut self, elem: &Type, n: Value, cols: Vec<Value>) -> R<Vec<Value>> {
+        let Type::Seq(u) = elem else { return Ok(cols) };
+        let leaves = scalar_leaves(u)?;
+        let lens = cols[0];
+        let inner = self.b.declare_var(ct::I64);
+        let zero = self.iconst(0);
+        self.b.def_var(inner, zero);
+        let some = self.b.create_block();
+        let after = self.b.create_block();
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+        self.b.ins().brif(empty, after, &[], some, &[]);
+        self.b.switch_to_block(some);
+        let first = self.load(ct::I64, lens, 0);
+        self.b.def_var(inner, first);
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        let width = self.b.use_var(inner);
+        let one = self.iconst(1);
+        self.counted_loop(one, n, ScalarType::Usize, |f, i| {
+            let off = f.b.ins().ishl_imm_u(i, 3);
+            let addr = f.b.ins().iadd(lens, off);
+            let len = f.load(ct::I64, addr, 0);
+            let differ = f.b.ins().icmp(IntCC::NotEqual, len, width);
+            f.fail_if(differ, pool::FAIL_IRREGULAR, width, len);
+            Ok(())
+        })?;
+        let total = self.b.ins().imul(n, width);
+        let mut flat = Vec::new();
+        for (k, s) in leaves.iter().enumerate() {
+            let dst = self.alloc_columns(&Type::Scalar(*s), total)?[0];
+            let row_bytes = self.scaled(width, *s);
+            let rows = cols[1 + k];
+            let zero = self.iconst(0);
+            self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                let off = f.b.ins().ishl_imm_u(i, 3);
+                let addr = f.b.ins().iadd(rows, off);
+                let src = f.load(ct::I64, addr, 0);
+                let at = f.b.ins().imul(i, row_bytes);
+                let to = f.b.ins().iadd(dst, at);
+                f.helper("accel_copy", &[to, src, row_bytes]);
+                Ok(())
+            })?;
+            flat.push(dst);
+        }
+        Ok([vec![width], flat].concat())
     }
 
     fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
@@ -1608,9 +1683,22 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
                 Ok(vec![p])
             }
-            Type::Seq(_) => Err(unsupported(
-                "producing a sequence of sequences (nested results)",
-            )),
+            // Rows are made one by one: their lengths and column pointers first ("jagged"
+            // columns); `finish_columns` checks regularity and packs them.
+            Type::Seq(u) => {
+                let leaves = scalar_leaves(u)?;
+                let bytes = self.b.ins().ishl_imm_u(n, 3);
+                let eight = self.iconst(8);
+                let ctx = self.ctx;
+                let mut out = Vec::new();
+                for _ in 0..=leaves.len() {
+                    let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
+                    let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                    self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                    out.push(p);
+                }
+                Ok(out)
+            }
             t => {
                 let ps = parts(t).ok_or_else(|| unsupported(format!("sequences of {t}")))?;
                 let mut out = Vec::new();
@@ -1791,6 +1879,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     let v = f.element(op, args, i)?;
                     f.store_elem(&elem, &cols, i, &v.w)
                 })?;
+                let cols = self.finish_columns(&elem, n, cols)?;
                 Ok(V {
                     ty: Type::Seq(Box::new(elem)),
                     w: [vec![n], cols].concat(),
@@ -1825,6 +1914,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     f.def_vars(&accs, &r);
                     f.store_elem(&acc_ty, &cols, i, &r.w)
                 })?;
+                let cols = self.finish_columns(&acc_ty, n, cols)?;
                 Ok(V {
                     ty: Type::Seq(Box::new(acc_ty)),
                     w: [vec![n], cols].concat(),
@@ -2136,6 +2226,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             }),
             _ => {
                 let elem = out_elem.unwrap_or(usize_ty);
+                let out_cols = self.finish_columns(&elem, n, out_cols)?;
                 Ok(V {
                     ty: Type::Seq(Box::new(elem)),
                     w: [vec![n], out_cols].concat(),

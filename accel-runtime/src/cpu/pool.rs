@@ -28,6 +28,7 @@ pub const FAIL_ALLOC: u32 = 4;
 pub const FAIL_RANK: u32 = 5;
 pub const FAIL_SLICE: u32 = 6;
 pub const FAIL_LENGTHS: u32 = 7;
+pub const FAIL_IRREGULAR: u32 = 8;
 
 impl Failure {
     /// What went wrong, in words.
@@ -46,6 +47,10 @@ impl Failure {
             ),
             FAIL_SLICE => format!("slice bounds {}..{} are out of range", self.a, self.b),
             FAIL_LENGTHS => format!("map2 lengths differ: {} vs {}", self.a, self.b),
+            FAIL_IRREGULAR => format!(
+                "a produced sequence of sequences is irregular: row 0 has {} elements, another row {}",
+                self.a, self.b
+            ),
             k => format!("compiled code failed (kind {k})"),
         }
     }
@@ -108,6 +113,15 @@ pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64
     let ctx = unsafe { &*ctx };
     let mut arena = ctx.arena.lock().unwrap_or_else(|e| e.into_inner());
     arena.alloc(bytes as usize, align as usize) as u64
+}
+
+/// Copies `bytes` bytes between non-overlapping buffers of a run.
+pub extern "C" fn accel_copy(dst: u64, src: u64, bytes: u64) {
+    if bytes > 0 {
+        // SAFETY: compiled code passes a destination it allocated for at least `bytes`
+        // bytes and a source row of exactly that size (distinct allocations).
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes as usize) };
+    }
 }
 
 /// Records a failure (the first one wins); the reporting code then returns non-zero.
@@ -194,6 +208,7 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         accel_par,
         accel_alloc,
         accel_fail,
+        accel_copy,
         accel_exp_f32,
         accel_exp_f64,
         accel_exp2_f32,
