@@ -65,6 +65,7 @@ const MATH_METHODS: &[&str] = &[
     "leading_zeros",
     "trailing_zeros",
     "is_multiple_of",
+    "sin_cos",
 ];
 /// Methods of sequences and tensors.
 const DATA_METHODS: &[&str] = &[

@@ -3,7 +3,12 @@
 use std::process::Command;
 
 fn run(exe: &str, mode: Option<&str>) -> String {
+    run_with(exe, mode, &[])
+}
+
+fn run_with(exe: &str, mode: Option<&str>, args: &[&str]) -> String {
     let mut cmd = Command::new(exe);
+    cmd.args(args);
     cmd.env_remove("ACCEL_MODE");
     if let Some(m) = mode {
         cmd.env("ACCEL_MODE", m);
@@ -40,5 +45,14 @@ fn particles() {
     for mode in [Some("debug"), None] {
         assert!(run(env!("CARGO_BIN_EXE_particles"), mode)
             .starts_with("centre of mass after 200 steps: ("));
+    }
+}
+
+#[test]
+fn ode() {
+    for mode in [Some("debug"), Some("cpu"), None] {
+        let out = run_with(env!("CARGO_BIN_EXE_ode"), mode, &["--small"]);
+        assert!(out.starts_with("ode: 64 pendulums x 1000 steps"), "{out}");
+        assert!(out.contains("max difference 0.0e0"), "{out}");
     }
 }

@@ -597,6 +597,7 @@ impl Checker {
                 BOOL
             }
             "count_ones" | "leading_zeros" | "trailing_zeros" => Ty::Scalar(ScalarType::U32),
+            "sin_cos" => Ty::Tuple(vec![rt.clone(), rt]),
             "powi" => {
                 self.expect(&ats[0], &Ty::Scalar(ScalarType::I32), what)?;
                 rt

@@ -279,8 +279,13 @@ impl Gen {
         declare(self, "accel_alloc", &[i64_; 3], Some(i64_))?;
         declare(self, "accel_fail", &[i64_, ct::I32, i64_, i64_], None)?;
         declare(self, "accel_copy", &[i64_; 3], None)?;
+        declare(self, "accel_sin_cos_f32", &[ct::F32, i64_], None)?;
+        declare(self, "accel_sin_cos_f64", &[ct::F64, i64_], None)?;
         for (name, _) in pool::symbols() {
-            if let Some(rest) = name.strip_prefix("accel_") {
+            if let Some(rest) = name
+                .strip_prefix("accel_")
+                .filter(|r| !r.starts_with("sin_cos"))
+            {
                 let t = if rest.ends_with("_f32") {
                     ct::F32
                 } else if rest.ends_with("_f64") {
@@ -519,6 +524,20 @@ impl<'a, 'g> FnCx<'a, 'g> {
             Expr::Index(base, i) => {
                 let v = self.expr(base)?;
                 let iv = self.expr(i)?;
+                // An array element at a literal index is just its words.
+                if let (Type::Array(_, _), Some(k)) = (&v.ty, literal(i)) {
+                    let len = self.iconst(match v.ty {
+                        Type::Array(_, n) => n as i64,
+                        _ => 0,
+                    });
+                    let at = self.iconst(k as i64);
+                    let oob = self
+                        .b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThanOrEqual, at, len);
+                    self.fail_if(oob, pool::FAIL_INDEX, at, len);
+                    return field(&v, &k.to_string());
+                }
                 if let (Expr::Var(s), Expr::Var(j), Type::Seq(elem)) = (&**base, &**i, &v.ty) {
                     if self.safe.iter().any(|(a, b)| a == s && b == j) {
                         // In bounds by construction: no check, and a load Cranelift may move.
@@ -1016,6 +1035,27 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     return Ok(V {
                         ty: bool_ty,
                         w: vec![w],
+                    });
+                }
+                "sin_cos" => {
+                    let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        16,
+                        3,
+                    ));
+                    let out = self.b.ins().stack_addr(ct::I64, slot, 0);
+                    let name = if s == ScalarType::F32 {
+                        "accel_sin_cos_f32"
+                    } else {
+                        "accel_sin_cos_f64"
+                    };
+                    self.helper(name, &[x, out]);
+                    let t = clif(s);
+                    let step = t.bytes() as i32;
+                    let (sin, cos) = (self.load(t, out, 0), self.load(t, out, step));
+                    return Ok(V {
+                        ty: Type::Tuple(vec![ty.clone(), ty]),
+                        w: vec![sin, cos],
                     });
                 }
                 "powi" => self.math(s, "powi", &[x, a[0].w[0]])?,

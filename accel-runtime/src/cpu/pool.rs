@@ -191,6 +191,26 @@ impl PlainRem for f64 {
     }
 }
 
+/// `x.sin_cos()`, written to `out[0]` and `out[1]` (one combined evaluation).
+pub extern "C" fn accel_sin_cos_f64(x: f64, out: *mut f64) {
+    let (s, c) = x.sin_cos();
+    // SAFETY: compiled code passes a stack slot of two f64.
+    unsafe {
+        *out = s;
+        *out.add(1) = c;
+    }
+}
+
+/// `x.sin_cos()` for `f32`.
+pub extern "C" fn accel_sin_cos_f32(x: f32, out: *mut f32) {
+    let (s, c) = x.sin_cos();
+    // SAFETY: compiled code passes a stack slot of two f32.
+    unsafe {
+        *out = s;
+        *out.add(1) = c;
+    }
+}
+
 pub extern "C" fn accel_powi_f32(x: f32, n: i32) -> f32 {
     x.powi(n)
 }
@@ -209,6 +229,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         accel_alloc,
         accel_fail,
         accel_copy,
+        accel_sin_cos_f32,
+        accel_sin_cos_f64,
         accel_exp_f32,
         accel_exp_f64,
         accel_exp2_f32,
