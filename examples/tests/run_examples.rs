@@ -56,3 +56,27 @@ fn ode() {
         assert!(out.contains("max difference 0.0e0"), "{out}");
     }
 }
+
+#[test]
+fn classic_suite_checks_every_example_in_every_mode() {
+    let out = run_with(env!("CARGO_BIN_EXE_suite"), None, &["--small"]);
+    for name in [
+        "dot",
+        "saxpy",
+        "black-scholes",
+        "mandelbrot",
+        "n-body",
+        "k-means",
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} (")))
+            .unwrap_or_else(|| panic!("{name} missing:\n{out}"));
+        assert!(
+            line.contains("debug ")
+                && line.contains("cpu ")
+                && line.contains("sequential reference"),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! The case studies and classic benchmarks, as functions the example binaries and the
+//! suite (`suite`) share. Each runs its computation in every available mode, checks each
+//! result against a sequential reference written as plain Rust, and reports its times.
+
+pub mod classic;
+
+use accel_runtime::prelude::*;
+use std::time::Instant;
+
+/// What one example measured.
+pub struct Report {
+    pub name: &'static str,
+    pub size: String,
+    /// Milliseconds per mode (`debug`, `cpu`), the compiling first call excluded.
+    pub modes: Vec<(Mode, f64)>,
+    /// Milliseconds of the sequential reference.
+    pub reference_ms: f64,
+}
+
+impl Report {
+    /// One line: name, size, and the time of each mode and of the reference.
+    pub fn line(&self) -> String {
+        let modes: Vec<String> = self
+            .modes
+            .iter()
+            .map(|(m, ms)| format!("{m} {ms:.1} ms"))
+            .collect();
+        format!(
+            "{} ({}): {}; sequential reference {:.1} ms",
+            self.name,
+            self.size,
+            modes.join(", "),
+            self.reference_ms
+        )
+    }
+}
+
+/// The modes to run: debug always (at small sizes: it is the checked sequential path), the
+/// compiled modes this build has.
+pub fn modes(small: bool) -> Vec<Mode> {
+    if small {
+        vec![Mode::Debug, Mode::Cpu]
+    } else {
+        vec![Mode::Cpu]
+    }
+}
+
+/// Times `f` (after one untimed call, which compiles) in every mode, checking each result
+/// with `check` against the reference `expected`.
+pub fn measure<R>(
+    name: &'static str,
+    size: String,
+    small: bool,
+    reference: impl Fn() -> R,
+    f: impl Fn() -> R,
+    check: impl Fn(&R, &R) -> Result<(), String>,
+) -> Report {
+    let start = Instant::now();
+    let expected = reference();
+    let reference_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut out = Vec::new();
+    for mode in modes(small) {
+        let first = with_mode(mode, &f);
+        if let Err(e) = check(&first, &expected) {
+            panic!("{name} in {mode} mode: {e}");
+        }
+        let start = Instant::now();
+        let again = with_mode(mode, &f);
+        out.push((mode, start.elapsed().as_secs_f64() * 1e3));
+        drop(again);
+    }
+    Report {
+        name,
+        size,
+        modes: out,
+        reference_ms,
+    }
+}
+
+/// Checks that two float sequences agree within a relative tolerance.
+pub fn close(a: &[f32], b: &[f32], tol: f32) -> Result<(), String> {
+    if a.len() != b.len() {
+        return Err(format!("lengths differ: {} vs {}", a.len(), b.len()));
+    }
+    match a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| (x - y).abs() > tol * y.abs().max(1.0))
+    {
+        Some(i) => Err(format!(
+            "element {i} is {} but the reference says {}",
+            a[i], b[i]
+        )),
+        None => Ok(()),
+    }
+}
