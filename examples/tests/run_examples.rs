@@ -80,3 +80,14 @@ fn classic_suite_checks_every_example_in_every_mode() {
         );
     }
 }
+
+#[test]
+fn viterbi() {
+    for mode in [Some("debug"), Some("cpu"), None] {
+        let out = run_with(env!("CARGO_BIN_EXE_viterbi"), mode, &["--small"]);
+        assert!(
+            out.starts_with("viterbi: 10 sequences x 200 signals, 8 states"),
+            "{out}"
+        );
+    }
+}

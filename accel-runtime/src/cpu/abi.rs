@@ -75,6 +75,11 @@ impl Arena {
         }
     }
 
+    /// Takes over another arena's allocations.
+    pub fn absorb(&mut self, mut other: Arena) {
+        self.allocations.extend(other.allocations.drain());
+    }
+
     /// Takes ownership of an allocation of exactly `layout` at `ptr`, if the arena made it.
     pub fn adopt(&mut self, ptr: usize, layout: std::alloc::Layout) -> bool {
         match self.allocations.get(&ptr) {

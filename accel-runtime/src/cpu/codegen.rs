@@ -1157,17 +1157,28 @@ impl<'a, 'g> FnCx<'a, 'g> {
         Ok(V { ty, w: vec![w] })
     }
 
-    /// Rust's `f32::max`/`min`: a NaN operand yields the other operand.
+    /// Rust's `f32::max`/`min`: a NaN operand yields the other operand. Computed on
+    /// one-lane vectors with masks (no branch: a float `select` would become one, and
+    /// data-dependent maxima mispredict).
     fn fminmax(&mut self, max: bool, x: Value, y: Value) -> Value {
+        let vt = if self.b.func.dfg.value_type(x) == ct::F32 {
+            ct::F32X4
+        } else {
+            ct::F64X2
+        };
+        let (vx, vy) = (self.b.ins().splat(vt, x), self.b.ins().splat(vt, y));
         let cc = if max {
             FloatCC::GreaterThan
         } else {
             FloatCC::LessThan
         };
-        let pick_x = self.b.ins().fcmp(cc, x, y);
-        let chosen = self.b.ins().select(pick_x, x, y);
-        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
-        self.b.ins().select(y_nan, x, chosen)
+        let pick_x = self.b.ins().fcmp(cc, vx, vy);
+        let pick_x = self.b.ins().bitcast(vt, MemFlagsData::new(), pick_x);
+        let chosen = self.b.ins().bitselect(pick_x, vx, vy);
+        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, vy, vy);
+        let y_nan = self.b.ins().bitcast(vt, MemFlagsData::new(), y_nan);
+        let r = self.b.ins().bitselect(y_nan, vx, chosen);
+        self.b.ins().extractlane(r, 0)
     }
 
     fn assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<V> {

@@ -140,8 +140,7 @@ pub fn run<R: Accel>(
         let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
         return Err(failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe()));
     }
-    let mut arena: Arena =
-        std::mem::take(&mut *ctx.arena.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut arena: Arena = ctx.take_arena();
     let mut u = Unmarshal {
         words: &out,
         at: 0,

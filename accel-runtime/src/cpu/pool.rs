@@ -6,10 +6,40 @@ use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// The state of one compiled run, shared by all its kernels.
-#[derive(Default)]
 pub struct RunCtx {
-    pub arena: Mutex<Arena>,
+    /// One arena per pool thread (and one for the calling thread), so that kernels that
+    /// allocate (a row per element) do not contend for one lock.
+    arenas: Vec<Mutex<Arena>>,
     pub error: Mutex<Option<Failure>>,
+}
+
+impl Default for RunCtx {
+    fn default() -> Self {
+        let shards = rayon::current_num_threads() + 1;
+        RunCtx {
+            arenas: (0..shards).map(|_| Mutex::new(Arena::default())).collect(),
+            error: Mutex::new(None),
+        }
+    }
+}
+
+impl RunCtx {
+    /// This thread's arena.
+    fn arena(&self) -> &Mutex<Arena> {
+        let shard = rayon::current_thread_index().map_or(0, |i| i + 1);
+        &self.arenas[shard.min(self.arenas.len() - 1)]
+    }
+
+    /// Everything the run allocated, in one arena.
+    pub fn take_arena(&self) -> Arena {
+        let mut all = Arena::default();
+        for a in &self.arenas {
+            all.absorb(std::mem::take(
+                &mut *a.lock().unwrap_or_else(|e| e.into_inner()),
+            ));
+        }
+        all
+    }
 }
 
 /// The first failure a compiled run reported.
@@ -111,7 +141,7 @@ pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64
     // SAFETY: compiled code passes the context pointer it was called with, which the
     // runtime keeps alive for the whole run.
     let ctx = unsafe { &*ctx };
-    let mut arena = ctx.arena.lock().unwrap_or_else(|e| e.into_inner());
+    let mut arena = ctx.arena().lock().unwrap_or_else(|e| e.into_inner());
     arena.alloc(bytes as usize, align as usize) as u64
 }
 
