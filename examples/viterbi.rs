@@ -76,8 +76,8 @@ fn reference(hmm: &Hmm, seqs: &[Vec<usize>]) -> Vec<(f64, Vec<usize>)> {
                 let next: Vec<f64> = (0..k)
                     .map(|j| {
                         let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-                        for i in 0..k {
-                            let v = delta[i] + hmm.log_trans[i * k + j];
+                        for (i, d) in delta.iter().enumerate() {
+                            let v = d + hmm.log_trans[i * k + j];
                             if v > best {
                                 best = v;
                                 arg = i;
