@@ -47,54 +47,89 @@ impl Marshal<'_> {
     }
 }
 
-/// Memory the compiled code allocated during one run: results adopt their buffers, the
-/// rest is freed when the run ends.
+/// Allocations at least this large get memory of their own (a result can adopt it as its
+/// `Vec`'s buffer); smaller ones share bump-allocated blocks.
+const OWN_ALLOCATION: usize = 64 * 1024;
+/// The size of a block for small allocations.
+const BLOCK: usize = 1 << 20;
+
+/// Memory the compiled code allocated during one run: large buffers each on their own
+/// (results adopt them), small ones bumped out of shared blocks (rows made per element
+/// cost a pointer increment); everything not adopted is freed when the run ends.
 #[derive(Default)]
 pub struct Arena {
-    allocations: HashMap<usize, std::alloc::Layout>,
+    /// Allocations of their own, by address.
+    own: Vec<(usize, std::alloc::Layout)>,
+    /// Blocks small allocations come from.
+    blocks: Vec<(usize, std::alloc::Layout)>,
+    /// The free part of the current block.
+    cursor: usize,
+    end: usize,
 }
 
 impl Arena {
+    /// Uninitialised memory of `bytes` bytes aligned to `align` (null on failure). The
+    /// memory is left uninitialised (fresh zeroed pages would fault on first write):
+    /// compiled code writes every element of what it allocates before anything reads it.
     pub fn alloc(&mut self, bytes: usize, align: usize) -> *mut u8 {
         let align = align.max(1);
         if bytes == 0 {
             return align as *mut u8;
         }
-        match std::alloc::Layout::from_size_align(bytes, align) {
-            Ok(layout) => {
-                // SAFETY: the layout has a non-zero size. The memory is left uninitialised
-                // (fresh zeroed pages would fault on first write): compiled code writes
-                // every element of what it allocates before anything reads it.
-                let p = unsafe { std::alloc::alloc(layout) };
-                if !p.is_null() {
-                    self.allocations.insert(p as usize, layout);
+        if bytes >= OWN_ALLOCATION {
+            return match std::alloc::Layout::from_size_align(bytes, align) {
+                Ok(layout) => {
+                    // SAFETY: the layout has a non-zero size.
+                    let p = unsafe { std::alloc::alloc(layout) };
+                    if !p.is_null() {
+                        self.own.push((p as usize, layout));
+                    }
+                    p
                 }
-                p
-            }
-            Err(_) => std::ptr::null_mut(),
+                Err(_) => std::ptr::null_mut(),
+            };
         }
+        let start = self.cursor.next_multiple_of(align);
+        if self.cursor == 0 || start + bytes > self.end {
+            let Ok(layout) = std::alloc::Layout::from_size_align(BLOCK, 64) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { std::alloc::alloc(layout) };
+            if p.is_null() {
+                return p;
+            }
+            self.blocks.push((p as usize, layout));
+            self.cursor = p as usize;
+            self.end = p as usize + BLOCK;
+            return self.alloc(bytes, align);
+        }
+        self.cursor = start + bytes;
+        start as *mut u8
     }
 
     /// Takes over another arena's allocations.
     pub fn absorb(&mut self, mut other: Arena) {
-        self.allocations.extend(other.allocations.drain());
+        self.own.append(&mut other.own);
+        self.blocks.append(&mut other.blocks);
     }
 
-    /// Takes ownership of an allocation of exactly `layout` at `ptr`, if the arena made it.
+    /// Takes ownership of an allocation of exactly `layout` at `ptr`, if the arena made it
+    /// on its own (small allocations live in shared blocks: their readers copy them).
     pub fn adopt(&mut self, ptr: usize, layout: std::alloc::Layout) -> bool {
-        match self.allocations.get(&ptr) {
-            Some(l) if *l == layout => {
-                self.allocations.remove(&ptr);
+        match self.own.iter().position(|&(p, l)| p == ptr && l == layout) {
+            Some(k) => {
+                self.own.swap_remove(k);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 }
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        for (&p, &layout) in &self.allocations {
+        for &(p, layout) in self.own.iter().chain(&self.blocks) {
             // SAFETY: every entry was allocated by `alloc` with this layout and not adopted.
             unsafe { std::alloc::dealloc(p as *mut u8, layout) };
         }
