@@ -5,6 +5,7 @@
 //!
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results]`
 
+use accel_examples::classic::{call_price, escape_time as mandel};
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -73,44 +74,6 @@ fn max_rel(a: &[f32], b: &[f32]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).abs() as f64 / (y.abs() as f64).max(1.0))
         .fold(0.0, f64::max)
-}
-
-// Black-Scholes (the classic benchmark's formulas, f32).
-#[accel]
-fn cnd(d: f32) -> f32 {
-    let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
-    let poly = k
-        * (0.319_381_53
-            + k * (-0.356_563_78 + k * (1.781_477_9 + k * (-1.821_256 + k * 1.330_274_5))));
-    let w = 1.0 - 0.398_942_3 * (-0.5 * d * d).exp() * poly;
-    if d < 0.0 {
-        1.0 - w
-    } else {
-        w
-    }
-}
-
-#[accel]
-fn call_price(s: f32, x: f32, t: f32, r: f32, v: f32) -> f32 {
-    let sqrt_t = t.sqrt();
-    let d1 = ((s / x).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
-    let d2 = d1 - v * sqrt_t;
-    s * cnd(d1) - x * (-r * t).exp() * cnd(d2)
-}
-
-#[accel]
-fn mandel(k: usize, w: usize, h: usize) -> u32 {
-    let cx = (k % w) as f64 / w as f64 * 3.0 - 2.0;
-    let cy = (k / w) as f64 / h as f64 * 2.0 - 1.0;
-    let (mut x, mut y) = (0.0, 0.0);
-    let mut i = 0u32;
-    while i < 256 && x * x + y * y <= 4.0 {
-        let t = x * x - y * y + cx;
-        y = 2.0 * x * y + cy;
-        x = t;
-        i += 1;
-    }
-    i
 }
 
 fn main() {

@@ -1892,6 +1892,29 @@ impl<'a, 'g> FnCx<'a, 'g> {
         }
     }
 
+    /// One step of a fold: the accumulator in `accs` (of type `t`) combined by the
+    /// operator `args[0]` with element `i` of the input `args[2]`; returns the new value.
+    fn fold_step(&mut self, args: &[Expr], t: &Type, accs: &[Variable], i: Value) -> R<V> {
+        let x = self.input_element(&args[2], i)?;
+        let a = self.use_vars(t, accs);
+        let r = self.apply(&args[0], vec![a, x])?;
+        self.def_vars(accs, &r);
+        Ok(r)
+    }
+
+    /// One iteration `i` of a `parallel_loop` body `f`.
+    fn iteration(&mut self, f: &Expr, i: Value) -> R<()> {
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        self.apply(
+            f,
+            vec![V {
+                ty: usize_ty,
+                w: vec![i],
+            }],
+        )
+        .map(|_| ())
+    }
+
     /// Applies a lambda to arguments.
     fn apply(&mut self, f: &Expr, args: Vec<V>) -> R<V> {
         let Expr::Lambda { params, body } = f else {
@@ -1943,10 +1966,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let accs = self.declare_like(&ne);
                 let zero = self.iconst(0);
                 self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
-                    let x = f.input_element(&args[2], i)?;
-                    let a = f.use_vars(&acc_ty, &accs);
-                    let r = f.apply(&args[0], vec![a, x])?;
-                    f.def_vars(&accs, &r);
+                    f.fold_step(args, &acc_ty, &accs, i)?;
                     Ok(())
                 })?;
                 Ok(self.use_vars(&acc_ty, &accs))
@@ -1959,10 +1979,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let accs = self.declare_like(&ne);
                 let zero = self.iconst(0);
                 self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
-                    let x = f.input_element(&args[2], i)?;
-                    let a = f.use_vars(&acc_ty, &accs);
-                    let r = f.apply(&args[0], vec![a, x])?;
-                    f.def_vars(&accs, &r);
+                    let r = f.fold_step(args, &acc_ty, &accs, i)?;
                     f.store_elem(&acc_ty, &cols, i, &r.w)
                 })?;
                 let cols = self.finish_columns(&acc_ty, n, cols)?;
@@ -1974,17 +1991,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             ParOp::ParallelLoop => {
                 let n = self.expr(&args[0])?.w[0];
                 let zero = self.iconst(0);
-                let usize_ty = Type::Scalar(ScalarType::Usize);
-                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
-                    f.apply(
-                        &args[1],
-                        vec![V {
-                            ty: usize_ty.clone(),
-                            w: vec![i],
-                        }],
-                    )
-                    .map(|_| ())
-                })?;
+                self.counted_loop(zero, n, ScalarType::Usize, |f, i| f.iteration(&args[1], i))?;
                 Ok(V {
                     ty: Type::Unit,
                     w: vec![],
@@ -2345,20 +2352,14 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.counted_loop(zero, q, ScalarType::Usize, |f, j| {
             for k in 0..4 {
                 let i = f.b.ins().iadd(starts[k], j);
-                let x = f.input_element(&args[2], i)?;
-                let a = f.use_vars(&t, &accs[k]);
-                let r = f.apply(&args[0], vec![a, x])?;
-                f.def_vars(&accs[k], &r);
+                f.fold_step(args, &t, &accs[k], i)?;
             }
             Ok(())
         })?;
         let four_q = self.b.ins().imul_imm_s(q, 4);
         let rest = self.b.ins().iadd(lo, four_q);
         self.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
-            let x = f.input_element(&args[2], i)?;
-            let a = f.use_vars(&t, &accs[3]);
-            let r = f.apply(&args[0], vec![a, x])?;
-            f.def_vars(&accs[3], &r);
+            f.fold_step(args, &t, &accs[3], i)?;
             Ok(())
         })?;
         let mut total = self.use_vars(&t, &accs[0]);
@@ -2443,10 +2444,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
         let rest = self.b.ins().iadd(lo, done);
         let t = ne.ty.clone();
         self.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
-            let x = f.input_element(&args[2], i)?;
-            let a = f.use_vars(&t, &acc);
-            let r = f.apply(&args[0], vec![a, x])?;
-            f.def_vars(&acc, &r);
+            f.fold_step(args, &t, &acc, i)?;
             Ok(())
         })?;
         let (a0, a1) = (self.b.use_var(accs[0]), self.b.use_var(accs[1]));
@@ -2771,7 +2769,6 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     .collect(),
                 None => vec![],
             };
-            let usize_ty = Type::Scalar(ScalarType::Usize);
             match op {
                 ParOp::Create | ParOp::Map | ParOp::Map2 => {
                     let elem = out_elem.cloned().unwrap_or(Type::Unit);
@@ -2798,16 +2795,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     })?;
                 }
                 ParOp::ParallelLoop => {
-                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
-                        f.apply(
-                            &args[1],
-                            vec![V {
-                                ty: usize_ty.clone(),
-                                w: vec![i],
-                            }],
-                        )
-                        .map(|_| ())
-                    })?;
+                    f.counted_loop(lo, hi, ScalarType::Usize, |f, i| f.iteration(&args[1], i))?;
                 }
                 ParOp::Reduce => {
                     let total = match f.vector_reduce(args, lo, hi)? {
@@ -2837,10 +2825,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     };
                     let accs = f.declare_like(&offset);
                     f.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
-                        let x = f.input_element(&args[2], i)?;
-                        let a = f.use_vars(&t, &accs);
-                        let r = f.apply(&args[0], vec![a, x])?;
-                        f.def_vars(&accs, &r);
+                        let r = f.fold_step(args, &t, &accs, i)?;
                         f.store_elem(&t, &out_cols, i, &r.w)
                     })?;
                 }
