@@ -151,6 +151,14 @@ fn path_string(p: &syn::Path) -> String {
     s
 }
 
+/// The name a path ends in (`Point` for `geo::Point`).
+fn last_name(p: &syn::Path) -> String {
+    p.segments
+        .last()
+        .map(|seg| seg.ident.to_string())
+        .unwrap_or_default()
+}
+
 /// A field name, or a tuple index as text (`0`, `1`, …).
 fn member_name(m: &syn::Member) -> String {
     match m {
@@ -712,12 +720,7 @@ impl Lowerer {
         if let Some(rest) = &s.rest {
             return self.error(rest, "struct update syntax (`..base`) is not supported in accelerated code: write every field");
         }
-        let name = s
-            .path
-            .segments
-            .last()
-            .map(|seg| seg.ident.to_string())
-            .unwrap_or_default();
+        let name = last_name(&s.path);
         let mut fields = Vec::new();
         for f in &s.fields {
             let value = self.expr(&f.expr);
@@ -910,12 +913,7 @@ impl Lowerer {
             syn::Pat::Reference(r) => self.pat(&r.pat),
             syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|p| self.pat(p)).collect()),
             syn::Pat::Struct(s) => {
-                let name = s
-                    .path
-                    .segments
-                    .last()
-                    .map(|seg| seg.ident.to_string())
-                    .unwrap_or_default();
+                let name = last_name(&s.path);
                 let mut fields = Vec::new();
                 for f in &s.fields {
                     match &f.member {

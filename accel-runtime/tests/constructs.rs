@@ -12,13 +12,9 @@
 
 use accel_runtime::prelude::*;
 
-/// Runs a site in debug mode and in cpu mode; the results must agree. Returns debug's.
-fn debug<R: Accel + std::fmt::Debug>(f: impl Fn() -> R) -> R {
-    let d = with_mode(Mode::Debug, &f);
-    let c = with_mode(Mode::Cpu, &f);
-    assert!(c.close_to(&d, &[]), "cpu gave {c:?}, debug gave {d:?}");
-    d
-}
+mod common;
+
+use common::agree as debug;
 
 #[derive(Accel, Clone, Copy, Debug, PartialEq)]
 struct Point {

@@ -6,21 +6,9 @@ use accel_runtime::prelude::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-/// Runs a site in debug mode and in cpu mode; they must agree (floats within
-/// `Accel::close_to`'s tolerance, since parallel reductions group differently).
-fn agree<R: Accel + std::fmt::Debug>(f: impl Fn() -> R) -> R {
-    agree_scaled(f, None)
-}
+mod common;
 
-/// Like `agree`, with the float tolerance relative to `scale` (for sums with
-/// cancellation, the rounding error grows with the sum of magnitudes, not the result).
-fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option<&R>) -> R {
-    let d = with_mode(Mode::Debug, &f);
-    let c = with_mode(Mode::Cpu, &f);
-    let scales: Vec<&R> = scale.into_iter().collect();
-    assert!(c.close_to(&d, &scales), "cpu gave {c:?}, debug gave {d:?}");
-    c
-}
+use common::{agree, agree_scaled};
 
 #[derive(Accel, Clone, Copy, Debug, PartialEq)]
 struct Particle {

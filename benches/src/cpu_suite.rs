@@ -5,21 +5,10 @@
 //!
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results]`
 
+use accel_bench::{median_ms, ms};
 use accel_examples::classic::{call_price, escape_time as mandel};
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
-use std::time::Instant;
-
-fn ms<R>(f: impl FnOnce() -> R) -> (R, f64) {
-    let start = Instant::now();
-    let r = std::hint::black_box(f());
-    (r, start.elapsed().as_secs_f64() * 1e3)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 struct Row {
     name: &'static str,
@@ -49,9 +38,9 @@ fn bench<R>(
         .sum();
     let reference = seq();
     let max_rel_error = check(&first, &reference);
-    let a = median((0..runs).map(|_| ms(&accel).1).collect());
-    let r = median((0..runs).map(|_| ms(&rayon).1).collect());
-    let s = median((0..runs.min(3)).map(|_| ms(&seq).1).collect());
+    let a = median_ms(runs, &accel);
+    let r = median_ms(runs, &rayon);
+    let s = median_ms(runs.min(3), &seq);
     eprintln!("{name}: accel {a:.2} ms, rayon {r:.2} ms, sequential {s:.2} ms");
     let _ = first_ms;
     Row {

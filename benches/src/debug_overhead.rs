@@ -6,21 +6,8 @@
 //!
 //! `cargo run --release -p accel-bench --bin debug_overhead [-- --quick] [-- --out DIR]`
 
+use accel_bench::median_ms;
 use accel_runtime::prelude::*;
-use std::time::Instant;
-
-/// Median wall time of `runs` calls of `f`, in milliseconds.
-fn median_ms<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(f());
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(|a, b| a.total_cmp(b));
-    times[times.len() / 2]
-}
 
 struct Row {
     name: String,

@@ -553,6 +553,18 @@ mod tests {
         lam2("a", "b", bin(BinOp::Add, Expr::var("a"), Expr::var("b")))
     }
 
+    /// `let ys = map(|x| x, xs);`
+    fn let_ys() -> Stmt {
+        Stmt::Let {
+            pat: Pat::bind("ys"),
+            ty: Type::Infer,
+            init: Some(Expr::par(
+                ParOp::Map,
+                vec![lam("x", Expr::var("x")), Expr::var("xs")],
+            )),
+        }
+    }
+
     #[test]
     fn map_into_reduce_is_one_pass_redomap() {
         let e = Expr::par(
@@ -610,14 +622,7 @@ mod tests {
     fn a_let_with_one_consuming_use_does_not_block_fusion() {
         // { let ys = map(f, xs); reduce(+, 0, ys) }
         let e = Expr::Block {
-            stmts: vec![Stmt::Let {
-                pat: Pat::bind("ys"),
-                ty: Type::Infer,
-                init: Some(Expr::par(
-                    ParOp::Map,
-                    vec![lam("x", Expr::var("x")), Expr::var("xs")],
-                )),
-            }],
+            stmts: vec![let_ys()],
             result: Some(Box::new(Expr::par(
                 ParOp::Reduce,
                 vec![add(), Expr::int(0), Expr::var("ys")],
@@ -666,14 +671,7 @@ mod tests {
     fn nothing_is_computed_twice() {
         // Two uses: ys stays a manifest array.
         let two = Expr::Block {
-            stmts: vec![Stmt::Let {
-                pat: Pat::bind("ys"),
-                ty: Type::Infer,
-                init: Some(Expr::par(
-                    ParOp::Map,
-                    vec![lam("x", Expr::var("x")), Expr::var("xs")],
-                )),
-            }],
+            stmts: vec![let_ys()],
             result: Some(Box::new(Expr::Tuple(vec![
                 Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), Expr::var("ys")]),
                 Expr::par(ParOp::Scan, vec![add(), Expr::int(0), Expr::var("ys")]),
@@ -684,14 +682,7 @@ mod tests {
             .starts_with("(do (let ys (create (.len xs)"));
         // One use, but inside a closure that runs once per element of zs: not substituted.
         let under_lambda = Expr::Block {
-            stmts: vec![Stmt::Let {
-                pat: Pat::bind("ys"),
-                ty: Type::Infer,
-                init: Some(Expr::par(
-                    ParOp::Map,
-                    vec![lam("x", Expr::var("x")), Expr::var("xs")],
-                )),
-            }],
+            stmts: vec![let_ys()],
             result: Some(Box::new(Expr::par(
                 ParOp::Map,
                 vec![
