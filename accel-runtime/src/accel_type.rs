@@ -516,6 +516,7 @@ impl<T: Accel + Clone> Accel for Tensor<T> {
                 m.keep.push(Box::new(guard));
                 m.buffers.insert(self.buffer_id(), base);
                 m.bytes += self.buffer_bytes();
+                m.tensor_buffers.push((base, self.buffer_bytes()));
                 base
             }
         };

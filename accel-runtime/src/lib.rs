@@ -30,11 +30,14 @@ extern crate self as accel_runtime;
 mod accel_type;
 mod checks;
 mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod mode;
 mod ops;
 mod seq;
 mod site;
 mod tensor;
+mod typing;
 
 #[doc(hidden)]
 pub mod __private;

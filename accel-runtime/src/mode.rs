@@ -109,12 +109,22 @@ pub fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
 /// The mode a value of `ACCEL_MODE` selects.
 fn select(var: Option<&str>) -> Result<Mode, ModeError> {
     match var {
-        None | Some("") => Ok(Mode::Cpu),
+        None | Some("") => Ok(best_available()),
         Some(v) => match v.parse()? {
-            Mode::Cuda => Err(ModeError::CudaNotBuilt),
+            Mode::Cuda if !cfg!(feature = "cuda") => Err(ModeError::CudaNotBuilt),
             m => Ok(m),
         },
     }
+}
+
+/// The default mode: the GPU when the `cuda` feature is built and a GPU and NVRTC are
+/// there, else the CPU.
+fn best_available() -> Mode {
+    #[cfg(feature = "cuda")]
+    if crate::cuda::available().is_ok() {
+        return Mode::Cuda;
+    }
+    Mode::Cpu
 }
 
 #[cfg(test)]
@@ -123,11 +133,15 @@ mod tests {
 
     #[test]
     fn selects_modes_and_explains_bad_values() {
-        assert_eq!(select(None), Ok(Mode::Cpu));
-        assert_eq!(select(Some("")), Ok(Mode::Cpu));
+        assert_eq!(select(None), Ok(best_available()));
+        assert_eq!(select(Some("")), Ok(best_available()));
         assert_eq!(select(Some("debug")), Ok(Mode::Debug));
         assert_eq!(select(Some("cpu")), Ok(Mode::Cpu));
-        assert_eq!(select(Some("cuda")), Err(ModeError::CudaNotBuilt));
+        if cfg!(feature = "cuda") {
+            assert_eq!(select(Some("cuda")), Ok(Mode::Cuda));
+        } else {
+            assert_eq!(select(Some("cuda")), Err(ModeError::CudaNotBuilt));
+        }
         assert_eq!(
             select(Some("Debug")).unwrap_err().to_string(),
             "ACCEL_MODE=\"Debug\" is not a mode: use one of debug, cpu, cuda (or leave it unset for the best available)"

@@ -204,9 +204,16 @@ fn logging() -> bool {
 /// How a site runs this time.
 pub enum Plan<R> {
     /// Compiled code for the captured values' types.
-    Compiled(Arc<CompiledSite>, PhantomData<fn() -> R>),
+    Compiled(Backend, PhantomData<fn() -> R>),
     /// The expression as sequential Rust (debug mode, or the fallback).
     Sequential,
+}
+
+/// A compiled site, for the backend that runs it.
+pub enum Backend {
+    Cpu(Arc<CompiledSite>),
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<crate::cuda::CudaSite>),
 }
 
 /// Decides how a site runs: compiled for the cpu mode (compiling on first use), the
@@ -225,7 +232,42 @@ pub(crate) fn plan<R: Accel>(
         .map(|(_, v)| v.ir_type())
         .chain(constants.iter().map(|(_, v)| v.ir_type()))
         .collect();
+    #[cfg(feature = "cuda")]
+    if mode == Mode::Cuda {
+        let (compiled, hit) = crate::cuda::compiled(site, &types, &R::accel_type());
+        match compiled {
+            Ok(c) => {
+                if logging() {
+                    if hit {
+                        eprintln!("[accel] {}: cuda: cache hit", site.location());
+                    } else {
+                        eprintln!(
+                            "[accel] {}: cuda: compiled in {:.3} ms ({} kernel(s){})",
+                            site.location(),
+                            c.compile_ms,
+                            c.kernels(),
+                            if c.from_disk { "; PTX from the disk cache" } else { "" }
+                        );
+                    }
+                }
+                return Plan::Compiled(Backend::Cuda(c), PhantomData);
+            }
+            Err(e) if mode_was_chosen() => panic!(
+                "accelerate! at {}: {e} (ACCEL_MODE=cuda); use ACCEL_MODE=cpu, or leave ACCEL_MODE unset to fall back to the CPU",
+                site.location()
+            ),
+            Err(e) => {
+                if logging() && !hit {
+                    eprintln!("[accel] {}: cuda: {e}; running on the CPU instead", site.location());
+                }
+            }
+        }
+    }
     let (compiled, hit) = cpu::compiled(site, &types, &R::accel_type());
+    #[cfg(feature = "cuda")]
+    if !hit {
+        crate::cuda::check::after_cpu_compile(site, &types, &R::accel_type());
+    }
     match compiled {
         Ok(c) => {
             if logging() {
@@ -240,7 +282,7 @@ pub(crate) fn plan<R: Accel>(
                     );
                 }
             }
-            Plan::Compiled(c, PhantomData)
+            Plan::Compiled(Backend::Cpu(c), PhantomData)
         }
         Err(e) if mode_was_chosen() => panic!(
             "accelerate! at {}: {e} (ACCEL_MODE=cpu); run it with ACCEL_MODE=debug, or leave ACCEL_MODE unset to fall back to sequential execution",
@@ -258,7 +300,7 @@ pub(crate) fn plan<R: Accel>(
 /// Runs compiled code on the captured values; a failure names the site.
 pub(crate) fn run_compiled<R: Accel>(
     site: &'static SiteDesc,
-    c: &CompiledSite,
+    c: &Backend,
     captures: &[(&str, &dyn Inspect)],
 ) -> R {
     let constants = site.constants();
@@ -271,6 +313,28 @@ pub(crate) fn run_compiled<R: Accel>(
                 .map(|(n, v)| (n.as_str(), *v as &dyn Inspect)),
         )
         .collect();
+    let c = match c {
+        Backend::Cpu(c) => c,
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(g) => {
+            return match crate::cuda::run::<R>(g, &all) {
+                Ok((r, report)) => {
+                    if logging() {
+                        first_run_report(site);
+                        eprintln!(
+                            "[accel] {}: cuda: ran in {:.3} ms; {} bytes to the GPU, {} back",
+                            site.location(),
+                            report.run_ms,
+                            report.bytes_in,
+                            report.bytes_out
+                        );
+                    }
+                    r
+                }
+                Err(e) => panic!("accelerate! at {}: {e}", site.location()),
+            }
+        }
+    };
     match cpu::run::<R>(c, &all) {
         Ok((r, report)) => {
             if logging() {

@@ -30,6 +30,9 @@ pub struct Marshal<'a> {
     /// The base pointers of tensor buffers already locked (views of one buffer share one
     /// lock: the paper's MergeOverlappingIntervals).
     pub buffers: HashMap<usize, usize>,
+    /// Each locked tensor buffer's base pointer and size in bytes, in marshaling order (the
+    /// CUDA backend uploads each once, as one root allocation).
+    pub tensor_buffers: Vec<(usize, usize)>,
     /// Bytes of input the compiled code reads, for ACCEL_LOG.
     pub bytes: usize,
     /// Bytes copied into new columns (records, nested sequences), for ACCEL_LOG.

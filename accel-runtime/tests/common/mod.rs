@@ -14,10 +14,40 @@ pub fn agree<R: Accel + std::fmt::Debug>(f: impl Fn() -> R) -> R {
 /// cancellation, the rounding error grows with the sum of magnitudes, not the result).
 pub fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option<&R>) -> R {
     let d = with_mode(Mode::Debug, &f);
-    let c = with_mode(Mode::Cpu, &f);
     let scales: Vec<&R> = scale.into_iter().collect();
+    // With the CUDA backend built, the CPU run also compiles every kernel the site would
+    // launch on a GPU (NVRTC + ptxas for sm_80 and sm_90), and a GPU, when there is one,
+    // runs the site too.
+    #[cfg(feature = "cuda")]
+    let c = accel_runtime::cuda::with_kernel_check(|| with_mode(Mode::Cpu, &f));
+    #[cfg(not(feature = "cuda"))]
+    let c = with_mode(Mode::Cpu, &f);
     assert!(c.close_to(&d, &scales), "cpu gave {c:?}, debug gave {d:?}");
+    #[cfg(feature = "cuda")]
+    if gpu_present() {
+        let g = with_mode(Mode::Cuda, &f);
+        assert!(g.close_to(&d, &scales), "cuda gave {g:?}, debug gave {d:?}");
+    }
     d
+}
+
+/// Whether a GPU runs the cuda mode here; says once, visibly, when not.
+#[cfg(feature = "cuda")]
+pub fn gpu_present() -> bool {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    match accel_runtime::cuda::available() {
+        Ok(()) => true,
+        Err(why) => {
+            ONCE.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[accel tests] SKIPPED: differential runs in ACCEL_MODE=cuda: {why}"
+                );
+            });
+            false
+        }
+    }
 }
 
 /// `accel-runtime/tests/FILE:LINE:COLUMN` of the site enclosing the first line of `source`

@@ -1,0 +1,163 @@
+//! Kernel checks without a GPU: when enabled ([`with_kernel_check`] on this thread, or
+//! `ACCEL_CUDA_CHECK=1`), every site the CPU backend compiles is also lowered for the GPU,
+//! compiled by NVRTC for `compute_80` and `compute_90` and assembled by `ptxas` for
+//! `sm_80` and `sm_90`. A kernel NVRTC or ptxas rejects, or a reduction kernel that spills
+//! registers, fails the site; every kernel's registers are reported on stderr (and
+//! appended to `ACCEL_KERNEL_REPORT` when it names a file). Without NVRTC or ptxas the
+//! check says once, visibly, that it skipped.
+
+use super::nvrtc::{self, KernelReport};
+use crate::site::SiteDesc;
+use accel_ir::Type;
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::{Mutex, Once};
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with kernel checks on for the sites it compiles on this thread.
+pub fn with_kernel_check<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ON.with(|o| o.set(self.0));
+        }
+    }
+    let _restore = Restore(ON.with(|o| o.replace(true)));
+    f()
+}
+
+fn enabled() -> bool {
+    ON.with(Cell::get) || std::env::var("ACCEL_CUDA_CHECK").is_ok_and(|v| v == "1")
+}
+
+/// The architectures every kernel is checked for.
+pub const ARCHES: [(&str, &str); 2] = [("compute_80", "sm_80"), ("compute_90", "sm_90")];
+
+/// Why a check did not happen or what it found wrong.
+#[derive(Debug)]
+pub enum CheckError {
+    /// NVRTC or ptxas is missing here.
+    Skipped(String),
+    /// The CUDA backend does not compile this site (it runs on the CPU instead).
+    Unsupported(String),
+    /// A kernel was rejected or spills.
+    Failed(String),
+}
+
+/// Lowers a site, compiles and assembles its kernels for every architecture in [`ARCHES`].
+pub fn check_kernels(
+    site: &'static SiteDesc,
+    captures: &[Type],
+    result: &Type,
+) -> Result<Vec<KernelReport>, CheckError> {
+    if !nvrtc::available() {
+        return Err(CheckError::Skipped(nvrtc::MISSING.into()));
+    }
+    if nvrtc::ptxas_path().is_none() {
+        return Err(CheckError::Skipped(
+            "ptxas was not found (set ACCEL_PTXAS, or put the CUDA toolkit's bin folder on PATH)"
+                .into(),
+        ));
+    }
+    let program = super::lower(site, captures, result).map_err(CheckError::Unsupported)?;
+    let mut reports = Vec::new();
+    for (compute, sm) in ARCHES {
+        let ptx = nvrtc::compile(&program.source, compute).map_err(CheckError::Failed)?;
+        let r = nvrtc::assemble(&ptx, sm).map_err(CheckError::Failed)?;
+        for k in &r {
+            let reduction = ["_part", "_final", "_carry"]
+                .iter()
+                .any(|s| k.kernel.ends_with(s));
+            if reduction && (k.spill_stores > 0 || k.spill_loads > 0) {
+                return Err(CheckError::Failed(format!(
+                    "reduction kernel {} spills on {sm}: {} bytes stored, {} loaded",
+                    k.kernel, k.spill_stores, k.spill_loads
+                )));
+            }
+        }
+        reports.extend(r);
+    }
+    Ok(reports)
+}
+
+/// Called after the CPU backend compiled a site: checks its kernels when enabled (once
+/// per site and types), panicking on a failure.
+pub(crate) fn after_cpu_compile(site: &'static SiteDesc, captures: &[Type], result: &Type) {
+    if !enabled() {
+        return;
+    }
+    static DONE: Mutex<Option<HashSet<(usize, Vec<Type>, Type)>>> = Mutex::new(None);
+    let key = (
+        site as *const SiteDesc as usize,
+        captures.to_vec(),
+        result.clone(),
+    );
+    if !DONE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(key)
+    {
+        return;
+    }
+    // Written to stderr directly: the test harness captures `eprintln!`, and a skipped
+    // or reported check must be visible.
+    let mut err = std::io::stderr();
+    match check_kernels(site, captures, result) {
+        Ok(reports) => {
+            let mut lines = String::new();
+            for k in &reports {
+                lines.push_str(&format!(
+                    "[accel] kernel {} {} {}: {} registers, {} bytes spilled\n",
+                    site.location(),
+                    k.kernel,
+                    k.arch,
+                    k.registers,
+                    k.spill_stores + k.spill_loads
+                ));
+            }
+            report(&lines);
+        }
+        Err(CheckError::Skipped(why)) => {
+            static ONCE: Once = Once::new();
+            ONCE.call_once(|| {
+                let _ = writeln!(err, "[accel] SKIPPED: CUDA kernel checks: {why}");
+            });
+        }
+        Err(CheckError::Unsupported(why)) => {
+            report(&format!(
+                "[accel] kernel {}: not compiled for CUDA: {why}\n",
+                site.location()
+            ));
+        }
+        Err(CheckError::Failed(why)) => {
+            panic!(
+                "accelerate! at {}: CUDA kernel check failed: {why}",
+                site.location()
+            )
+        }
+    }
+}
+
+/// Appends report lines to `ACCEL_KERNEL_REPORT` when set, else writes them to stderr.
+fn report(lines: &str) {
+    match std::env::var_os("ACCEL_KERNEL_REPORT").filter(|f| !f.is_empty()) {
+        Some(file) => {
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .and_then(|mut f| f.write_all(lines.as_bytes()));
+            if let Err(e) = written {
+                let _ = writeln!(std::io::stderr(), "[accel] kernel report: {e}");
+            }
+        }
+        None => {
+            let _ = std::io::stderr().write_all(lines.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The GPU: the driver (loaded at run time), device memory, modules and launches. Every
+//! call into the driver is in this file.
+
+use cudarc::driver::{result, sys};
+use std::ffi::{c_void, CString};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The first GPU, with its primary context.
+pub struct Gpu {
+    ctx: sys::CUcontext,
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub arch: (i32, i32),
+    pub multiprocessors: u32,
+    /// One site runs on the GPU at a time (kernels of a site share its error word and
+    /// their launches are ordered on the default stream).
+    lock: Mutex<()>,
+}
+
+// SAFETY: a CUDA context handle may be used from any thread once made current there
+// (`Gpu::enter` does so before every use); the handle itself is never mutated.
+unsafe impl Send for Gpu {}
+// SAFETY: as above; shared use is serialised by `lock`.
+unsafe impl Sync for Gpu {}
+
+/// The GPU, initialised on first use, or why there is none.
+pub fn gpu() -> Result<&'static Gpu, String> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    GPU.get_or_init(init).as_ref().map_err(|e| e.clone())
+}
+
+fn init() -> Result<Gpu, String> {
+    // SAFETY: only tries to open the driver library by its candidate names; cudarc's
+    // loader panics on first use when it is missing, so this is asked first.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(
+            "no CUDA driver (libcuda.so) was found: this machine has no NVIDIA GPU or driver"
+                .into(),
+        );
+    }
+    result::init().map_err(|e| format!("the CUDA driver failed to start: {e}"))?;
+    let count = result::device::get_count().map_err(|e| e.to_string())?;
+    if count == 0 {
+        return Err("the CUDA driver found no GPU".into());
+    }
+    let dev = result::device::get(0).map_err(|e| e.to_string())?;
+    let attr = |a| {
+        // SAFETY: `dev` came from `device::get`.
+        unsafe { result::device::get_attribute(dev, a) }.map_err(|e| e.to_string())
+    };
+    use sys::CUdevice_attribute::*;
+    let arch = (
+        attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+    );
+    let multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+    let name = result::device::get_name(dev).map_err(|e| e.to_string())?;
+    // SAFETY: `dev` came from `device::get`; the primary context is retained for the life
+    // of the process.
+    let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| e.to_string())?;
+    Ok(Gpu {
+        ctx,
+        name,
+        arch,
+        multiprocessors,
+        lock: Mutex::new(()),
+    })
+}
+
+/// Device memory, freed on drop.
+pub struct DevBuf {
+    pub ptr: u64,
+    pub bytes: usize,
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        if self.ptr != 0 {
+            // SAFETY: `ptr` was returned by `malloc_sync` and is freed once, here; no kernel
+            // using it is still running (every run synchronises before its buffers drop).
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}
+
+/// A loaded module's kernel.
+#[derive(Clone, Copy)]
+pub struct Kernel(sys::CUfunction);
+
+// SAFETY: a function handle of a module that is never unloaded is valid in every thread
+// that has the context current.
+unsafe impl Send for Kernel {}
+// SAFETY: as above; the handle is never mutated.
+unsafe impl Sync for Kernel {}
+
+/// The GPU held for one site's run: its context is current on this thread.
+pub struct Session<'g> {
+    gpu: &'g Gpu,
+    _guard: MutexGuard<'g, ()>,
+}
+
+impl Gpu {
+    /// Takes the GPU for one run on this thread.
+    pub fn enter(&self) -> Result<Session<'_>, String> {
+        let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: `ctx` is the retained primary context of device 0.
+        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| e.to_string())?;
+        Ok(Session {
+            gpu: self,
+            _guard: guard,
+        })
+    }
+
+    /// The PTX architecture of this GPU (`"compute_90"`).
+    pub fn compute_arch(&self) -> String {
+        format!("compute_{}{}", self.arch.0, self.arch.1)
+    }
+
+    /// Loads PTX and finds the named kernels (modules stay loaded for the process).
+    pub fn load(&self, ptx: &str, names: &[String]) -> Result<Vec<Kernel>, String> {
+        let _s = self.enter()?;
+        let image = CString::new(ptx).map_err(|e| e.to_string())?;
+        // SAFETY: `image` is a NUL-terminated PTX text, which the driver reads during the
+        // call only.
+        let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }
+            .map_err(|e| format!("the driver rejected the PTX: {e}"))?;
+        names
+            .iter()
+            .map(|n| {
+                let c = CString::new(n.as_str()).map_err(|e| e.to_string())?;
+                // SAFETY: `module` was just loaded and is never unloaded.
+                unsafe { result::module::get_function(module, c) }
+                    .map(Kernel)
+                    .map_err(|e| format!("kernel {n}: {e}"))
+            })
+            .collect()
+    }
+}
+
+impl Session<'_> {
+    pub fn gpu(&self) -> &Gpu {
+        self.gpu
+    }
+
+    /// Uninitialised device memory.
+    pub fn alloc(&self, bytes: usize) -> Result<DevBuf, String> {
+        if bytes == 0 {
+            return Ok(DevBuf { ptr: 0, bytes: 0 });
+        }
+        // SAFETY: allocates in the current context; the buffer frees itself on drop.
+        let ptr = unsafe { result::malloc_sync(bytes) }
+            .map_err(|e| format!("could not allocate {bytes} bytes on the GPU: {e}"))?;
+        Ok(DevBuf { ptr, bytes })
+    }
+
+    /// Device memory holding a copy of `data`.
+    pub fn upload(&self, data: &[u8]) -> Result<DevBuf, String> {
+        let buf = self.alloc(data.len())?;
+        if !data.is_empty() {
+            // SAFETY: `buf` has room for exactly `data.len()` bytes.
+            unsafe { result::memcpy_htod_sync(buf.ptr, data) }
+                .map_err(|e| format!("copy to the GPU failed: {e}"))?;
+        }
+        Ok(buf)
+    }
+
+    /// Copies `out.len()` bytes from device address `src` (waits for running kernels).
+    pub fn download(&self, src: u64, out: &mut [u8]) -> Result<(), String> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: callers pass an address inside a live buffer with at least `out.len()`
+        // bytes after it (a column of a value whose length they read from its words).
+        unsafe { result::memcpy_dtoh_sync(out, src) }
+            .map_err(|e| format!("copy from the GPU failed: {e}"))
+    }
+
+    /// Launches `kernel` on `blocks` blocks of `threads` threads; every parameter is one
+    /// 64-bit word.
+    pub fn launch(
+        &self,
+        kernel: Kernel,
+        blocks: u32,
+        threads: u32,
+        params: &[u64],
+    ) -> Result<(), String> {
+        let mut words = params.to_vec();
+        let mut ptrs: Vec<*mut c_void> = words
+            .iter_mut()
+            .map(|w| w as *mut u64 as *mut c_void)
+            .collect();
+        // SAFETY: the kernel was generated with exactly `params.len()` parameters, each an
+        // `unsigned long long`; `ptrs` points into `words`, alive for the call (the driver
+        // copies parameters at launch); every device address among the words is live until
+        // the run synchronises.
+        unsafe {
+            result::launch_kernel(
+                kernel.0,
+                (blocks.max(1), 1, 1),
+                (threads, 1, 1),
+                0,
+                std::ptr::null_mut(),
+                &mut ptrs,
+            )
+        }
+        .map_err(|e| format!("kernel launch failed: {e}"))
+    }
+
+    /// Waits for every launched kernel.
+    pub fn synchronize(&self) -> Result<(), String> {
+        result::ctx::synchronize().map_err(|e| format!("a kernel failed: {e}"))
+    }
+}
