@@ -1,18 +1,23 @@
 //! The GPU: the driver (loaded at run time), device memory, modules and launches. Every
-//! call into the driver is in this file.
+//! call into the driver is in this file. The same interface runs on the emulator
+//! ([`super::emulator`]) for tests on machines without a GPU.
 
+use super::emulator::{self, EmuKernel};
 use cudarc::driver::{result, sys};
+use std::cell::Cell;
 use std::ffi::{c_void, CString};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// The first GPU, with its primary context.
+/// A GPU, or the emulator standing in for one.
 pub struct Gpu {
-    ctx: sys::CUcontext,
+    ctx: Option<sys::CUcontext>,
     pub name: String,
     /// Compute capability (major, minor).
     pub arch: (i32, i32),
     pub multiprocessors: u32,
-    /// One site runs on the GPU at a time (kernels of a site share its error word and
+    /// Threads per block of every launch.
+    pub threads: u32,
+    /// One site runs on the device at a time (kernels of a site share its error word and
     /// their launches are ordered on the default stream).
     lock: Mutex<()>,
 }
@@ -23,8 +28,51 @@ unsafe impl Send for Gpu {}
 // SAFETY: as above; shared use is serialised by `lock`.
 unsafe impl Sync for Gpu {}
 
-/// The GPU, initialised on first use, or why there is none.
+thread_local! {
+    static EMULATE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the emulator standing in for the GPU on this thread (tests).
+pub fn with_emulator<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            EMULATE.with(|e| e.set(self.0));
+        }
+    }
+    let _restore = Restore(EMULATE.with(|e| e.replace(true)));
+    f()
+}
+
+/// Whether this thread runs on the emulator.
+pub fn emulating() -> bool {
+    EMULATE.with(Cell::get)
+}
+
+/// The GPU (or, under [`with_emulator`], the emulator), initialised on first use, or why
+/// there is none.
 pub fn gpu() -> Result<&'static Gpu, String> {
+    if emulating() {
+        static EMU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+        return EMU
+            .get_or_init(|| {
+                if !emulator::available() {
+                    return Err(
+                        "the emulator needs a C++20 compiler (g++, or ACCEL_EMULATOR_CXX)".into(),
+                    );
+                }
+                Ok(Gpu {
+                    ctx: None,
+                    name: "emulator".into(),
+                    arch: (9, 0),
+                    multiprocessors: 1,
+                    threads: 32,
+                    lock: Mutex::new(()),
+                })
+            })
+            .as_ref()
+            .map_err(|e| e.clone());
+    }
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
     GPU.get_or_init(init).as_ref().map_err(|e| e.clone())
 }
@@ -59,10 +107,11 @@ fn init() -> Result<Gpu, String> {
     // of the process.
     let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| e.to_string())?;
     Ok(Gpu {
-        ctx,
+        ctx: Some(ctx),
         name,
         arch,
         multiprocessors,
+        threads: super::codegen::BLOCK,
         lock: Mutex::new(()),
     })
 }
@@ -71,11 +120,22 @@ fn init() -> Result<Gpu, String> {
 pub struct DevBuf {
     pub ptr: u64,
     pub bytes: usize,
+    emulated: bool,
+}
+
+fn emulated_layout(bytes: usize) -> std::alloc::Layout {
+    std::alloc::Layout::from_size_align(bytes, 16).expect("a valid layout")
 }
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
-        if self.ptr != 0 {
+        if self.ptr == 0 {
+            return;
+        }
+        if self.emulated {
+            // SAFETY: allocated by `Session::alloc` with this layout, freed once, here.
+            unsafe { std::alloc::dealloc(self.ptr as *mut u8, emulated_layout(self.bytes)) };
+        } else {
             // SAFETY: `ptr` was returned by `malloc_sync` and is freed once, here; no kernel
             // using it is still running (every run synchronises before its buffers drop).
             let _ = unsafe { result::free_sync(self.ptr) };
@@ -83,28 +143,37 @@ impl Drop for DevBuf {
     }
 }
 
-/// A loaded module's kernel.
+/// A loaded kernel.
 #[derive(Clone, Copy)]
-pub struct Kernel(sys::CUfunction);
+pub enum Kernel {
+    Device(sys::CUfunction),
+    Emulated(EmuKernel),
+}
 
 // SAFETY: a function handle of a module that is never unloaded is valid in every thread
-// that has the context current.
+// that has the context current; emulated kernels are plain function pointers.
 unsafe impl Send for Kernel {}
 // SAFETY: as above; the handle is never mutated.
 unsafe impl Sync for Kernel {}
 
-/// The GPU held for one site's run: its context is current on this thread.
+/// The device held for one site's run: its context is current on this thread.
 pub struct Session<'g> {
     gpu: &'g Gpu,
     _guard: MutexGuard<'g, ()>,
 }
 
 impl Gpu {
-    /// Takes the GPU for one run on this thread.
+    pub fn is_emulator(&self) -> bool {
+        self.ctx.is_none()
+    }
+
+    /// Takes the device for one run on this thread.
     pub fn enter(&self) -> Result<Session<'_>, String> {
         let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: `ctx` is the retained primary context of device 0.
-        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| e.to_string())?;
+        if let Some(ctx) = self.ctx {
+            // SAFETY: `ctx` is the retained primary context of device 0.
+            unsafe { result::ctx::set_current(ctx) }.map_err(|e| e.to_string())?;
+        }
         Ok(Session {
             gpu: self,
             _guard: guard,
@@ -116,8 +185,15 @@ impl Gpu {
         format!("compute_{}{}", self.arch.0, self.arch.1)
     }
 
-    /// Loads PTX and finds the named kernels (modules stay loaded for the process).
-    pub fn load(&self, ptx: &str, names: &[String]) -> Result<Vec<Kernel>, String> {
+    /// Loads a site's kernels: from PTX on a GPU, from the CUDA C on the emulator. Modules
+    /// stay loaded for the life of the process.
+    pub fn load(&self, source: &str, ptx: &str, names: &[String]) -> Result<Vec<Kernel>, String> {
+        if self.is_emulator() {
+            return Ok(emulator::load(source, names)?
+                .into_iter()
+                .map(Kernel::Emulated)
+                .collect());
+        }
         let _s = self.enter()?;
         let image = CString::new(ptx).map_err(|e| e.to_string())?;
         // SAFETY: `image` is a NUL-terminated PTX text, which the driver reads during the
@@ -130,7 +206,7 @@ impl Gpu {
                 let c = CString::new(n.as_str()).map_err(|e| e.to_string())?;
                 // SAFETY: `module` was just loaded and is never unloaded.
                 unsafe { result::module::get_function(module, c) }
-                    .map(Kernel)
+                    .map(Kernel::Device)
                     .map_err(|e| format!("kernel {n}: {e}"))
             })
             .collect()
@@ -144,19 +220,43 @@ impl Session<'_> {
 
     /// Uninitialised device memory.
     pub fn alloc(&self, bytes: usize) -> Result<DevBuf, String> {
+        let emulated = self.gpu.is_emulator();
         if bytes == 0 {
-            return Ok(DevBuf { ptr: 0, bytes: 0 });
+            return Ok(DevBuf {
+                ptr: 0,
+                bytes: 0,
+                emulated,
+            });
         }
-        // SAFETY: allocates in the current context; the buffer frees itself on drop.
-        let ptr = unsafe { result::malloc_sync(bytes) }
-            .map_err(|e| format!("could not allocate {bytes} bytes on the GPU: {e}"))?;
-        Ok(DevBuf { ptr, bytes })
+        let ptr = if emulated {
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { std::alloc::alloc(emulated_layout(bytes)) };
+            if p.is_null() {
+                return Err(format!("could not allocate {bytes} bytes"));
+            }
+            p as u64
+        } else {
+            // SAFETY: allocates in the current context; the buffer frees itself on drop.
+            unsafe { result::malloc_sync(bytes) }
+                .map_err(|e| format!("could not allocate {bytes} bytes on the GPU: {e}"))?
+        };
+        Ok(DevBuf {
+            ptr,
+            bytes,
+            emulated,
+        })
     }
 
     /// Device memory holding a copy of `data`.
     pub fn upload(&self, data: &[u8]) -> Result<DevBuf, String> {
         let buf = self.alloc(data.len())?;
-        if !data.is_empty() {
+        if data.is_empty() {
+            return Ok(buf);
+        }
+        if buf.emulated {
+            // SAFETY: `buf` has room for exactly `data.len()` bytes and is not `data`.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr as *mut u8, data.len()) };
+        } else {
             // SAFETY: `buf` has room for exactly `data.len()` bytes.
             unsafe { result::memcpy_htod_sync(buf.ptr, data) }
                 .map_err(|e| format!("copy to the GPU failed: {e}"))?;
@@ -169,21 +269,29 @@ impl Session<'_> {
         if out.is_empty() {
             return Ok(());
         }
+        if self.gpu.is_emulator() {
+            // SAFETY: callers pass an address inside a live buffer with at least
+            // `out.len()` bytes after it; emulated device memory is host memory.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, out.as_mut_ptr(), out.len()) };
+            return Ok(());
+        }
         // SAFETY: callers pass an address inside a live buffer with at least `out.len()`
         // bytes after it (a column of a value whose length they read from its words).
         unsafe { result::memcpy_dtoh_sync(out, src) }
             .map_err(|e| format!("copy from the GPU failed: {e}"))
     }
 
-    /// Launches `kernel` on `blocks` blocks of `threads` threads; every parameter is one
-    /// 64-bit word.
-    pub fn launch(
-        &self,
-        kernel: Kernel,
-        blocks: u32,
-        threads: u32,
-        params: &[u64],
-    ) -> Result<(), String> {
+    /// Launches `kernel` on `blocks` blocks of the device's threads per block; every
+    /// parameter is one 64-bit word.
+    pub fn launch(&self, kernel: Kernel, blocks: u32, params: &[u64]) -> Result<(), String> {
+        let threads = self.gpu.threads;
+        let f = match kernel {
+            Kernel::Emulated(f) => {
+                f(blocks.max(1), threads, params.as_ptr());
+                return Ok(());
+            }
+            Kernel::Device(f) => f,
+        };
         let mut words = params.to_vec();
         let mut ptrs: Vec<*mut c_void> = words
             .iter_mut()
@@ -195,7 +303,7 @@ impl Session<'_> {
         // the run synchronises.
         unsafe {
             result::launch_kernel(
-                kernel.0,
+                f,
                 (blocks.max(1), 1, 1),
                 (threads, 1, 1),
                 0,
@@ -208,6 +316,9 @@ impl Session<'_> {
 
     /// Waits for every launched kernel.
     pub fn synchronize(&self) -> Result<(), String> {
+        if self.gpu.is_emulator() {
+            return Ok(());
+        }
         result::ctx::synchronize().map_err(|e| format!("a kernel failed: {e}"))
     }
 }

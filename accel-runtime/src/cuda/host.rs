@@ -3,7 +3,7 @@
 //! program (scalar code between launches, evaluated here), the launches, and the result
 //! back to host memory.
 
-use super::codegen::{columns, launch_name, words, Launch, LaunchKind, Word, BLOCK};
+use super::codegen::{columns, launch_name, words, Launch, LaunchKind, Word};
 use super::device::{DevBuf, Kernel, Session};
 use crate::cpu::abi::{Arena, MAX_RANK};
 use crate::cpu::pool::{Failure, FAIL_LENGTHS};
@@ -481,7 +481,8 @@ impl Run<'_, '_> {
             [free.clone(), extra.to_vec(), vec![err]].concat()
         };
         let sms = self.session.gpu().multiprocessors as u64;
-        let grid = |n: u64, cap: u64| n.div_ceil(BLOCK as u64).clamp(1, cap) as u32;
+        let threads = self.session.gpu().threads as u64;
+        let grid = |n: u64, cap: u64| n.div_ceil(threads).clamp(1, cap) as u32;
         let err = self.err;
         match &l.kind {
             LaunchKind::Map { elem } => {
@@ -495,7 +496,7 @@ impl Run<'_, '_> {
                 if n > 0 {
                     let params = with(&[vec![n], outs.clone()].concat(), err);
                     self.session
-                        .launch(kernels[0], grid(n, sms * 32), BLOCK, &params)?;
+                        .launch(kernels[0], grid(n, sms * 32), &params)?;
                 }
                 Ok(HostVal {
                     ty: Type::Seq(Box::new(elem.clone())),
@@ -505,7 +506,7 @@ impl Run<'_, '_> {
             LaunchKind::Loop => {
                 if n > 0 {
                     self.session
-                        .launch(kernels[0], grid(n, sms * 32), BLOCK, &with(&[n], err))?;
+                        .launch(kernels[0], grid(n, sms * 32), &with(&[n], err))?;
                 }
                 Ok(unit())
             }
@@ -514,9 +515,9 @@ impl Run<'_, '_> {
                 let blocks = if n == 0 {
                     0
                 } else if *commutative {
-                    n.div_ceil(BLOCK as u64).clamp(1, sms * 8)
+                    n.div_ceil(threads).clamp(1, sms * 8)
                 } else {
-                    n.div_ceil(8 * BLOCK as u64).clamp(1, 1024)
+                    n.div_ceil(8 * threads).clamp(1, 1024)
                 };
                 let chunk = if blocks == 0 { 0 } else { n.div_ceil(blocks) };
                 let partials = self.alloc(acc_bytes * blocks.max(1) as usize)?;
@@ -524,14 +525,13 @@ impl Run<'_, '_> {
                     self.session.launch(
                         kernels[0],
                         blocks as u32,
-                        BLOCK,
                         &with(&[n, chunk, partials], err),
                     )?;
                 }
                 let words_n = words(elem)?.len();
                 let out = self.alloc(8 * words_n.max(1))?;
                 self.session
-                    .launch(kernels[1], 1, BLOCK, &with(&[blocks, partials, out], err))?;
+                    .launch(kernels[1], 1, &with(&[blocks, partials, out], err))?;
                 self.check_failure()?;
                 let mut bytes = vec![0u8; 8 * words_n];
                 self.session.download(out, &mut bytes)?;
@@ -554,26 +554,20 @@ impl Run<'_, '_> {
                 }
                 if n > 0 {
                     let acc_bytes = 8 * words(elem)?.len().max(1);
-                    let blocks = n.div_ceil(8 * BLOCK as u64).clamp(1, 1024);
+                    let blocks = n.div_ceil(8 * threads).clamp(1, 1024);
                     let chunk = n.div_ceil(blocks);
                     let partials = self.alloc(acc_bytes * blocks as usize)?;
                     let carries = self.alloc(acc_bytes * blocks as usize)?;
                     self.session.launch(
                         kernels[0],
                         blocks as u32,
-                        BLOCK,
                         &with(&[n, chunk, partials], err),
                     )?;
-                    self.session.launch(
-                        kernels[1],
-                        1,
-                        BLOCK,
-                        &with(&[blocks, partials, carries], err),
-                    )?;
+                    self.session
+                        .launch(kernels[1], 1, &with(&[blocks, partials, carries], err))?;
                     self.session.launch(
                         kernels[2],
                         blocks as u32,
-                        BLOCK,
                         &with(&[vec![n, chunk, carries], outs.clone()].concat(), err),
                     )?;
                 }

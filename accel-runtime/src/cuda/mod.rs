@@ -12,6 +12,7 @@
 pub mod check;
 pub mod codegen;
 pub mod device;
+pub mod emulator;
 pub mod host;
 pub mod nvrtc;
 
@@ -45,13 +46,15 @@ impl CudaSite {
 
 /// Whether a GPU and NVRTC are both usable (the default mode then runs sites on the GPU).
 pub fn available() -> Result<(), String> {
-    if !nvrtc::available() {
+    let gpu = device::gpu()?;
+    if !gpu.is_emulator() && !nvrtc::available() {
         return Err(nvrtc::MISSING.into());
     }
-    device::gpu().map(|_| ())
+    Ok(())
 }
 
-type Key = (usize, Vec<Type>, Type);
+/// Site, captured types, result type, and whether the emulator runs it.
+type Key = (usize, Vec<Type>, Type, bool);
 type Slot = Arc<OnceLock<Result<Arc<CudaSite>, String>>>;
 
 fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
@@ -75,6 +78,7 @@ pub fn compiled(
         site as *const SiteDesc as usize,
         captures.to_vec(),
         result.clone(),
+        device::emulating(),
     );
     let slot = {
         let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -125,19 +129,26 @@ fn compile(
         write_file(&dir.join(format!("{stem}.cu")), &program.source)?;
     }
     // Without a GPU, ACCEL_DUMP still gets PTX (for sm_90); the run then fails clearly.
+    // The emulator needs no PTX.
     let gpu = device::gpu();
-    let arch = match &gpu {
-        Ok(g) => g.compute_arch(),
-        Err(_) => "compute_90".to_string(),
+    let emulated = matches!(&gpu, Ok(g) if g.is_emulator());
+    let (ptx, from_disk) = if emulated && dump.is_none() {
+        (String::new(), false)
+    } else {
+        let arch = match &gpu {
+            Ok(g) => g.compute_arch(),
+            Err(_) => "compute_90".to_string(),
+        };
+        let (ptx, from_disk) = ptx_for(&program.source, &arch)?;
+        if let Some(dir) = &dump {
+            write_file(&dir.join(format!("{stem}.{arch}.ptx")), &ptx)?;
+        }
+        (ptx, from_disk)
     };
-    let (ptx, from_disk) = ptx_for(&program.source, &arch)?;
-    if let Some(dir) = &dump {
-        write_file(&dir.join(format!("{stem}.{arch}.ptx")), &ptx)?;
-    }
     let gpu = gpu.map_err(|e| format!("ACCEL_MODE=cuda needs a GPU: {e}"))?;
     let mut kernels = Vec::new();
     for l in &program.launches {
-        kernels.push(gpu.load(&ptx, &l.kernel_names())?);
+        kernels.push(gpu.load(&program.source, &ptx, &l.kernel_names())?);
     }
     Ok(Arc::new(CudaSite {
         program,
@@ -314,3 +325,4 @@ pub fn run<R: Accel>(
 }
 
 pub use check::with_kernel_check;
+pub use device::with_emulator;
