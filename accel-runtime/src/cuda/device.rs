@@ -44,9 +44,12 @@ pub fn with_emulator<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether this thread runs on the emulator.
+/// Whether this thread runs on the emulator: under [`with_emulator`], or in a process
+/// started with `ACCEL_CUDA_EMULATOR=1` (tests of whole programs).
 pub fn emulating() -> bool {
+    static ENV: OnceLock<bool> = OnceLock::new();
     EMULATE.with(Cell::get)
+        || *ENV.get_or_init(|| std::env::var("ACCEL_CUDA_EMULATOR").is_ok_and(|v| v == "1"))
 }
 
 /// The GPU (or, under [`with_emulator`], the emulator), initialised on first use, or why

@@ -1,0 +1,253 @@
+//! The CUDA backend: aliasing, failures, the kernel cache, ACCEL_DUMP, and the errors of a
+//! machine without a GPU. Runs on the GPU when there is one, else on the emulator (the
+//! generated kernels compiled as C++); NVRTC and ptxas checks skip visibly without them.
+#![cfg(feature = "cuda")]
+
+use accel_runtime::prelude::*;
+use std::process::Command;
+
+mod common;
+
+fn site_of(marker: &str) -> String {
+    common::site_of("cuda_backend.rs", include_str!("cuda_backend.rs"), marker)
+}
+
+/// Runs `f` in cuda mode: on the GPU when there is one, else on the emulator.
+fn on_device<R>(f: impl FnOnce() -> R) -> R {
+    if common::gpu_present() {
+        with_mode(Mode::Cuda, f)
+    } else {
+        accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, f))
+    }
+}
+
+#[test]
+fn listing_3_aliasing_views_are_one_device_allocation() {
+    let t = Tensor::<i64>::zeros(&[6]);
+    let a = t.sub(1, 2);
+    let b = t.sub(4, 2);
+    on_device(|| {
+        accelerate!(parallel_loop(1, |i| {
+            a.set([i], 7);
+            b.set([i + 1], 2);
+        }))
+    });
+    assert_eq!(t.to_vec(), vec![0, 7, 0, 0, 0, 2]);
+}
+
+#[test]
+fn views_of_one_buffer_see_each_others_writes_across_kernels() {
+    // Two launches in one site: the second reads what the first wrote through another
+    // view of the same buffer.
+    let t = Tensor::<i32>::zeros(&[2, 4]);
+    let top = t.sub(0, 1);
+    let bottom = t.sub(1, 1);
+    on_device(|| {
+        accelerate!({
+            parallel_loop(4, |j| top.set([0, j], j as i32 + 1));
+            parallel_loop(4, |j| bottom.set([0, j], top.get([0, 3 - j]) * 10));
+        })
+    });
+    assert_eq!(t.to_vec(), vec![1, 2, 3, 4, 40, 30, 20, 10]);
+}
+
+#[test]
+fn failures_in_kernels_name_the_site() {
+    let v = vec![1.0f32, 2.0, 3.0];
+    let k = 5usize;
+    let r = std::panic::catch_unwind(|| {
+        on_device(|| accelerate!(map(|x| x + v[k], &v))) // out of bounds
+    });
+    let message = *r.expect_err("the index is out of bounds").downcast::<String>().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "accelerate! at {}: index out of bounds: the len is 3 but the index is 5",
+            site_of("// out of bounds")
+        )
+    );
+    let zero = 0i32;
+    let ints = vec![1i32, 2];
+    let r = std::panic::catch_unwind(|| {
+        on_device(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| x / zero, &ints)))) // by zero
+    });
+    let message = *r.expect_err("division by zero").downcast::<String>().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "accelerate! at {}: attempt to divide by zero",
+            site_of("// by zero")
+        )
+    );
+}
+
+#[test]
+fn large_reductions_and_scans_cross_many_blocks() {
+    // Sizes around block and chunk edges of the partial, carry and final kernels.
+    for n in [0usize, 1, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 10_000] {
+        let xs: Vec<i64> = (0..n as i64).map(|x| x * 7 % 13 - 6).collect();
+        let sum: i64 = on_device(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
+        assert_eq!(sum, xs.iter().sum::<i64>(), "sum of {n}");
+        let prefix: Vec<i64> = on_device(|| accelerate!(scan(|a, b| a + b, 0, &xs)));
+        let expected: Vec<i64> = xs
+            .iter()
+            .scan(0, |s, x| {
+                *s += x;
+                Some(*s)
+            })
+            .collect();
+        assert_eq!(prefix, expected, "scan of {n}");
+        // Not commutative: the order of the elements must be kept.
+        let last: (i64, i64) = on_device(|| {
+            accelerate!(reduce(
+                |a: (i64, i64), b: (i64, i64)| if b.0 >= 0 { b } else { a },
+                (-1, 0),
+                map(|x| (x, x * 2), &xs)
+            ))
+        });
+        let expected = xs.iter().rev().find(|&&x| x >= 0).map_or((-1, 0), |&x| (x, 2 * x));
+        assert_eq!(last, expected, "last non-negative of {n}");
+    }
+}
+
+#[test]
+#[ignore = "run in a child process by the tests below, with its environment set"]
+fn child_runs_a_site_on_the_device() {
+    let v: Vec<f32> = (0..1000).map(|x| x as f32).collect();
+    let s: f32 = accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, &v)));
+    println!("child result {s}");
+    if std::env::var("ACCEL_MODE").is_err() {
+        // Rows made per element: not for the CUDA backend yet, so the CPU runs it.
+        let rows: Vec<Vec<usize>> = accelerate!(create(2, |i| create(3, |j| i * j))); // rows
+        println!("child rows {rows:?}");
+    }
+    println!(
+        "nvrtc calls {}",
+        accel_runtime::cuda::NVRTC_CALLS.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}
+
+fn child(env: &[(&str, &str)]) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_runs_a_site_on_the_device",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for k in [
+        "ACCEL_MODE",
+        "ACCEL_LOG",
+        "ACCEL_DUMP",
+        "ACCEL_CACHE_DIR",
+        "ACCEL_CUDA_EMULATOR",
+    ] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the child test runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("accel-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "[accel tests] SKIPPED: {why}");
+}
+
+#[test]
+fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
+    if common::gpu_present() {
+        return skip("the no-GPU error: this machine has a GPU");
+    }
+    let dump = temp_dir("dump");
+    let (ok, _, err) = child(&[
+        ("ACCEL_MODE", "cuda"),
+        ("ACCEL_DUMP", dump.to_str().unwrap()),
+        ("ACCEL_CACHE_DIR", temp_dir("dump-cache").to_str().unwrap()),
+    ]);
+    assert!(!ok, "cuda mode without a GPU must fail");
+    let site = site_of("child result");
+    let cu: Vec<_> = std::fs::read_dir(&dump)
+        .expect("ACCEL_DUMP made its folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert!(
+        cu.iter().any(|p| p.extension().is_some_and(|x| x == "cu")),
+        "a .cu file: {cu:?}"
+    );
+    let source = std::fs::read_to_string(cu.iter().find(|p| p.extension().unwrap() == "cu").unwrap())
+        .unwrap();
+    assert!(source.contains("extern \"C\" __global__"), "{source}");
+    if accel_runtime::cuda::nvrtc::available() {
+        assert!(
+            cu.iter().any(|p| p.to_string_lossy().ends_with(".compute_90.ptx")),
+            "a .ptx file: {cu:?}"
+        );
+        assert!(
+            err.contains(&format!(
+                "accelerate! at {site}: ACCEL_MODE=cuda needs a GPU: no CUDA driver (libcuda.so) was found"
+            )),
+            "{err}"
+        );
+    } else {
+        skip("the PTX half of ACCEL_DUMP: NVRTC is not installed here");
+        assert!(err.contains(&format!("accelerate! at {site}: NVRTC")), "{err}");
+    }
+}
+
+#[test]
+fn a_second_process_takes_ptx_from_the_disk_cache() {
+    if !accel_runtime::cuda::nvrtc::available() {
+        return skip("the disk cache of PTX: NVRTC is not installed here");
+    }
+    let cache = temp_dir("cache");
+    let dump = temp_dir("cache-dump");
+    // ACCEL_DUMP makes the emulator produce PTX too, through the cache.
+    let env = [
+        ("ACCEL_MODE", "cuda"),
+        ("ACCEL_CUDA_EMULATOR", "1"),
+        ("ACCEL_CACHE_DIR", cache.to_str().unwrap()),
+        ("ACCEL_DUMP", dump.to_str().unwrap()),
+    ];
+    let (ok, first, err) = child(&env);
+    assert!(ok, "{err}");
+    assert!(first.contains("child result 999000"), "{first}");
+    assert!(first.contains("nvrtc calls 1"), "{first}");
+    let (ok, second, err) = child(&env);
+    assert!(ok, "{err}");
+    assert!(second.contains("child result 999000"), "{second}");
+    assert!(second.contains("nvrtc calls 0"), "{second}");
+}
+
+#[test]
+fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
+    let (ok, out, err) = child(&[("ACCEL_CUDA_EMULATOR", "1"), ("ACCEL_LOG", "1")]);
+    assert!(ok, "{err}");
+    assert!(out.contains("child result 999000"), "{out}");
+    let site = site_of("child result");
+    assert!(err.contains(&format!("[accel] {site}: cuda: compiled in")), "{err}");
+    assert!(err.contains(&format!("[accel] {site}: cuda: ran in")), "{err}");
+    assert!(out.contains("child rows [[0, 0, 0], [0, 1, 2]]"), "{out}");
+    let rows = site_of("// rows");
+    assert!(
+        err.contains(&format!(
+            "[accel] {rows}: cuda: the cuda backend cannot compile a parallel operation producing a sequence of [usize] yet; running on the CPU instead"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("[accel] {rows}: cpu: compiled in")), "{err}");
+}
