@@ -58,7 +58,10 @@ fn failures_in_kernels_name_the_site() {
     let r = std::panic::catch_unwind(|| {
         on_device(|| accelerate!(map(|x| x + v[k], &v))) // out of bounds
     });
-    let message = *r.expect_err("the index is out of bounds").downcast::<String>().unwrap();
+    let message = *r
+        .expect_err("the index is out of bounds")
+        .downcast::<String>()
+        .unwrap();
     assert_eq!(
         message,
         format!(
@@ -69,9 +72,13 @@ fn failures_in_kernels_name_the_site() {
     let zero = 0i32;
     let ints = vec![1i32, 2];
     let r = std::panic::catch_unwind(|| {
-        on_device(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| x / zero, &ints)))) // by zero
+        on_device(|| accelerate!(reduce(|a, b| a + b, 0, map(|x| x / zero, &ints))))
+        // by zero
     });
-    let message = *r.expect_err("division by zero").downcast::<String>().unwrap();
+    let message = *r
+        .expect_err("division by zero")
+        .downcast::<String>()
+        .unwrap();
     assert_eq!(
         message,
         format!(
@@ -84,7 +91,9 @@ fn failures_in_kernels_name_the_site() {
 #[test]
 fn large_reductions_and_scans_cross_many_blocks() {
     // Sizes around block and chunk edges of the partial, carry and final kernels.
-    for n in [0usize, 1, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 10_000] {
+    for n in [
+        0usize, 1, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 10_000,
+    ] {
         let xs: Vec<i64> = (0..n as i64).map(|x| x * 7 % 13 - 6).collect();
         let sum: i64 = on_device(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
         assert_eq!(sum, xs.iter().sum::<i64>(), "sum of {n}");
@@ -105,7 +114,11 @@ fn large_reductions_and_scans_cross_many_blocks() {
                 map(|x| (x, x * 2), &xs)
             ))
         });
-        let expected = xs.iter().rev().find(|&&x| x >= 0).map_or((-1, 0), |&x| (x, 2 * x));
+        let expected = xs
+            .iter()
+            .rev()
+            .find(|&&x| x >= 0)
+            .map_or((-1, 0), |&x| (x, 2 * x));
         assert_eq!(last, expected, "last non-negative of {n}");
     }
 }
@@ -189,12 +202,14 @@ fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
         cu.iter().any(|p| p.extension().is_some_and(|x| x == "cu")),
         "a .cu file: {cu:?}"
     );
-    let source = std::fs::read_to_string(cu.iter().find(|p| p.extension().unwrap() == "cu").unwrap())
-        .unwrap();
+    let source =
+        std::fs::read_to_string(cu.iter().find(|p| p.extension().unwrap() == "cu").unwrap())
+            .unwrap();
     assert!(source.contains("extern \"C\" __global__"), "{source}");
     if accel_runtime::cuda::nvrtc::available() {
         assert!(
-            cu.iter().any(|p| p.to_string_lossy().ends_with(".compute_90.ptx")),
+            cu.iter()
+                .any(|p| p.to_string_lossy().ends_with(".compute_90.ptx")),
             "a .ptx file: {cu:?}"
         );
         assert!(
@@ -205,7 +220,10 @@ fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
         );
     } else {
         skip("the PTX half of ACCEL_DUMP: NVRTC is not installed here");
-        assert!(err.contains(&format!("accelerate! at {site}: NVRTC")), "{err}");
+        assert!(
+            err.contains(&format!("accelerate! at {site}: NVRTC")),
+            "{err}"
+        );
     }
 }
 
@@ -239,8 +257,14 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
     assert!(ok, "{err}");
     assert!(out.contains("child result 999000"), "{out}");
     let site = site_of("child result");
-    assert!(err.contains(&format!("[accel] {site}: cuda: compiled in")), "{err}");
-    assert!(err.contains(&format!("[accel] {site}: cuda: ran in")), "{err}");
+    assert!(
+        err.contains(&format!("[accel] {site}: cuda: compiled in")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("[accel] {site}: cuda: ran in")),
+        "{err}"
+    );
     assert!(out.contains("child rows [[0, 0, 0], [0, 1, 2]]"), "{out}");
     let rows = site_of("// rows");
     assert!(
@@ -249,5 +273,8 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
         )),
         "{err}"
     );
-    assert!(err.contains(&format!("[accel] {rows}: cpu: compiled in")), "{err}");
+    assert!(
+        err.contains(&format!("[accel] {rows}: cpu: compiled in")),
+        "{err}"
+    );
 }

@@ -36,12 +36,28 @@ impl Report {
 }
 
 /// The modes to run: debug always (at small sizes: it is the checked sequential path), the
-/// compiled modes this build has.
+/// compiled modes this build has: cpu, and cuda when the process runs on a GPU (built with
+/// the `cuda` feature, a GPU there, `ACCEL_MODE` unset or `cuda`).
 pub fn modes(small: bool) -> Vec<Mode> {
-    if small {
+    let mut modes = if small {
         vec![Mode::Debug, Mode::Cpu]
     } else {
         vec![Mode::Cpu]
+    };
+    if mode() == Ok(Mode::Cuda) {
+        modes.push(Mode::Cuda);
+    }
+    modes
+}
+
+/// Runs `f` in `mode`. The cuda mode is the process's own mode (see [`modes`]): unless
+/// `ACCEL_MODE=cuda` asked for it strictly, a site the CUDA backend does not compile runs
+/// on the CPU, as it would for users.
+pub fn in_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
+    if mode == Mode::Cuda {
+        f()
+    } else {
+        with_mode(mode, f)
     }
 }
 
@@ -60,12 +76,12 @@ pub fn measure<R>(
     let reference_ms = start.elapsed().as_secs_f64() * 1e3;
     let mut out = Vec::new();
     for mode in modes(small) {
-        let first = with_mode(mode, &f);
+        let first = in_mode(mode, &f);
         if let Err(e) = check(&first, &expected) {
             panic!("{name} in {mode} mode: {e}");
         }
         let start = Instant::now();
-        let again = with_mode(mode, &f);
+        let again = in_mode(mode, &f);
         out.push((mode, start.elapsed().as_secs_f64() * 1e3));
         drop(again);
     }

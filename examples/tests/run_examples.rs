@@ -91,3 +91,48 @@ fn viterbi() {
         );
     }
 }
+
+/// With the CUDA backend built: every example's kernels compile with NVRTC and assemble
+/// with ptxas for sm_80 and sm_90 (ACCEL_CUDA_CHECK; skipped visibly without them), and
+/// every example runs in the default mode on the GPU, or on the emulator when there is
+/// none (sites the CUDA backend does not compile yet run on the CPU, as users get them).
+#[cfg(feature = "cuda")]
+#[test]
+fn every_example_compiles_its_kernels_and_runs_on_the_device() {
+    let examples: [(&str, &[&str]); 6] = [
+        (env!("CARGO_BIN_EXE_quickstart"), &[]),
+        (env!("CARGO_BIN_EXE_aliasing"), &[]),
+        (env!("CARGO_BIN_EXE_particles"), &[]),
+        (env!("CARGO_BIN_EXE_ode"), &["--small"]),
+        (env!("CARGO_BIN_EXE_viterbi"), &["--small"]),
+        (env!("CARGO_BIN_EXE_suite"), &["--small"]),
+    ];
+    for (exe, args) in examples {
+        let check = Command::new(exe)
+            .args(args)
+            .env("ACCEL_MODE", "cpu")
+            .env("ACCEL_CUDA_CHECK", "1")
+            .output()
+            .expect("the example runs");
+        let log = String::from_utf8_lossy(&check.stderr);
+        assert!(
+            check.status.success(),
+            "{exe} (kernel check) failed:\n{log}"
+        );
+        // The kernel report (registers per kernel) goes to stderr: show it.
+        eprint!("{log}");
+        let device = Command::new(exe)
+            .args(args)
+            .env_remove("ACCEL_MODE")
+            .env("ACCEL_CUDA_EMULATOR", "1")
+            .env("ACCEL_LOG", "1")
+            .output()
+            .expect("the example runs");
+        let log = String::from_utf8_lossy(&device.stderr);
+        assert!(device.status.success(), "{exe} (device) failed:\n{log}");
+        assert!(
+            log.contains(": cuda: ran in"),
+            "{exe}: nothing ran on the device:\n{log}"
+        );
+    }
+}

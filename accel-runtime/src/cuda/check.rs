@@ -90,7 +90,8 @@ pub(crate) fn after_cpu_compile(site: &'static SiteDesc, captures: &[Type], resu
     if !enabled() {
         return;
     }
-    static DONE: Mutex<Option<HashSet<(usize, Vec<Type>, Type)>>> = Mutex::new(None);
+    type Key = (usize, Vec<Type>, Type);
+    static DONE: Mutex<Option<HashSet<Key>>> = Mutex::new(None);
     let key = (
         site as *const SiteDesc as usize,
         captures.to_vec(),

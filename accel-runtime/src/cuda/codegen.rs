@@ -1635,32 +1635,29 @@ impl<'r> KernelGen<'r> {
             ParOp::Reduce => {
                 let ne = self.expr(&args[1])?;
                 let acc = self.copy(&ne, "acc")?;
-                let (n, elem_of): (String, Box<dyn Fn(&mut Self, &str) -> R<V>>) = match &args[2] {
+                // The input: a delayed array (its closure applied per index) or a value.
+                let (n, delayed, value) = match &args[2] {
                     Expr::Par {
                         op: ParOp::Create,
                         args: c,
                         ..
-                    } => {
-                        let n = self.expr(&c[0])?.w[0].clone();
-                        let f = c[1].clone();
-                        (
-                            n,
-                            Box::new(move |g: &mut Self, j: &str| g.apply_index(&f, j)),
-                        )
-                    }
+                    } => (self.expr(&c[0])?.w[0].clone(), Some(c[1].clone()), None),
                     xs => {
                         let v = self.expr(xs)?;
                         if !matches!(v.ty, Type::Seq(_)) {
                             return Err(unsupported(format!("a reduce over {}", v.ty)));
                         }
-                        let n = v.w[0].clone();
-                        (n, Box::new(move |g: &mut Self, j: &str| g.index(&v, j)))
+                        (v.w[0].clone(), None, Some(v))
                     }
                 };
                 let j = self.fresh("j");
                 self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
                 self.depth += 1;
-                let x = elem_of(self, &j)?;
+                let x = match (&delayed, &value) {
+                    (Some(f), _) => self.apply_index(f, &j)?,
+                    (_, Some(v)) => self.index(v, &j)?,
+                    _ => unreachable!("an input is delayed or a value"),
+                };
                 let r = self.apply(&args[0], vec![acc.clone(), x])?;
                 self.assign_words(&acc, &r);
                 self.depth -= 1;
