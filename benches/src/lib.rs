@@ -38,3 +38,28 @@ pub fn write_results(
     std::fs::write(format!("{dir}/{stem}.json"), text)
         .unwrap_or_else(|e| panic!("cannot write {dir}/{stem}.json: {e}"));
 }
+
+/// The hand-written Black-Scholes kernel the GPU suite compares with: the textbook
+/// one-thread-per-option version, every parameter a 64-bit word as accel passes them.
+pub const HAND_BLACK_SCHOLES: &str = r#"
+__device__ float cnd(float d) {
+    float k = 1.0f / (1.0f + 0.2316419f * fabsf(d));
+    float poly = k * (0.31938153f + k * (-0.356563782f + k * (1.781477937f + k * (-1.821255978f + k * 1.330274429f))));
+    float w = 1.0f - 0.3989423f * expf(-0.5f * d * d) * poly;
+    return d < 0.0f ? 1.0f - w : w;
+}
+extern "C" __global__ void black_scholes(unsigned long long ps, unsigned long long px,
+        unsigned long long pt, unsigned long long pout, unsigned long long n,
+        unsigned long long rbits, unsigned long long vbits) {
+    const float* s = (const float*)ps; const float* x = (const float*)px;
+    const float* t = (const float*)pt; float* out = (float*)pout;
+    float r = __uint_as_float((unsigned)rbits), v = __uint_as_float((unsigned)vbits);
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        float sqrt_t = sqrtf(t[i]);
+        float d1 = (logf(s[i] / x[i]) + (r + 0.5f * v * v) * t[i]) / (v * sqrt_t);
+        float d2 = d1 - v * sqrt_t;
+        out[i] = s[i] * cnd(d1) - x[i] * expf(-r * t[i]) * cnd(d2);
+    }
+}
+"#;

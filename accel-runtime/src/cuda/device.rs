@@ -317,6 +317,30 @@ impl Session<'_> {
         .map_err(|e| format!("kernel launch failed: {e}"))
     }
 
+    /// The device's copy bandwidth in GB/s (bytes read plus bytes written per second), the
+    /// median of `reps` device-to-device copies of `bytes` bytes: the ceiling memory-bound
+    /// kernels are measured against.
+    pub fn copy_bandwidth(&self, bytes: usize, reps: usize) -> Result<f64, String> {
+        if self.gpu.is_emulator() {
+            return Err("the emulator has no device memory to measure".into());
+        }
+        let src = self.alloc(bytes)?;
+        let dst = self.alloc(bytes)?;
+        let mut times = Vec::new();
+        for _ in 0..reps.max(1) + 1 {
+            self.synchronize()?;
+            let start = std::time::Instant::now();
+            // SAFETY: both buffers are live allocations of `bytes` bytes.
+            unsafe { result::memcpy_dtod_sync(dst.ptr, src.ptr, bytes) }
+                .map_err(|e| format!("device copy failed: {e}"))?;
+            self.synchronize()?;
+            times.push(start.elapsed().as_secs_f64());
+        }
+        times.remove(0); // the warm-up
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok(2.0 * bytes as f64 / times[times.len() / 2] / 1e9)
+    }
+
     /// Waits for every launched kernel.
     pub fn synchronize(&self) -> Result<(), String> {
         if self.gpu.is_emulator() {

@@ -464,6 +464,19 @@ impl Run<'_, '_> {
     }
 
     fn launch(&mut self, k: usize) -> R<HostVal> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !super::PROFILE.load(Relaxed) {
+            return self.launch_kernels(k);
+        }
+        self.session.synchronize()?;
+        let start = std::time::Instant::now();
+        let r = self.launch_kernels(k)?;
+        self.session.synchronize()?;
+        super::KERNEL_NANOS.fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
+        Ok(r)
+    }
+
+    fn launch_kernels(&mut self, k: usize) -> R<HostVal> {
         let l = self.launches[k].clone();
         let kernels = self.kernels[k].clone();
         let n = self.eval(&l.n)?.w[0];

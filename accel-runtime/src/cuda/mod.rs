@@ -67,6 +67,11 @@ fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 pub static NVRTC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// When set, every launch waits for its kernels and adds their time to [`KERNEL_NANOS`]:
+/// benchmarks read the device's time apart from the copies to and from it.
+pub static PROFILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub static KERNEL_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The compiled site for these types (compiled once, whichever thread asks first), and
 /// whether it came from the in-memory cache.
 pub fn compiled(

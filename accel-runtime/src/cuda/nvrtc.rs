@@ -18,12 +18,18 @@ pub const MISSING: &str = "NVRTC (libnvrtc.so) was not found: install the CUDA t
 
 /// Compiles generated CUDA C to PTX for `arch` (`"compute_90"`).
 pub fn compile(source: &str, arch: &str) -> Result<String, String> {
+    // Rust rounds `a * b + c` twice: no contraction into fused multiply-adds.
+    compile_with(source, arch, false)
+}
+
+/// Compiles CUDA C to PTX for `arch`, contracting `a * b + c` into fused multiply-adds
+/// when `fmad` (nvcc's default; benchmarks compile hand-written kernels so).
+pub fn compile_with(source: &str, arch: &str, fmad: bool) -> Result<String, String> {
     if !available() {
         return Err(MISSING.into());
     }
     let opts = CompileOptions {
-        // Rust rounds `a * b + c` twice: no contraction into fused multiply-adds.
-        fmad: Some(false),
+        fmad: Some(fmad),
         options: vec![format!("--gpu-architecture={arch}"), "--std=c++17".into()],
         name: Some("accel_site.cu".into()),
         ..Default::default()
