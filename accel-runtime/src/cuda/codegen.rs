@@ -494,7 +494,7 @@ impl Gen {
                 }
                 let kind = if op == ParOp::Reduce {
                     LaunchKind::Reduce {
-                        commutative: primitive(&args[0]).is_some(),
+                        commutative: commutative(&args[0]),
                         elem,
                     }
                 } else {
@@ -806,18 +806,53 @@ impl<'r> KernelGen<'r> {
         let (outs, typed) = self.out_columns(elem, 0)?;
         let mut extra = vec!["n"];
         extra.extend(outs.iter().map(|s| s.as_str()));
+        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
+        if !light(f) {
+            self.begin(name, &extra)?;
+            for t in typed {
+                self.line(&t);
+            }
+            self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+            self.depth += 1;
+            let v = self.apply_index(f, "i")?;
+            self.store_columns(&v, &cols, "i");
+            self.depth -= 1;
+            self.line("}");
+            return Ok(self.end());
+        }
+        // Cheap elements: four per iteration, all loaded before any is stored (outputs may
+        // alias inputs as far as the compiler knows, so it would not hoist the loads of the
+        // next iteration above this one's stores): four loads in flight per thread.
+        let e = format!("{name}_e");
+        let mut src = Self::acc_struct(&e, elem)?;
+        let s = format!("{e}_acc");
         self.begin(name, &extra)?;
         for t in typed {
             self.line(&t);
         }
-        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.line(&format!("auto element = [&](ull i) -> {s} {{"));
         self.depth += 1;
         let v = self.apply_index(f, "i")?;
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
-        self.store_columns(&v, &cols, "i");
+        self.line(&format!("{s} r;"));
+        self.assign_acc("r", &v);
+        self.line("return r;");
         self.depth -= 1;
+        self.line("};");
+        self.line(&format!("auto store = [&](ull i, const {s}& e) {{"));
+        self.depth += 1;
+        let ev = Self::acc_value(elem, "e")?;
+        self.store_columns(&ev, &cols, "i");
+        self.depth -= 1;
+        self.line("};");
+        self.line("const ull stride = (ull)gridDim.x * blockDim.x;");
+        self.line("ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x;");
+        self.line("for (; i + 3 * stride < n; i += 4 * stride) {");
+        self.line(&format!("    {s} e0 = element(i), e1 = element(i + stride), e2 = element(i + 2 * stride), e3 = element(i + 3 * stride);"));
+        self.line("    store(i, e0); store(i + stride, e1); store(i + 2 * stride, e2); store(i + 3 * stride, e3);");
         self.line("}");
-        Ok(self.end())
+        self.line("for (; i < n; i += stride) store(i, element(i));");
+        src.push_str(&self.end());
+        Ok(src)
     }
 
     fn loop_kernel(&mut self, name: &str, f: &Expr) -> R<String> {
@@ -934,8 +969,18 @@ impl<'r> KernelGen<'r> {
         self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
         self.reduction_parts(name, Some(f), op, ne, elem)?;
         if commutative {
-            self.line(&format!("{acc} t = ne;"));
-            self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) t = combine(t, element(i));");
+            // Four accumulators: four independent loads in flight per thread.
+            self.line(&format!("{acc} t0 = ne, t1 = ne, t2 = ne, t3 = ne;"));
+            self.line("const ull stride = (ull)gridDim.x * blockDim.x;");
+            self.line("ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x;");
+            self.line("for (; i + 3 * stride < n; i += 4 * stride) {");
+            self.line("    t0 = combine(t0, element(i)); t1 = combine(t1, element(i + stride));");
+            self.line("    t2 = combine(t2, element(i + 2 * stride)); t3 = combine(t3, element(i + 3 * stride));");
+            self.line("}");
+            self.line("for (; i < n; i += stride) t0 = combine(t0, element(i));");
+            self.line(&format!(
+                "{acc} t = combine(combine(t0, t1), combine(t2, t3));"
+            ));
             self.line("sh[threadIdx.x] = t;");
             self.line("__syncthreads();");
             self.line("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {");
@@ -1953,6 +1998,87 @@ impl<'r> KernelGen<'r> {
     }
 }
 
+/// Whether a reduction operator is a primitive commutative one (`+`, `*`, `min`, `max`),
+/// also once inlined from an `#[accel]` function (parameters rebound by `let`s).
+fn commutative(op: &Expr) -> bool {
+    if primitive(op).is_some() {
+        return true;
+    }
+    let Expr::Lambda { params, body } = op else {
+        return false;
+    };
+    let (Some((Pat::Bind { name: a, .. }, _)), Some((Pat::Bind { name: b, .. }, _))) =
+        (params.first(), params.get(1))
+    else {
+        return false;
+    };
+    // Follow `let`s (the inliner rebinds parameters and results) to the operation.
+    let mut defs: HashMap<&str, &Expr> = HashMap::new();
+    fn record<'e>(e: &'e Expr, defs: &mut HashMap<&'e str, &'e Expr>) -> Option<&'e Expr> {
+        let mut e = e;
+        loop {
+            match e {
+                Expr::Block { stmts, result } => {
+                    for st in stmts {
+                        match st {
+                            Stmt::Let {
+                                pat: Pat::Bind { name, .. },
+                                init: Some(x),
+                                ..
+                            } => {
+                                defs.insert(name, x);
+                            }
+                            _ => return None,
+                        }
+                    }
+                    e = result.as_deref()?;
+                }
+                Expr::Var(v) => match defs.get(v.as_str()) {
+                    Some(d) => e = d,
+                    None => return Some(e),
+                },
+                _ => return Some(e),
+            }
+        }
+    }
+    let Some(e) = record(body, &mut defs) else {
+        return false;
+    };
+    let root = |x: &Expr| {
+        let mut x = x;
+        while let Expr::Var(v) = x {
+            match defs.get(v.as_str()) {
+                Some(d) => x = d,
+                None => return Some(v.clone()),
+            }
+        }
+        None
+    };
+    let pair = |x: &Expr, y: &Expr| match (root(x), root(y)) {
+        (Some(x), Some(y)) => (&x == a && &y == b) || (&x == b && &y == a),
+        _ => false,
+    };
+    match e {
+        Expr::Binary(BinOp::Add | BinOp::Mul, x, y) => pair(x, y),
+        Expr::Method { recv, method, args } if args.len() == 1 => {
+            matches!(method.as_str(), "min" | "max") && pair(recv, &args[0])
+        }
+        _ => false,
+    }
+}
+
+/// Whether a closure's body is cheap enough to unroll: no loops, no nested parallel
+/// operations.
+fn light(f: &Expr) -> bool {
+    let mut ok = true;
+    f.walk(&mut |e| {
+        if matches!(e, Expr::For { .. } | Expr::While { .. } | Expr::Par { .. }) {
+            ok = false;
+        }
+    });
+    ok
+}
+
 fn bind_types_of(pats: &[&Pat], t: &Type, scope: &mut HashMap<String, Type>) -> R<()> {
     for p in pats {
         bind_types(p, t, scope)?;
@@ -2040,4 +2166,182 @@ fn cast(x: &str, from: ScalarType, to: ScalarType) -> String {
         return format!("({})({x} ? 1 : 0)", cty(to));
     }
     format!("({})({x})", cty(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lam(params: &[&str], body: Expr) -> Expr {
+        Expr::Lambda {
+            params: params.iter().map(|p| (Pat::bind(p), Type::Infer)).collect(),
+            body: Box::new(body),
+        }
+    }
+
+    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    fn let_(name: &str, init: Expr) -> Stmt {
+        Stmt::Let {
+            pat: Pat::bind(name),
+            ty: Type::Infer,
+            init: Some(init),
+        }
+    }
+
+    #[test]
+    fn values_have_the_cpu_backends_word_layout() {
+        let f32s = Type::Seq(Box::new(Type::Scalar(ScalarType::F32)));
+        assert_eq!(
+            words(&f32s).unwrap(),
+            vec![Word::Scalar(ScalarType::Usize), Word::Ptr(ScalarType::F32)]
+        );
+        let rows = Type::Seq(Box::new(Type::Seq(Box::new(Type::Tuple(vec![
+            Type::Scalar(ScalarType::I32),
+            Type::Scalar(ScalarType::Bool),
+        ])))));
+        assert_eq!(
+            words(&rows).unwrap(),
+            vec![
+                Word::Scalar(ScalarType::Usize),
+                Word::Scalar(ScalarType::Usize),
+                Word::Ptr(ScalarType::I32),
+                Word::Ptr(ScalarType::Bool)
+            ]
+        );
+        let t = Type::Tensor(Box::new(Type::Scalar(ScalarType::F64)));
+        assert_eq!(words(&t).unwrap().len(), 2 + crate::cpu::abi::MAX_RANK);
+    }
+
+    #[test]
+    fn commutative_operators_are_recognised_also_once_inlined() {
+        let (a, b) = (Expr::var("a"), Expr::var("b"));
+        assert!(commutative(&lam(
+            &["a", "b"],
+            bin(BinOp::Add, a.clone(), b.clone())
+        )));
+        assert!(commutative(&lam(
+            &["a", "b"],
+            bin(BinOp::Mul, b.clone(), a.clone())
+        )));
+        // `add(a, b)` inlined: parameters and result rebound by lets.
+        let inlined = Expr::Block {
+            stmts: vec![
+                let_("x", a.clone()),
+                let_("y", b.clone()),
+                let_("r", bin(BinOp::Add, Expr::var("x"), Expr::var("y"))),
+            ],
+            result: Some(Box::new(Expr::var("r"))),
+        };
+        assert!(commutative(&lam(&["a", "b"], inlined)));
+        assert!(!commutative(&lam(
+            &["a", "b"],
+            bin(BinOp::Sub, a.clone(), b.clone())
+        )));
+        assert!(!commutative(&lam(&["a", "b"], b.clone())));
+        assert!(!commutative(&lam(
+            &["a", "b"],
+            bin(BinOp::Add, a.clone(), a)
+        )));
+    }
+
+    #[test]
+    fn literals_and_casts_follow_rust() {
+        assert_eq!(
+            literal_c(&Lit::Float(1.5, Some(ScalarType::F32))).unwrap(),
+            "1.5f"
+        );
+        assert_eq!(
+            literal_c(&Lit::Float(f64::INFINITY, Some(ScalarType::F32))).unwrap(),
+            "__uint_as_float(0x7f800000u)"
+        );
+        assert_eq!(
+            literal_c(&Lit::Int(7, Some(ScalarType::I64))).unwrap(),
+            "((long long)7ULL)"
+        );
+        assert_eq!(
+            cast("x", ScalarType::F32, ScalarType::I32),
+            "__float2int_rz(x)"
+        );
+        assert_eq!(
+            cast("x", ScalarType::F64, ScalarType::U64),
+            "__double2ull_rz(x)"
+        );
+        assert_eq!(
+            cast("b", ScalarType::Bool, ScalarType::I32),
+            "(int)(b ? 1 : 0)"
+        );
+        assert_eq!(cast("x", ScalarType::I64, ScalarType::U32), "(unsigned)(x)");
+    }
+
+    #[test]
+    fn top_level_operations_become_launches_and_the_rest_stays_on_the_host() {
+        // let s = reduce(+, 0.0, xs); s * 2.0
+        let f32_ = Type::Scalar(ScalarType::F32);
+        let xs = Type::Seq(Box::new(f32_.clone()));
+        let mut op = lam(&["a", "b"], bin(BinOp::Add, Expr::var("a"), Expr::var("b")));
+        if let Expr::Lambda { params, .. } = &mut op {
+            for p in params.iter_mut() {
+                p.1 = f32_.clone();
+            }
+        }
+        let two = Expr::Lit(Lit::Float(2.0, Some(ScalarType::F32)));
+        let zero = Expr::Lit(Lit::Float(0.0, Some(ScalarType::F32)));
+        let body = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind("s"),
+                ty: f32_.clone(),
+                init: Some(Expr::par(ParOp::Reduce, vec![op, zero, Expr::var("xs")])),
+            }],
+            result: Some(Box::new(bin(BinOp::Mul, Expr::var("s"), two))),
+        };
+        let p = generate(&body, &[("xs".into(), xs.clone())], &f32_).unwrap();
+        assert_eq!(p.launches.len(), 1);
+        assert_eq!(
+            p.launches[0].kernel_names(),
+            vec!["accel_k0_part", "accel_k0_final"]
+        );
+        assert_eq!(p.launches[0].free, vec![("xs".to_string(), xs)]);
+        assert!(matches!(
+            p.launches[0].kind,
+            LaunchKind::Reduce {
+                commutative: true,
+                ..
+            }
+        ));
+        let Expr::Block { stmts, .. } = &p.host else {
+            panic!("a block")
+        };
+        let Stmt::Let {
+            init: Some(Expr::Call { func, .. }),
+            ..
+        } = &stmts[0]
+        else {
+            panic!("a launch: {:?}", p.host)
+        };
+        assert_eq!(func, "accel::launch#0");
+        assert!(p.source.contains("extern \"C\" __global__ void __launch_bounds__(256) accel_k0_part(ull p0, ull p1, ull n, ull chunk, ull partials, ull err_word)"));
+    }
+
+    #[test]
+    fn what_is_not_supported_yet_is_named() {
+        let usize_ = Type::Scalar(ScalarType::Usize);
+        let rows = Type::Seq(Box::new(Type::Seq(Box::new(usize_.clone()))));
+        let mut inner = lam(&["j"], Expr::var("j"));
+        if let Expr::Lambda { params, .. } = &mut inner {
+            params[0].1 = usize_.clone();
+        }
+        let n = |k| Expr::Lit(Lit::Int(k, Some(ScalarType::Usize)));
+        let mut outer = lam(&["i"], Expr::par(ParOp::Create, vec![n(3), inner]));
+        if let Expr::Lambda { params, .. } = &mut outer {
+            params[0].1 = usize_.clone();
+        }
+        let body = Expr::par(ParOp::Create, vec![n(2), outer]);
+        assert_eq!(
+            generate(&body, &[], &rows).unwrap_err(),
+            "the cuda backend cannot compile a parallel operation producing a sequence of [usize] yet"
+        );
+    }
 }
