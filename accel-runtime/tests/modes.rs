@@ -81,6 +81,9 @@ fn an_unknown_mode_is_a_clear_error_naming_the_site() {
     assert!(err.contains(&expected), "{err}");
 }
 
+/// Without the `cuda` feature (CI runs this file so too); with it, the no-GPU error is
+/// tested in `cuda_backend.rs`.
+#[cfg(not(feature = "cuda"))]
 #[test]
 fn cuda_mode_without_the_feature_is_a_clear_error() {
     let (ok, _, err) = child(&[("ACCEL_MODE", "cuda")]);

@@ -3,6 +3,7 @@
 //! result against a sequential reference written as plain Rust, and reports its times.
 
 pub mod classic;
+pub mod nn;
 
 use accel_runtime::prelude::*;
 use std::time::Instant;

@@ -82,6 +82,26 @@ fn classic_suite_checks_every_example_in_every_mode() {
 }
 
 #[test]
+fn nn() {
+    let out = run_with(env!("CARGO_BIN_EXE_nn"), None, &["--small"]);
+    assert!(
+        out.starts_with("nn: 1438 training / 359 test images, 64-64-10, batch 32, 3 epochs"),
+        "{out}"
+    );
+    for mode in ["debug", "cpu"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("nn: mode {mode}: ")))
+            .unwrap_or_else(|| panic!("no {mode} line:\n{out}"));
+        // The same sums in the same order as the reference: the same network.
+        assert!(
+            line.ends_with("test accuracy 91.9%; max weight difference 0.0e0"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
 fn viterbi() {
     for mode in [Some("debug"), Some("cpu"), None] {
         let out = run_with(env!("CARGO_BIN_EXE_viterbi"), mode, &["--small"]);
@@ -99,13 +119,17 @@ fn viterbi() {
 #[cfg(feature = "cuda")]
 #[test]
 fn every_example_compiles_its_kernels_and_runs_on_the_device() {
-    let examples: [(&str, &[&str]); 6] = [
+    let examples: [(&str, &[&str]); 7] = [
         (env!("CARGO_BIN_EXE_quickstart"), &[]),
         (env!("CARGO_BIN_EXE_aliasing"), &[]),
         (env!("CARGO_BIN_EXE_particles"), &[]),
         (env!("CARGO_BIN_EXE_ode"), &["--small"]),
         (env!("CARGO_BIN_EXE_viterbi"), &["--small"]),
         (env!("CARGO_BIN_EXE_suite"), &["--small"]),
+        (
+            env!("CARGO_BIN_EXE_nn"),
+            &["--small", "--epochs", "1", "--train", "128"],
+        ),
     ];
     for (exe, args) in examples {
         let check = Command::new(exe)
