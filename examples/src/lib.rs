@@ -4,6 +4,8 @@
 
 pub mod classic;
 pub mod nn;
+pub mod ode;
+pub mod viterbi;
 
 use accel_runtime::prelude::*;
 use std::time::Instant;

@@ -400,3 +400,41 @@ pub mod reference {
         right as f32 / data.len() as f32
     }
 }
+
+/// Training (`BATCH` 32, rate 0.1; 30 epochs, or 3 when small) in every available mode, as
+/// one report for the suite: each mode's losses and test accuracy checked against the
+/// sequential reference.
+pub fn report(small: bool) -> crate::Report {
+    let epochs = if small { 3 } else { 30 };
+    let (train_set, test) = digits();
+    let (batch, rate) = (32, 0.1);
+    crate::measure(
+        "nn (digits)",
+        format!("{} images, {epochs} epochs", train_set.len()),
+        small,
+        || {
+            let mut net = Net::new(7);
+            let losses = reference::train(&mut net, &train_set, epochs, batch, rate);
+            (losses, reference::accuracy(&net, &test))
+        },
+        || {
+            let mut net = Net::new(7);
+            let losses = train(&mut net, &train_set, epochs, batch, rate);
+            (losses, accuracy(&net, &test))
+        },
+        |got, want| {
+            for (e, (l, r)) in got.0.iter().zip(&want.0).enumerate() {
+                if (l - r).abs() > 1e-3 * r.abs().max(1.0) {
+                    return Err(format!("epoch {e}: loss {l} but the reference has {r}"));
+                }
+            }
+            if (got.1 - want.1).abs() > 0.01 {
+                return Err(format!(
+                    "test accuracy {} but the reference has {}",
+                    got.1, want.1
+                ));
+            }
+            Ok(())
+        },
+    )
+}

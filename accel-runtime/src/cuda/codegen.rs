@@ -968,7 +968,10 @@ impl<'r> KernelGen<'r> {
         self.begin(&format!("{name}_part"), &["n", "chunk", "partials"])?;
         self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
         self.reduction_parts(name, Some(f), op, ne, elem)?;
-        if commutative {
+        if commutative && !light(f) {
+            self.line(&format!("{acc} t = ne;"));
+            self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) t = combine(t, element(i));");
+        } else if commutative {
             // Four accumulators: four independent loads in flight per thread.
             self.line(&format!("{acc} t0 = ne, t1 = ne, t2 = ne, t3 = ne;"));
             self.line("const ull stride = (ull)gridDim.x * blockDim.x;");
@@ -981,6 +984,8 @@ impl<'r> KernelGen<'r> {
             self.line(&format!(
                 "{acc} t = combine(combine(t0, t1), combine(t2, t3));"
             ));
+        }
+        if commutative {
             self.line("sh[threadIdx.x] = t;");
             self.line("__syncthreads();");
             self.line("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {");
