@@ -6,7 +6,8 @@
 //! `DIR/examples.md` (the table) and `DIR/examples.png` (speedups over the sequential
 //! reference).
 //!
-//! `cargo run --release -p accel-examples --bin suite [-- --small] [--no-peers] [--out DIR]`
+//! `cargo run --release -p accel-examples --bin suite [-- --small] [--no-peers] [--classic] [--out DIR]`
+//! (`--classic`: the classic benchmarks only, not the case studies).
 
 use accel_examples::{classic, nn, ode, viterbi, Report};
 use plotters::prelude::*;
@@ -23,6 +24,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let small = args.iter().any(|a| a == "--small");
     let peers = !args.iter().any(|a| a == "--no-peers");
+    let classic_only = args.iter().any(|a| a == "--classic");
     let out = args
         .iter()
         .position(|a| a == "--out")
@@ -36,9 +38,11 @@ fn main() {
         classic::nbody(small),
         classic::kmeans(small),
     ];
-    reports.extend(viterbi::run(small).1);
-    reports.push(ode::run(small).1);
-    reports.push(nn::report(small));
+    if !classic_only {
+        reports.extend(viterbi::run(small).1);
+        reports.push(ode::run(small).1);
+        reports.push(nn::report(small));
+    }
     for r in &reports {
         println!("{}", r.line());
     }

@@ -60,8 +60,14 @@ fn ode() {
 }
 
 #[test]
-fn classic_suite_checks_every_example_in_every_mode() {
-    let out = run_with(env!("CARGO_BIN_EXE_suite"), None, &["--small"]);
+fn the_suite_checks_every_example_in_every_mode_and_writes_its_table_and_chart() {
+    let dir = std::env::temp_dir().join(format!("accel-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run_with(
+        env!("CARGO_BIN_EXE_suite"),
+        None,
+        &["--small", "--no-peers", "--out", dir.to_str().unwrap()],
+    );
     for name in [
         "dot",
         "saxpy",
@@ -69,6 +75,10 @@ fn classic_suite_checks_every_example_in_every_mode() {
         "mandelbrot",
         "n-body",
         "k-means",
+        "viterbi (functional)",
+        "viterbi (imperative)",
+        "ode (RK4)",
+        "nn (digits)",
     ] {
         let line = out
             .lines()
@@ -81,6 +91,18 @@ fn classic_suite_checks_every_example_in_every_mode() {
             "{line}"
         );
     }
+    let table = std::fs::read_to_string(dir.join("examples.md")).expect("the table");
+    assert!(
+        table.contains("| example | size | sequential reference | debug | cpu |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| nn (digits) | 1438 images, 3 epochs |"),
+        "{table}"
+    );
+    let png = std::fs::read(dir.join("examples.png")).expect("the chart");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 10_000, "a chart with content");
 }
 
 #[test]
@@ -133,7 +155,10 @@ fn every_example_compiles_its_kernels_and_runs_on_the_device() {
         (env!("CARGO_BIN_EXE_particles"), &[]),
         (env!("CARGO_BIN_EXE_ode"), &["--small"]),
         (env!("CARGO_BIN_EXE_viterbi"), &["--small"]),
-        (env!("CARGO_BIN_EXE_suite"), &["--small"]),
+        (
+            env!("CARGO_BIN_EXE_suite"),
+            &["--small", "--no-peers", "--classic"],
+        ),
         (
             env!("CARGO_BIN_EXE_nn"),
             &["--small", "--epochs", "1", "--train", "128"],

@@ -53,6 +53,10 @@ pub struct Program {
 pub enum LaunchKind {
     /// `create`: writes `n` elements of `elem` into new columns (kernel `NAME`).
     Map { elem: Type },
+    /// `create` of rows of `elem` (each element a `create` itself): kernel `NAME_len`
+    /// writes each row's length, `NAME` checks they are all the first's and writes the
+    /// rows packed (a regular nested result).
+    Rows { elem: Type },
     /// `parallel_loop` (kernel `NAME`).
     Loop,
     /// `reduce` (kernels `NAME_part` and `NAME_final`); `commutative` selects the
@@ -80,6 +84,7 @@ impl Launch {
         let k = &self.kernel;
         match self.kind {
             LaunchKind::Map { .. } | LaunchKind::Loop => vec![k.clone()],
+            LaunchKind::Rows { .. } => vec![format!("{k}_len"), k.clone()],
             LaunchKind::Reduce { .. } => vec![format!("{k}_part"), format!("{k}_final")],
             LaunchKind::Scan { .. } => vec![
                 format!("{k}_part"),
@@ -210,7 +215,8 @@ fn bits(s: ScalarType) -> u32 {
 
 /// The failure kinds kernels record (the CPU backend's numbering, so that messages agree).
 pub use crate::cpu::pool::{
-    FAIL_DIV_OVERFLOW, FAIL_DIV_ZERO, FAIL_INDEX, FAIL_LENGTHS, FAIL_RANK, FAIL_SLICE,
+    FAIL_DIV_OVERFLOW, FAIL_DIV_ZERO, FAIL_INDEX, FAIL_IRREGULAR, FAIL_LENGTHS, FAIL_RANK,
+    FAIL_SLICE,
 };
 
 /// Helpers every generated file starts with.
@@ -423,16 +429,20 @@ impl Gen {
                 let Type::Seq(elem) = t else {
                     return Err("create of a non-sequence".into());
                 };
-                if !is_flat(&elem) {
-                    return Err(unsupported(format!(
-                        "a parallel operation producing a sequence of {elem}"
-                    )));
-                }
-                (
-                    args[0].clone(),
-                    LaunchKind::Map { elem: *elem },
-                    Some((args[1].clone(), None)),
-                )
+                let kind = match *elem {
+                    Type::Seq(ref row) if is_flat(row) && row_parts(&args[1]).is_some() => {
+                        LaunchKind::Rows {
+                            elem: (**row).clone(),
+                        }
+                    }
+                    ref e if is_flat(e) => LaunchKind::Map { elem: e.clone() },
+                    _ => {
+                        return Err(unsupported(format!(
+                            "a parallel operation producing a sequence of {elem}"
+                        )))
+                    }
+                };
+                (args[0].clone(), kind, Some((args[1].clone(), None)))
             }
             ParOp::ParallelLoop => (
                 args[0].clone(),
@@ -590,6 +600,10 @@ impl Gen {
             }
             LaunchKind::Loop => {
                 let src = kg.loop_kernel(&kernel, &f)?;
+                self.source.push_str(&src);
+            }
+            LaunchKind::Rows { elem } => {
+                let src = kg.rows_kernels(&kernel, &f, elem)?;
                 self.source.push_str(&src);
             }
             LaunchKind::Reduce { elem, commutative } => {
@@ -751,7 +765,7 @@ impl<'r> KernelGen<'r> {
         params.push("ull err_word".into());
         let _ = writeln!(
             self.code,
-            "\nextern \"C\" __global__ void __launch_bounds__({BLOCK}) {name}({}) {{",
+            "\nextern \"C\" __global__ void {name}({}) {{",
             params.join(", ")
         );
         self.line("ull* err = (ull*)err_word;");
@@ -830,7 +844,9 @@ impl<'r> KernelGen<'r> {
         for t in typed {
             self.line(&t);
         }
-        self.line(&format!("auto element = [&](ull i) -> {s} {{"));
+        self.line(&format!(
+            "auto element = [&](ull i) __attribute__((always_inline)) -> {s} {{"
+        ));
         self.depth += 1;
         let v = self.apply_index(f, "i")?;
         self.line(&format!("{s} r;"));
@@ -838,7 +854,9 @@ impl<'r> KernelGen<'r> {
         self.line("return r;");
         self.depth -= 1;
         self.line("};");
-        self.line(&format!("auto store = [&](ull i, const {s}& e) {{"));
+        self.line(&format!(
+            "auto store = [&](ull i, const {s}& e) __attribute__((always_inline)) {{"
+        ));
         self.depth += 1;
         let ev = Self::acc_value(elem, "e")?;
         self.store_columns(&ev, &cols, "i");
@@ -851,6 +869,53 @@ impl<'r> KernelGen<'r> {
         self.line("    store(i, e0); store(i + stride, e1); store(i + 2 * stride, e2); store(i + 3 * stride, e3);");
         self.line("}");
         self.line("for (; i < n; i += stride) store(i, element(i));");
+        src.push_str(&self.end());
+        Ok(src)
+    }
+
+    /// The kernels of a `create` whose elements are rows made by a `create` (after the
+    /// element's `let`s): their lengths first, then the rows, packed at `i * m`.
+    fn rows_kernels(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
+        let (param, stmts, m, g) = row_parts(f).ok_or("a row-producing closure")?;
+        let prefix = |m: &Expr| Expr::Block {
+            stmts: stmts.clone(),
+            result: Some(Box::new(m.clone())),
+        };
+        self.begin(&format!("{name}_len"), &["n", "lens"])?;
+        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.depth += 1;
+        self.bind(&param, usize_v("i".into()))?;
+        let len = self.expr(&prefix(&m))?.w[0].clone();
+        self.line(&format!("((ull*)lens)[i] = {len};"));
+        self.depth -= 1;
+        self.line("}");
+        let mut src = self.end();
+        self.scope.clear();
+        let (outs, typed) = self.out_columns(elem, 0)?;
+        let mut extra = vec!["n", "m", "lens"];
+        extra.extend(outs.iter().map(|s| s.as_str()));
+        self.begin(name, &extra)?;
+        for t in typed {
+            self.line(&t);
+        }
+        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.depth += 1;
+        self.line(&format!(
+            "if (((const ull*)lens)[i] != m) {{ accel_fail(err, {FAIL_IRREGULAR}, m, ((const ull*)lens)[i]); continue; }}"
+        ));
+        self.bind(&param, usize_v("i".into()))?;
+        self.expr(&prefix(&Expr::Tuple(vec![])))?;
+        let j = self.fresh("j");
+        self.line(&format!("for (ull {j} = 0; {j} < m; {j}++) {{"));
+        self.depth += 1;
+        let v = self.apply_index(&g, &j)?;
+        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
+        let at = self.let_("ull", "at", &format!("i * m + {j}"));
+        self.store_columns(&v, &cols, &at);
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
         src.push_str(&self.end());
         Ok(src)
     }
@@ -905,7 +970,7 @@ impl<'r> KernelGen<'r> {
     ) -> R<()> {
         let acc = format!("{name}_acc");
         self.line(&format!(
-            "auto combine = [&](const {acc} a, const {acc} b) -> {acc} {{"
+            "auto combine = [&](const {acc} a, const {acc} b) __attribute__((always_inline)) -> {acc} {{"
         ));
         self.depth += 1;
         let a = Self::acc_value(elem, "a")?;
@@ -917,7 +982,9 @@ impl<'r> KernelGen<'r> {
         self.depth -= 1;
         self.line("};");
         if let Some(f) = element {
-            self.line(&format!("auto element = [&](ull i) -> {acc} {{"));
+            self.line(&format!(
+                "auto element = [&](ull i) __attribute__((always_inline)) -> {acc} {{"
+            ));
             self.depth += 1;
             let v = self.apply_index(f, "i")?;
             self.line(&format!("{acc} r;"));
@@ -2072,6 +2139,34 @@ fn commutative(op: &Expr) -> bool {
     }
 }
 
+/// A row-producing closure `|i| { lets…; create(m, g) }` split into its parameter, the
+/// `let`s, the row length and the row's closure.
+fn row_parts(f: &Expr) -> Option<(Pat, Vec<Stmt>, Expr, Expr)> {
+    let Expr::Lambda { params, body } = f else {
+        return None;
+    };
+    let param = params.first()?.0.clone();
+    let mut stmts = Vec::new();
+    let mut e: &Expr = body;
+    loop {
+        match e {
+            Expr::Block {
+                stmts: s,
+                result: Some(r),
+            } => {
+                stmts.extend(s.iter().cloned());
+                e = r;
+            }
+            Expr::Par {
+                op: ParOp::Create,
+                args,
+                ..
+            } => return Some((param, stmts, args[0].clone(), args[1].clone())),
+            _ => return None,
+        }
+    }
+}
+
 /// Whether a closure's body is cheap enough to unroll: no loops, no nested parallel
 /// operations.
 fn light(f: &Expr) -> bool {
@@ -2327,25 +2422,23 @@ mod tests {
             panic!("a launch: {:?}", p.host)
         };
         assert_eq!(func, "accel::launch#0");
-        assert!(p.source.contains("extern \"C\" __global__ void __launch_bounds__(256) accel_k0_part(ull p0, ull p1, ull n, ull chunk, ull partials, ull err_word)"));
+        assert!(p.source.contains("extern \"C\" __global__ void accel_k0_part(ull p0, ull p1, ull n, ull chunk, ull partials, ull err_word)"));
     }
 
     #[test]
     fn what_is_not_supported_yet_is_named() {
+        // Rows that are not made by a `create` in the element (here a captured sequence).
         let usize_ = Type::Scalar(ScalarType::Usize);
-        let rows = Type::Seq(Box::new(Type::Seq(Box::new(usize_.clone()))));
-        let mut inner = lam(&["j"], Expr::var("j"));
-        if let Expr::Lambda { params, .. } = &mut inner {
+        let row = Type::Seq(Box::new(usize_.clone()));
+        let rows = Type::Seq(Box::new(row.clone()));
+        let mut f = lam(&["i"], Expr::var("xs"));
+        if let Expr::Lambda { params, .. } = &mut f {
             params[0].1 = usize_.clone();
         }
-        let n = |k| Expr::Lit(Lit::Int(k, Some(ScalarType::Usize)));
-        let mut outer = lam(&["i"], Expr::par(ParOp::Create, vec![n(3), inner]));
-        if let Expr::Lambda { params, .. } = &mut outer {
-            params[0].1 = usize_.clone();
-        }
-        let body = Expr::par(ParOp::Create, vec![n(2), outer]);
+        let n = Expr::Lit(Lit::Int(2, Some(ScalarType::Usize)));
+        let body = Expr::par(ParOp::Create, vec![n, f]);
         assert_eq!(
-            generate(&body, &[], &rows).unwrap_err(),
+            generate(&body, &[("xs".into(), row)], &rows).unwrap_err(),
             "the cuda backend cannot compile a parallel operation producing a sequence of [usize] yet"
         );
     }

@@ -134,9 +134,8 @@ pub fn load(source: &str, names: &[String]) -> Result<Vec<EmuKernel>, String> {
 
 /// How many parameters kernel `name` of the generated source takes (each an `ull`).
 fn arity(source: &str, name: &str) -> Option<usize> {
-    let head = format!(" {name}(");
-    let at = source.find("__global__ void __launch_bounds__")?;
-    let start = source[at..].find(&head)? + at + head.len();
+    let head = format!("__global__ void {name}(");
+    let start = source.find(&head)? + head.len();
     let end = source[start..].find(')')? + start;
     Some(
         source[start..end]

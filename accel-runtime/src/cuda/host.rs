@@ -516,6 +516,39 @@ impl Run<'_, '_> {
                     w: [vec![n], outs].concat(),
                 })
             }
+            LaunchKind::Rows { elem } => {
+                // Row lengths first; the first row's length is the inner length.
+                let lens = self.alloc(8 * n.max(1) as usize)?;
+                let mut m = 0u64;
+                if n > 0 {
+                    self.session
+                        .launch(kernels[0], grid(n, sms * 32), &with(&[n, lens], err))?;
+                    self.check_failure()?;
+                    let mut first = [0u8; 8];
+                    self.session.download(lens, &mut first)?;
+                    m = u64::from_le_bytes(first);
+                }
+                let mut outs = Vec::new();
+                for c in columns(elem)? {
+                    let Word::Ptr(s) = c else {
+                        return Err("a row column is not a pointer".into());
+                    };
+                    let bytes = (n as usize)
+                        .checked_mul(m as usize)
+                        .and_then(|k| k.checked_mul(size_of(s)))
+                        .ok_or("the rows are too large")?;
+                    outs.push(self.alloc(bytes)?);
+                }
+                if n > 0 {
+                    let params = with(&[vec![n, m, lens], outs.clone()].concat(), err);
+                    self.session
+                        .launch(kernels[1], grid(n, sms * 32), &params)?;
+                }
+                Ok(HostVal {
+                    ty: Type::Seq(Box::new(Type::Seq(Box::new(elem.clone())))),
+                    w: [vec![n, m], outs].concat(),
+                })
+            }
             LaunchKind::Loop => {
                 if n > 0 {
                     self.session

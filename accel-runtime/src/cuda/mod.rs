@@ -141,8 +141,9 @@ fn compile(
         (String::new(), false)
     } else {
         let arch = match &gpu {
-            Ok(g) => g.compute_arch(),
-            Err(_) => "compute_90".to_string(),
+            Ok(g) if !g.is_emulator() => g.compute_arch(),
+            // No GPU to ask: `ACCEL_CUDA_ARCH` (for dumps), else Hopper.
+            _ => std::env::var("ACCEL_CUDA_ARCH").unwrap_or_else(|_| "compute_90".to_string()),
         };
         let (ptx, from_disk) = ptx_for(&program.source, &arch)?;
         if let Some(dir) = &dump {
