@@ -58,7 +58,7 @@ fn main() {
         test.len(),
         nn::HIDDEN
     );
-    for mode in modes(small) {
+    for mode in modes() {
         let mut net = Net::new(7);
         let (losses, ms) = run(epochs, &mut || {
             in_mode(mode, || nn::train(&mut net, &train, 1, BATCH, RATE)[0])

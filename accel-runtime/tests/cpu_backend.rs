@@ -285,3 +285,50 @@ fn constructs_the_cpu_backend_does_not_compile_yet() {
         vec![vec![0, 1], vec![1, 2], vec![2, 3]]
     );
 }
+
+/// Dot products inside an element (`a[r * m + j] * v[j]`) run on SIMD vectors when every
+/// load is in bounds for the whole loop (checked once before it), and fall back to the
+/// checked loop otherwise, which reports the first bad index.
+#[test]
+fn nested_dot_products_vectorize_and_keep_their_bounds_checks() {
+    for m in 0..20usize {
+        for rows in [1usize, 3] {
+            let a: Vec<f32> = (0..rows * m).map(|k| (k % 7) as f32 - 3.0).collect();
+            let v: Vec<f32> = (0..m).map(|k| k as f32 * 0.5).collect();
+            let f = agree(|| {
+                accelerate!(create(rows, |r| reduce(
+                    |x, y| x + y,
+                    0.0,
+                    create(m, |j| a[r * m + j] * v[j])
+                )))
+            });
+            let expected: Vec<f32> = (0..rows)
+                .map(|r| (0..m).map(|j| a[r * m + j] * v[j]).sum())
+                .collect();
+            assert_eq!(f, expected, "m = {m}");
+            let ai: Vec<i64> = (0..rows * m).map(|k| k as i64 - 5).collect();
+            agree(|| {
+                accelerate!(create(rows, |r| reduce(
+                    |x, y| x + y,
+                    0i64,
+                    create(m, |j| ai[r * m + j] * 3)
+                )))
+            });
+        }
+    }
+    let a = vec![1.0f32; 10];
+    let v = vec![1.0f32; 4];
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(create(3, |r| reduce(
+                |x, y| x + y,
+                0.0,
+                create(4, |j| a[r * 4 + j] * v[j])
+            )))
+        }))
+    });
+    assert!(
+        msg.ends_with("index out of bounds: the len is 10 but the index is 10"),
+        "{msg}"
+    );
+}

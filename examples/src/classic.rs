@@ -17,7 +17,6 @@ pub fn dot(small: bool) -> Report {
     measure(
         "dot",
         format!("{n} f32"),
-        small,
         || {
             x.iter()
                 .zip(&y)
@@ -36,7 +35,6 @@ pub fn saxpy(small: bool) -> Report {
     measure(
         "saxpy",
         format!("{n} f32"),
-        small,
         || {
             x.iter()
                 .zip(&y)
@@ -82,7 +80,6 @@ pub fn black_scholes(small: bool) -> Report {
     measure(
         "black-scholes",
         format!("{n} options"),
-        small,
         || {
             (0..n)
                 .map(|i| call_price(s[i], x[i], t[i], r, v))
@@ -115,7 +112,6 @@ pub fn mandelbrot(small: bool) -> Report {
     measure(
         "mandelbrot",
         format!("{side}x{side}"),
-        small,
         || {
             (0..side * side)
                 .map(|k| escape_time(k, side, side))
@@ -154,7 +150,6 @@ pub fn nbody(small: bool) -> Report {
     measure(
         "n-body",
         format!("{n} bodies"),
-        small,
         reference,
         || {
             accelerate!(create(px.len(), |i| {
@@ -239,7 +234,6 @@ pub fn kmeans(small: bool) -> Report {
     measure(
         "k-means",
         format!("{n} points, k = {k}"),
-        small,
         || rounds(false),
         || rounds(true),
         |got, want| close(got, want, 1e-3),

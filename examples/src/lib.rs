@@ -38,15 +38,11 @@ impl Report {
     }
 }
 
-/// The modes to run: debug always (at small sizes: it is the checked sequential path), the
-/// compiled modes this build has: cpu, and cuda when the process runs on a GPU (built with
-/// the `cuda` feature, a GPU there, `ACCEL_MODE` unset or `cuda`).
-pub fn modes(small: bool) -> Vec<Mode> {
-    let mut modes = if small {
-        vec![Mode::Debug, Mode::Cpu]
-    } else {
-        vec![Mode::Cpu]
-    };
+/// The modes to run: debug (the checked sequential path), the compiled modes this build
+/// has: cpu, and cuda when the process runs on a GPU (built with the `cuda` feature, a GPU
+/// there, `ACCEL_MODE` unset or `cuda`).
+pub fn modes() -> Vec<Mode> {
+    let mut modes = vec![Mode::Debug, Mode::Cpu];
     if mode() == Ok(Mode::Cuda) {
         modes.push(Mode::Cuda);
     }
@@ -69,7 +65,6 @@ pub fn in_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
 pub fn measure<R>(
     name: &'static str,
     size: String,
-    small: bool,
     reference: impl Fn() -> R,
     f: impl Fn() -> R,
     check: impl Fn(&R, &R) -> Result<(), String>,
@@ -78,7 +73,7 @@ pub fn measure<R>(
     let expected = reference();
     let reference_ms = start.elapsed().as_secs_f64() * 1e3;
     let mut out = Vec::new();
-    for mode in modes(small) {
+    for mode in modes() {
         let first = in_mode(mode, &f);
         if let Err(e) = check(&first, &expected) {
             panic!("{name} in {mode} mode: {e}");

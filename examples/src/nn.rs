@@ -411,7 +411,6 @@ pub fn report(small: bool) -> crate::Report {
     crate::measure(
         "nn (digits)",
         format!("{} images, {epochs} epochs", train_set.len()),
-        small,
         || {
             let mut net = Net::new(7);
             let losses = reference::train(&mut net, &train_set, epochs, batch, rate);

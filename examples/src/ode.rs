@@ -122,7 +122,6 @@ pub fn run(small: bool) -> (String, Report) {
     let report = measure(
         "ode (RK4)",
         format!("{n} pendulums x {m} steps"),
-        small,
         || reference(n, m, dt),
         || simulate(n, m, dt).to_vec(),
         |trace, expected| {

@@ -192,7 +192,6 @@ pub fn run(small: bool) -> (String, Vec<Report>) {
     let functional = measure(
         "viterbi (functional)",
         size.clone(),
-        small,
         || {
             reference(&hmm, &seqs)
                 .into_iter()
@@ -210,7 +209,6 @@ pub fn run(small: bool) -> (String, Vec<Report>) {
     let imperative = measure(
         "viterbi (imperative)",
         size,
-        small,
         || {
             let r = reference(&hmm, &seqs);
             let scores: Vec<f64> = r.iter().map(|(score, _)| *score).collect();

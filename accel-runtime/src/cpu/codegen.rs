@@ -327,6 +327,9 @@ struct FnCx<'a, 'g> {
     safe: Vec<(String, String)>,
     /// Whether element loads are proven in bounds (and so may be hoisted by Cranelift).
     movable_loads: bool,
+    /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
+    /// [`affine_key`], checked in bounds for the whole loop before it.
+    affine: HashMap<String, Value>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -342,6 +345,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             refs: HashMap::new(),
             safe: Vec::new(),
             movable_loads: false,
+            affine: HashMap::new(),
         }
     }
 
@@ -1929,8 +1933,12 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 })
             }
             ParOp::Reduce => {
-                let ne = self.expr(&args[1])?;
                 let (n, _) = self.input_shape(&args[2])?;
+                let zero = self.iconst(0);
+                if let Some(v) = self.vector_reduce(args, zero, n)? {
+                    return Ok(v);
+                }
+                let ne = self.expr(&args[1])?;
                 let acc_ty = ne.ty.clone();
                 let accs = self.declare_like(&ne);
                 let zero = self.iconst(0);
@@ -2382,9 +2390,77 @@ impl<'a, 'g> FnCx<'a, 'g> {
             _ => return Ok(None),
         };
         let mut locals = Vec::new();
-        if !self.vectorizable(&body, &param, s, &safe, &mut locals) {
+        let mut affine = Some(Vec::new());
+        if !self.vectorizable_affine(&body, &param, s, &safe, &mut locals, &mut affine) {
             return Ok(None);
         }
+        let affine = affine.unwrap_or_default();
+        if affine.is_empty() {
+            return self
+                .vector_reduce_loop(args, prim, s, vt, lanes, &body, lo, hi)
+                .map(Some);
+        }
+        // Loads `xs[off + i]`: versioned on all of them being in bounds for `lo..hi`
+        // (`off <= len` and `hi <= len - off`); otherwise the checked scalar loop runs.
+        let mut all_ok: Option<Value> = None;
+        let mut keys = Vec::new();
+        for (seq, index, off) in &affine {
+            let o = self.expr(off)?.w[0];
+            let len = self.var(seq)?.w[0];
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, o, len);
+            let room = self.b.ins().isub(len, o);
+            let within = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, room);
+            let both = self.b.ins().band(fits, within);
+            all_ok = Some(match all_ok {
+                Some(x) => self.b.ins().band(x, both),
+                None => both,
+            });
+            let key = affine_key(seq, index);
+            self.affine.insert(key.clone(), o);
+            keys.push(key);
+        }
+        let ne = self.expr(&args[1])?;
+        let result = self.declare_like(&ne);
+        let vector = self.b.create_block();
+        let scalar = self.b.create_block();
+        let merge = self.b.create_block();
+        let ok = all_ok.expect("at least one affine load");
+        self.b.ins().brif(ok, vector, &[], scalar, &[]);
+        self.b.switch_to_block(vector);
+        let v = self.vector_reduce_loop(args, prim, s, vt, lanes, &body, lo, hi)?;
+        self.def_vars(&result, &v);
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(scalar);
+        let t = ne.ty.clone();
+        let acc = self.declare_like(&ne);
+        self.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+            f.fold_step(args, &t, &acc, i)?;
+            Ok(())
+        })?;
+        let r = self.use_vars(&t, &acc);
+        self.def_vars(&result, &r);
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+        for k in keys {
+            self.affine.remove(&k);
+        }
+        Ok(Some(self.use_vars(&t, &result)))
+    }
+
+    /// The vector loop of [`vector_reduce`](Self::vector_reduce) over `lo..hi` (its
+    /// element `body` qualified), then the rest one element at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_reduce_loop(
+        &mut self,
+        args: &[Expr],
+        prim: Prim,
+        s: ScalarType,
+        vt: CType,
+        lanes: usize,
+        body: &Expr,
+        lo: Value,
+        hi: Value,
+    ) -> R<V> {
         let ne = self.expr(&args[1])?;
         let ne_v = self.b.ins().splat(vt, ne.w[0]);
         let accs = [self.b.declare_var(vt), self.b.declare_var(vt)];
@@ -2400,7 +2476,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let base = f.b.ins().iadd(lo, off);
             for (k, acc) in accs.iter().enumerate() {
                 let at = f.b.ins().iadd_imm_s(base, (k * lanes) as i64);
-                let v = f.vexpr(&body, at, s, vt, &mut HashMap::new())?;
+                let v = f.vexpr(body, at, s, vt, &mut HashMap::new())?;
                 let a = f.b.use_var(*acc);
                 let r = f.vprim(prim, s, a, v);
                 f.b.def_var(*acc, r);
@@ -2423,10 +2499,10 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let lane = self.b.ins().extractlane(both, k as u8);
             total = self.vprim(prim, s, total, lane);
         }
-        Ok(Some(V {
+        Ok(V {
             ty: t,
             w: vec![total],
-        }))
+        })
     }
 
     /// The vector lanes and type for a scalar type.
@@ -2513,6 +2589,21 @@ impl<'a, 'g> FnCx<'a, 'g> {
         safe: &[String],
         locals: &mut Vec<String>,
     ) -> bool {
+        self.vectorizable_affine(e, param, s, safe, locals, &mut None)
+    }
+
+    /// Like [`vectorizable`](Self::vectorizable); when `affine` is given, loads
+    /// `xs[off + i]` (and `xs[i]` of a sequence not known to be long enough) qualify too,
+    /// collected as `(xs, off)` for the caller to check in bounds before the loop.
+    fn vectorizable_affine(
+        &self,
+        e: &Expr,
+        param: &str,
+        s: ScalarType,
+        safe: &[String],
+        locals: &mut Vec<String>,
+        affine: &mut Option<Vec<(String, Expr, Expr)>>,
+    ) -> bool {
         let scalar = Type::Scalar(s);
         match e {
             Expr::Lit(Lit::Int(_, Some(t)) | Lit::Float(_, Some(t))) => *t == s,
@@ -2520,32 +2611,46 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 locals.contains(v) || matches!(self.vars.get(v), Some((t, _)) if *t == scalar)
             }
             Expr::Const(c) => const_type(c) == Some(s),
-            Expr::Index(b, i) => match (&**b, &**i) {
-                (Expr::Var(seq), Expr::Var(j)) => {
-                    j == param
-                        && safe.contains(seq)
-                        && matches!(self.vars.get(seq), Some((Type::Seq(t), _)) if **t == scalar)
+            Expr::Index(b, i) => {
+                let Expr::Var(seq) = &**b else {
+                    return false;
+                };
+                if !matches!(self.vars.get(seq), Some((Type::Seq(t), _)) if **t == scalar) {
+                    return false;
                 }
-                _ => false,
-            },
+                if matches!(&**i, Expr::Var(j) if j == param) && safe.contains(seq) {
+                    return true;
+                }
+                let Some(list) = affine else {
+                    return false;
+                };
+                match affine_offset(i, param, locals) {
+                    Some(off) => {
+                        list.push((seq.clone(), (**i).clone(), off));
+                        true
+                    }
+                    None => false,
+                }
+            }
             Expr::Binary(op, a, b) => {
                 let ok = match op {
                     BinOp::Add | BinOp::Sub | BinOp::Mul => true,
                     BinOp::Div => s.is_float(),
                     _ => false,
                 };
-                ok && self.vectorizable(a, param, s, safe, locals)
-                    && self.vectorizable(b, param, s, safe, locals)
+                ok && self.vectorizable_affine(a, param, s, safe, locals, affine)
+                    && self.vectorizable_affine(b, param, s, safe, locals, affine)
             }
             Expr::Unary(UnOp::Neg, a) => {
-                (s.is_float() || signed(s)) && self.vectorizable(a, param, s, safe, locals)
+                (s.is_float() || signed(s))
+                    && self.vectorizable_affine(a, param, s, safe, locals, affine)
             }
             Expr::Method { recv, method, args } => {
                 let ok = match method.as_str() {
                     "sqrt" | "abs" => s.is_float() && args.is_empty(),
                     _ => false,
                 };
-                ok && self.vectorizable(recv, param, s, safe, locals)
+                ok && self.vectorizable_affine(recv, param, s, safe, locals, affine)
             }
             Expr::Block {
                 stmts,
@@ -2572,7 +2677,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                                     return false;
                                 }
                             }
-                            if !self.vectorizable(init, param, s, safe, locals) {
+                            if !self.vectorizable_affine(init, param, s, safe, locals, affine) {
                                 return false;
                             }
                             locals.push(name.clone());
@@ -2580,7 +2685,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         _ => return false,
                     }
                 }
-                self.vectorizable(r, param, s, safe, locals)
+                self.vectorizable_affine(r, param, s, safe, locals, affine)
             }
             _ => false,
         }
@@ -2607,12 +2712,16 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let x = self.expr(e)?.w[0];
                 self.b.ins().splat(vt, x)
             }
-            Expr::Index(b, _) => {
+            Expr::Index(b, i) => {
                 let Expr::Var(seq) = &**b else {
                     return Err("a vector load of a non-variable".into());
                 };
                 let cols = self.var(seq)?.w;
-                let off = self.scaled(base, s);
+                let at = match self.affine.get(&affine_key(seq, i)) {
+                    Some(&off) => self.b.ins().iadd(base, off),
+                    None => base,
+                };
+                let off = self.scaled(at, s);
                 let addr = self.b.ins().iadd(cols[1], off);
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
                 self.b.ins().load(vt, flags, addr, 0)
@@ -2875,4 +2984,40 @@ fn field(v: &V, f: &str) -> R<V> {
         ty: ft,
         w: v.w[off..off + n].to_vec(),
     })
+}
+
+/// The loop-invariant offset of an index `off + i`, `i + off` or `i` (offset 0) over the
+/// loop variable `param`.
+fn affine_offset(i: &Expr, param: &str, locals: &[String]) -> Option<Expr> {
+    let is_param = |e: &Expr| matches!(e, Expr::Var(v) if v == param);
+    match i {
+        e if is_param(e) => Some(Expr::Lit(Lit::Int(0, Some(ScalarType::Usize)))),
+        Expr::Binary(BinOp::Add, a, b) if is_param(b) && invariant(a, param, locals) => {
+            Some((**a).clone())
+        }
+        Expr::Binary(BinOp::Add, a, b) if is_param(a) && invariant(b, param, locals) => {
+            Some((**b).clone())
+        }
+        _ => None,
+    }
+}
+
+/// Whether an index expression is the same on every iteration over `param`.
+fn invariant(e: &Expr, param: &str, locals: &[String]) -> bool {
+    match e {
+        Expr::Var(v) => v != param && !locals.contains(v),
+        Expr::Lit(_) | Expr::Const(_) => true,
+        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+            invariant(a, param, locals) && invariant(b, param, locals)
+        }
+        Expr::Method { recv, method, args } => {
+            method == "len" && args.is_empty() && invariant(recv, param, locals)
+        }
+        _ => false,
+    }
+}
+
+/// The key of a versioned load `seq[index]` in [`FnCx::affine`].
+fn affine_key(seq: &str, index: &Expr) -> String {
+    format!("{seq}[{index:?}]")
 }
