@@ -117,11 +117,12 @@ fn nn() {
             .lines()
             .find(|l| l.starts_with(&format!("nn: mode {mode}: ")))
             .unwrap_or_else(|| panic!("no {mode} line:\n{out}"));
-        // The same sums in the same order as the reference: the same network.
-        assert!(
-            line.ends_with("test accuracy 91.9%; max weight difference 0.0e0"),
-            "{line}"
-        );
+        // Debug mode sums in the reference's order: the same network, bit for bit; the
+        // CPU backend sums dot products on SIMD lanes: the same accuracy.
+        assert!(line.contains("test accuracy 91.9%"), "{line}");
+        if mode == "debug" {
+            assert!(line.ends_with("max weight difference 0.0e0"), "{line}");
+        }
     }
 }
 
