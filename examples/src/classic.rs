@@ -24,7 +24,16 @@ pub fn dot(small: bool) -> Report {
                 .sum::<f64>() as f32
         },
         || accelerate!(reduce(|a, b| a + b, 0.0, map2(|a, b| a * b, &x, &y))),
-        |got, want| close(&[*got], &[*want], 1e-4),
+        // Debug mode runs the sum as written, one f32 addition after another: over 2^25
+        // terms that drifts by a few percent from the exact (f64) sum; the parallel
+        // backends' many partial sums stay within 1e-4 of it.
+        |mode, got, want| {
+            close(
+                &[*got],
+                &[*want],
+                if mode == Mode::Debug { 5e-2 } else { 1e-4 },
+            )
+        },
     )
 }
 
@@ -42,7 +51,7 @@ pub fn saxpy(small: bool) -> Report {
                 .collect::<Vec<f32>>()
         },
         || accelerate!(map2(|x, y| a * x + y, &x, &y)),
-        |got, want| close(got, want, 0.0),
+        |_, got, want| close(got, want, 0.0),
     )
 }
 
@@ -86,7 +95,7 @@ pub fn black_scholes(small: bool) -> Report {
                 .collect::<Vec<f32>>()
         },
         || accelerate!(create(s.len(), |i| call_price(s[i], x[i], t[i], r, v))),
-        |got, want| close(got, want, 1e-5),
+        |_, got, want| close(got, want, 1e-5),
     )
 }
 
@@ -118,7 +127,7 @@ pub fn mandelbrot(small: bool) -> Report {
                 .collect::<Vec<u32>>()
         },
         || accelerate!(create(side * side, |k| escape_time(k, side, side))),
-        |got, want| {
+        |_, got, want| {
             if got == want {
                 Ok(())
             } else {
@@ -163,7 +172,7 @@ pub fn nbody(small: bool) -> Report {
                 ax
             }))
         },
-        |got, want| close(got, want, 1e-5),
+        |_, got, want| close(got, want, 1e-5),
     )
 }
 
@@ -236,6 +245,6 @@ pub fn kmeans(small: bool) -> Report {
         format!("{n} points, k = {k}"),
         || rounds(false),
         || rounds(true),
-        |got, want| close(got, want, 1e-3),
+        |_, got, want| close(got, want, 1e-3),
     )
 }

@@ -14,9 +14,10 @@ use std::time::Instant;
 pub struct Report {
     pub name: &'static str,
     pub size: String,
-    /// Milliseconds per mode (`debug`, `cpu`), the compiling first call excluded.
+    /// Milliseconds per mode (`debug`, `cpu`, `cuda`): the median of up to five runs after
+    /// the first (which compiles).
     pub modes: Vec<(Mode, f64)>,
-    /// Milliseconds of the sequential reference.
+    /// Milliseconds of the sequential reference (the median of up to six runs).
     pub reference_ms: f64,
 }
 
@@ -61,34 +62,54 @@ pub fn in_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
 }
 
 /// Times `f` (after one untimed call, which compiles) in every mode, checking each result
-/// with `check` against the reference `expected`.
+/// with `check(mode, result, reference)`.
 pub fn measure<R>(
     name: &'static str,
     size: String,
     reference: impl Fn() -> R,
     f: impl Fn() -> R,
-    check: impl Fn(&R, &R) -> Result<(), String>,
+    check: impl Fn(Mode, &R, &R) -> Result<(), String>,
 ) -> Report {
     let start = Instant::now();
     let expected = reference();
-    let reference_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut reference_ms = vec![start.elapsed().as_secs_f64() * 1e3];
+    reference_ms.extend(timed_runs(&reference, reference_ms[0]));
     let mut out = Vec::new();
     for mode in modes() {
+        let start = Instant::now();
         let first = in_mode(mode, &f);
-        if let Err(e) = check(&first, &expected) {
+        let first_ms = start.elapsed().as_secs_f64() * 1e3;
+        if let Err(e) = check(mode, &first, &expected) {
             panic!("{name} in {mode} mode: {e}");
         }
-        let start = Instant::now();
-        let again = in_mode(mode, &f);
-        out.push((mode, start.elapsed().as_secs_f64() * 1e3));
-        drop(again);
+        drop(first);
+        out.push((mode, median(timed_runs(|| in_mode(mode, &f), first_ms))));
     }
+    let reference_ms = median(reference_ms);
     Report {
         name,
         size,
         modes: out,
         reference_ms,
     }
+}
+
+/// Times more runs of `f` (whose first run took `first_ms`): up to five, fewer when they
+/// are long (about two seconds in all); at least one.
+fn timed_runs<R>(f: impl Fn() -> R, first_ms: f64) -> Vec<f64> {
+    let runs = ((2000.0 / first_ms.max(1e-3)) as usize).clamp(1, 5);
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            drop(std::hint::black_box(f()));
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }
 
 /// Checks that two float sequences agree within a relative tolerance.

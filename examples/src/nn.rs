@@ -421,7 +421,7 @@ pub fn report(small: bool) -> crate::Report {
             let losses = train(&mut net, &train_set, epochs, batch, rate);
             (losses, accuracy(&net, &test))
         },
-        |got, want| {
+        |_, got, want| {
             for (e, (l, r)) in got.0.iter().zip(&want.0).enumerate() {
                 if (l - r).abs() > 1e-3 * r.abs().max(1.0) {
                     return Err(format!("epoch {e}: loss {l} but the reference has {r}"));

@@ -124,7 +124,7 @@ pub fn run(small: bool) -> (String, Report) {
         format!("{n} pendulums x {m} steps"),
         || reference(n, m, dt),
         || simulate(n, m, dt).to_vec(),
-        |trace, expected| {
+        |_, trace, expected| {
             let worst = trace
                 .iter()
                 .zip(expected)

@@ -204,7 +204,7 @@ pub fn run(small: bool) -> (String, Vec<Report>) {
                 &seqs
             ))
         },
-        |got, want| scores_close(got, want),
+        |_, got, want| scores_close(got, want),
     );
     let imperative = measure(
         "viterbi (imperative)",
@@ -216,7 +216,7 @@ pub fn run(small: bool) -> (String, Vec<Report>) {
             (scores, paths)
         },
         || imperative(&hmm, &seqs),
-        |got, want| {
+        |_, got, want| {
             scores_close(&got.0, &want.0)?;
             match (0..n)
                 .find(|&s| got.1[s * t_len..(s + 1) * t_len] != want.1[s * t_len..(s + 1) * t_len])
