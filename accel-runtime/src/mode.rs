@@ -121,8 +121,13 @@ fn select(var: Option<&str>) -> Result<Mode, ModeError> {
 /// there, else the CPU.
 fn best_available() -> Mode {
     #[cfg(feature = "cuda")]
-    if crate::cuda::available().is_ok() {
-        return Mode::Cuda;
+    match crate::cuda::available() {
+        Ok(()) => return Mode::Cuda,
+        Err(why) => {
+            if crate::site::logging() {
+                eprintln!("[accel] the CUDA backend is not used: {why}; sites run on the CPU");
+            }
+        }
     }
     Mode::Cpu
 }

@@ -196,7 +196,7 @@ pub(crate) fn violation(what: &str, message: &str) -> ! {
 }
 
 /// Whether `ACCEL_LOG` asks for a log.
-fn logging() -> bool {
+pub(crate) fn logging() -> bool {
     static LOG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
 }

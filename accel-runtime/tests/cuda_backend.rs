@@ -130,10 +130,11 @@ fn child_runs_a_site_on_the_device() {
     let s: f32 = accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, &v)));
     println!("child result {s}");
     if std::env::var("ACCEL_MODE").is_err() {
-        // A `vec!` beside the reduction: not for the CUDA backend yet, so the CPU runs it.
-        let w = vec![1i64, 2, 3];
-        let pair: (i64, Vec<i64>) = accelerate!((reduce(|a, b| a + b, 0, &w), vec![7, 8])); // vec
-        println!("child pair {pair:?}");
+        // A reduction over rows: not for the CUDA backend yet, so the CPU runs it.
+        let rows = vec![vec![1i64, 2], vec![3, 4]];
+        let sums: Vec<i64> =
+            accelerate!(reduce(|a, b| map2(|x, y| x + y, a, b), vec![0, 0], &rows)); // rows
+        println!("child sums {sums:?}");
     }
     println!(
         "nvrtc calls {}",
@@ -266,16 +267,66 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
         err.contains(&format!("[accel] {site}: cuda: ran in")),
         "{err}"
     );
-    assert!(out.contains("child pair (6, [7, 8])"), "{out}");
-    let pair = site_of("// vec");
+    assert!(out.contains("child sums [4, 6]"), "{out}");
+    let rows = site_of("// rows");
     assert!(
         err.contains(&format!(
-            "[accel] {pair}: cuda: the cuda backend cannot compile a `vec!` outside parallel operations yet; running on the CPU instead"
+            "[accel] {rows}: cuda: the cuda backend cannot compile a reduce over elements of type [i64] yet; running on the CPU instead"
         )),
         "{err}"
     );
     assert!(
-        err.contains(&format!("[accel] {pair}: cpu: compiled in")),
+        err.contains(&format!("[accel] {rows}: cpu: compiled in")),
         "{err}"
+    );
+}
+
+#[test]
+fn without_a_gpu_the_default_mode_says_why_it_uses_the_cpu() {
+    if common::gpu_present() {
+        return skip("the no-GPU log: this machine has a GPU");
+    }
+    let (ok, out, err) = child(&[("ACCEL_LOG", "1")]);
+    assert!(ok, "{err}");
+    assert!(out.contains("child result 999000"), "{out}");
+    assert!(
+        err.contains("[accel] the CUDA backend is not used: no CUDA driver (libcuda.so) was found"),
+        "{err}"
+    );
+    let site = site_of("child result");
+    assert!(
+        err.contains(&format!("[accel] {site}: cpu: compiled in")),
+        "{err}"
+    );
+}
+
+#[test]
+fn host_code_reads_elements_back_and_sends_literals() {
+    let xs: Vec<i32> = (1..=10).collect();
+    let last: i32 = on_device(|| {
+        accelerate!({
+            let s = scan(|a, b| a + b, 0, &xs);
+            s[s.len() - 1]
+        })
+    });
+    assert_eq!(last, 55);
+    let ys = vec![2.0f32; 3];
+    let v: Vec<f32> = on_device(|| accelerate!(map2(|a, b| a * b, vec![1.5f32, 2.0, 3.0], &ys)));
+    assert_eq!(v, vec![3.0, 4.0, 6.0]);
+    let r = std::panic::catch_unwind(|| {
+        on_device(|| {
+            accelerate!({
+                let s = scan(|a, b| a + b, 0, &xs);
+                s[20] // read back
+            })
+        })
+    });
+    let message = *r.expect_err("out of bounds").downcast::<String>().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "accelerate! at {}: index out of bounds: the len is 10 but the index is 20",
+            site_of("// read back")
+        )
     );
 }

@@ -414,6 +414,53 @@ impl Gen {
                     args: args.iter().map(|a| self.host(a)).collect::<R<_>>()?,
                 })
             }
+            // Reading one element back, and small literal sequences sent to the device.
+            Expr::Index(b, i) => {
+                let readable = match self.type_of(b)? {
+                    Type::Seq(e) => is_flat(&e) || matches!(*e, Type::Seq(ref r) if is_flat(r)),
+                    Type::Array(e, _) => is_flat(&e),
+                    _ => false,
+                };
+                if !readable {
+                    return Err(unsupported(
+                        "indexing this value outside parallel operations",
+                    ));
+                }
+                Ok(Expr::Index(
+                    Box::new(self.host(b)?),
+                    Box::new(self.host(i)?),
+                ))
+            }
+            Expr::Seq(es) if es.is_empty() => {
+                Err(unsupported("an empty `vec![]` outside parallel operations"))
+            }
+            Expr::Seq(es) => {
+                match self.type_of(e)? {
+                    Type::Seq(t) if is_flat(&t) => {}
+                    t => {
+                        return Err(unsupported(format!(
+                            "a `vec!` of type {t} outside parallel operations"
+                        )))
+                    }
+                }
+                Ok(Expr::Seq(
+                    es.iter().map(|x| self.host(x)).collect::<R<_>>()?,
+                ))
+            }
+            Expr::SeqRepeat(x, n) => {
+                match self.type_of(e)? {
+                    Type::Seq(t) if is_flat(&t) => {}
+                    t => {
+                        return Err(unsupported(format!(
+                            "a `vec!` of type {t} outside parallel operations"
+                        )))
+                    }
+                }
+                Ok(Expr::SeqRepeat(
+                    Box::new(self.host(x)?),
+                    Box::new(self.host(n)?),
+                ))
+            }
             other => Err(unsupported(format!(
                 "{} outside parallel operations",
                 describe(other)

@@ -395,6 +395,46 @@ impl Run<'_, '_> {
                     .ok_or_else(|| format!("no launch named {func}"))?;
                 self.launch(k)
             }
+            Expr::Index(b, i) => {
+                let v = self.eval(b)?;
+                let k = self.eval(i)?.w[0];
+                match v.ty.clone() {
+                    Type::Array(e, n) => {
+                        if k >= n as u64 {
+                            return Err(index_failure(k, n as u64));
+                        }
+                        let size = words(&e)?.len();
+                        let at = k as usize * size;
+                        Ok(HostVal {
+                            ty: *e,
+                            w: v.w[at..at + size].to_vec(),
+                        })
+                    }
+                    Type::Seq(e) => {
+                        if k >= v.w[0] {
+                            return Err(index_failure(k, v.w[0]));
+                        }
+                        let mut at = 1;
+                        let w = self.element_of(&e, &v.w, &mut at, k)?;
+                        Ok(HostVal { ty: *e, w })
+                    }
+                    t => Err(format!("indexing {t} on the host")),
+                }
+            }
+            Expr::Seq(es) => {
+                let vs = es.iter().map(|x| self.eval(x)).collect::<R<Vec<_>>>()?;
+                let elem = match vs.first() {
+                    Some(v) => v.ty.clone(),
+                    None => return Err("an empty `vec!` has no element type here".into()),
+                };
+                self.upload_elements(elem, &vs)
+            }
+            Expr::SeqRepeat(x, n) => {
+                let v = self.eval(x)?;
+                let n = self.eval(n)?.w[0] as usize;
+                let vs = vec![v.clone(); n];
+                self.upload_elements(v.ty, &vs)
+            }
             Expr::Slice { seq, lo, hi } => {
                 let v = self.eval(seq)?;
                 let (lo, hi) = (self.eval(lo)?.w[0], self.eval(hi)?.w[0]);
@@ -436,6 +476,63 @@ impl Run<'_, '_> {
             }
             other => Err(format!("the host cannot evaluate {other:?}")),
         }
+    }
+
+    /// Element `k` of a sequence of `e` whose columns are `w[at..]` (read back from the
+    /// device; a row stays a view on it).
+    fn element_of(&mut self, e: &Type, w: &[u64], at: &mut usize, k: u64) -> R<Vec<u64>> {
+        Ok(match e {
+            Type::Scalar(s) => {
+                let col = w[*at];
+                *at += 1;
+                let size = size_of(*s);
+                let mut bytes = [0u8; 8];
+                self.session
+                    .download(col + k * size as u64, &mut bytes[..size])?;
+                self.bytes_out += size;
+                vec![normalize(*s, u64::from_le_bytes(bytes))]
+            }
+            Type::Seq(inner) => {
+                let n = w[*at];
+                let mut out = vec![n];
+                let mut rest = *at + 1;
+                offset_columns(inner, w, &mut rest, k * n, &mut out)?;
+                *at = rest;
+                out
+            }
+            Type::Unit => vec![],
+            t => {
+                let mut out = Vec::new();
+                for p in parts(t) {
+                    out.extend(self.element_of(&p, w, at, k)?);
+                }
+                out
+            }
+        })
+    }
+
+    /// A sequence of host values (flat elements) uploaded as columns.
+    fn upload_elements(&mut self, elem: Type, vs: &[HostVal]) -> R<HostVal> {
+        let kinds = words(&elem)?;
+        let mut cols = vec![vs.len() as u64];
+        for (j, kind) in kinds.iter().enumerate() {
+            let Word::Scalar(s) = kind else {
+                return Err("a `vec!` of sequences on the host".into());
+            };
+            let size = size_of(*s);
+            let bytes: Vec<u8> = vs
+                .iter()
+                .flat_map(|v| v.w[j].to_le_bytes()[..size].to_vec())
+                .collect();
+            let buf = self.session.upload(&bytes)?;
+            self.bytes_in += bytes.len();
+            cols.push(buf.ptr);
+            self.keep.push(buf);
+        }
+        Ok(HostVal {
+            ty: Type::Seq(Box::new(elem)),
+            w: cols,
+        })
     }
 
     fn bind(&mut self, p: &Pat, v: HostVal) -> R<()> {
@@ -652,6 +749,15 @@ fn offset_columns(e: &Type, w: &[u64], at: &mut usize, k: u64, out: &mut Vec<u64
         }
     }
     Ok(())
+}
+
+fn index_failure(k: u64, len: u64) -> String {
+    Failure {
+        kind: crate::cpu::pool::FAIL_INDEX,
+        a: k,
+        b: len,
+    }
+    .describe()
 }
 
 fn unit() -> HostVal {
