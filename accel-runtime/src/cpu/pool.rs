@@ -125,15 +125,28 @@ pub extern "C" fn accel_par(
         let slot = (partials + c * partial_words * 8) as *mut u64;
         kernel(env as *const u64, lo, hi, slot, ctx_addr as *const RunCtx)
     };
-    if chunks <= 1 {
-        return if chunks == 1 { run(0) } else { 0 };
+    // Chunks run on this thread, in order, while the launch has taken less than
+    // `SEQUENTIAL_BUDGET`: a small launch never pays for waking the pool. Whatever is left
+    // then runs on the pool. The partition is the same either way, so results are too.
+    let start = std::time::Instant::now();
+    let mut next = 0;
+    while next < chunks && start.elapsed() < SEQUENTIAL_BUDGET {
+        let status = run(next);
+        if status != 0 {
+            return status;
+        }
+        next += 1;
     }
-    (0..chunks)
+    (next..chunks)
         .into_par_iter()
         .map(run)
         .find_any(|&s| s != 0)
         .unwrap_or(0)
 }
+
+/// How long a launch runs its chunks on the calling thread before handing the rest to
+/// the pool: about what waking the pool's threads and splitting the work costs.
+const SEQUENTIAL_BUDGET: std::time::Duration = std::time::Duration::from_micros(40);
 
 /// Allocates memory for compiled code (uninitialised: the code writes it before reading);
 /// it belongs to the run's arena.

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds what a GPU machine without a Rust toolchain needs to run accel's CUDA checks, into
+# .gpu/ (ignored by git): the differential test binaries (release, stripped), the examples
+# and the GPU benchmark, and .gpu/run.sh, which runs them all there. With this project's
+# `device` tool: run this here, then `run` with carry [".gpu"] and command `bash .gpu/run.sh`;
+# the benchmark results come back under $OUT (gpu.md, gpu.json) to be committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .gpu
+mkdir -p .gpu/bin
+
+# The test binaries that run sites in every mode (cuda on the GPU when there is one).
+cargo test --release --all-features -p accel-runtime \
+    --test constructs --test cpu_backend --test cuda_backend --test listings --test api \
+    --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])
+' | while read -r name exe; do
+    cp "$exe" ".gpu/bin/test-$name"
+done
+cargo build --release -p accel-bench --features cuda --bin gpu_suite
+cargo build --release -p accel-examples --features cuda
+for b in gpu_suite quickstart aliasing particles ode viterbi nn suite; do
+    cp "target/release/$b" .gpu/bin/
+done
+strip .gpu/bin/* 2>/dev/null || true
+
+cat > .gpu/run.sh <<'RUN'
+#!/usr/bin/env bash
+# Runs on the GPU machine (see scripts/gpu-prepare.sh). NVRTC: the machine's own.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+lib=$(find / -name 'libnvrtc.so.1[23]*' -not -path '*/proc/*' 2>/dev/null | head -1)
+[ -n "$lib" ] && export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+out="${OUT:-.gpu/out}"
+mkdir -p "$out"
+status=0
+for t in .gpu/bin/test-*; do
+    echo "== $t"
+    "$t" --test-threads=4 2>&1 | tail -25 | tee -a "$out/tests.log" || status=1
+done
+for e in "quickstart" "aliasing" "particles" "ode" "viterbi" "nn"; do
+    echo "== $e"
+    ACCEL_LOG=1 ".gpu/bin/$e" 2>"$out/$e.log" | tee -a "$out/examples.log" || status=1
+    grep -c "cuda: ran" "$out/$e.log" || true
+done
+.gpu/bin/gpu_suite --out "$out" || status=1
+.gpu/bin/suite --no-peers --out "$out" || status=1
+exit $status
+RUN
+chmod +x .gpu/run.sh
+du -sh .gpu
