@@ -28,29 +28,34 @@ for b in gpu_suite quickstart aliasing particles ode viterbi nn suite; do
     cp "target/release/$b" .gpu/bin/
 done
 strip .gpu/bin/* 2>/dev/null || true
+# Compressed, they fit the device tool's carry limit (64 MiB).
+tar czf .gpu/bin.tgz -C .gpu bin
+rm -rf .gpu/bin
 
 cat > .gpu/run.sh <<'RUN'
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu-prepare.sh). NVRTC: the machine's own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bin=/tmp/accel-gpu/bin
+rm -rf /tmp/accel-gpu && mkdir -p /tmp/accel-gpu && tar xzf .gpu/bin.tgz -C /tmp/accel-gpu
 lib=$(find / -name 'libnvrtc.so.1[23]*' -not -path '*/proc/*' 2>/dev/null | head -1)
 [ -n "$lib" ] && export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 out="${OUT:-.gpu/out}"
 mkdir -p "$out"
 status=0
-for t in .gpu/bin/test-*; do
+for t in "$bin"/test-*; do
     echo "== $t"
     "$t" --test-threads=4 2>&1 | tail -25 | tee -a "$out/tests.log" || status=1
 done
 for e in "quickstart" "aliasing" "particles" "ode" "viterbi" "nn"; do
     echo "== $e"
-    ACCEL_LOG=1 ".gpu/bin/$e" 2>"$out/$e.log" | tee -a "$out/examples.log" || status=1
+    ACCEL_LOG=1 "$bin/$e" 2>"$out/$e.log" | tee -a "$out/examples.log" || status=1
     grep -c "cuda: ran" "$out/$e.log" || true
 done
-.gpu/bin/gpu_suite --out "$out" || status=1
-.gpu/bin/suite --no-peers --out "$out" || status=1
+"$bin/gpu_suite" --out "$out" || status=1
+"$bin/suite" --no-peers --out "$out" || status=1
 exit $status
 RUN
 chmod +x .gpu/run.sh
