@@ -96,13 +96,23 @@ pub(crate) fn mode_was_chosen() -> bool {
 /// assert_eq!(s, 6);
 /// ```
 pub fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Mode>);
-    impl Drop for Restore {
+    with_cell(&OVERRIDE, Some(mode), f)
+}
+
+/// Runs `f` with the thread-local `cell` set to `value`, restoring the old value after it
+/// (also when `f` panics).
+pub(crate) fn with_cell<T: Copy + 'static, R>(
+    cell: &'static std::thread::LocalKey<Cell<T>>,
+    value: T,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore<T: Copy + 'static>(&'static std::thread::LocalKey<Cell<T>>, T);
+    impl<T: Copy + 'static> Drop for Restore<T> {
         fn drop(&mut self) {
-            OVERRIDE.with(|o| o.set(self.0));
+            self.0.with(|c| c.set(self.1));
         }
     }
-    let _restore = Restore(OVERRIDE.with(|o| o.replace(Some(mode))));
+    let _restore = Restore(cell, cell.with(|c| c.replace(value)));
     f()
 }
 

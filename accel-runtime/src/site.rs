@@ -14,6 +14,47 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// Compiled code per key (a site with its captured and result types), compiled once
+/// whichever thread asks first; concurrent first calls wait for that one compilation.
+pub(crate) struct CompileCache<K, T> {
+    slots: std::sync::OnceLock<Mutex<std::collections::HashMap<K, CacheSlot<T>>>>,
+}
+
+type CacheSlot<T> = Arc<std::sync::OnceLock<Result<Arc<T>, String>>>;
+
+impl<K: std::hash::Hash + Eq, T> CompileCache<K, T> {
+    pub(crate) const fn new() -> Self {
+        CompileCache {
+            slots: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled value for `key` (made by `compile` on first use), and whether it was
+    /// there already.
+    pub(crate) fn get(
+        &self,
+        key: K,
+        compile: impl FnOnce() -> Result<Arc<T>, String>,
+    ) -> (Result<Arc<T>, String>, bool) {
+        let slot = {
+            let mut map = self
+                .slots
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            map.entry(key).or_default().clone()
+        };
+        let mut hit = true;
+        let r = slot
+            .get_or_init(|| {
+                hit = false;
+                compile()
+            })
+            .clone();
+        (r, hit)
+    }
+}
+
 /// One use of a parallel operation in a body, at a line and column of its file.
 #[derive(Debug, Clone, Copy)]
 pub struct OpUse {
@@ -143,6 +184,28 @@ impl SiteDesc {
         Ok(program)
     }
 
+    /// The front of both compiled backends: the program, inlined, typed from the captured
+    /// values' and the result's types, and fused. Returns the fused body and the captures
+    /// with their types.
+    pub(crate) fn fused(
+        &'static self,
+        capture_types: &[accel_ir::Type],
+        result: &accel_ir::Type,
+    ) -> Result<(accel_ir::Expr, Vec<(String, accel_ir::Type)>), String> {
+        use accel_ir::passes::{fuse, inline, typecheck};
+        let program = self.program().map_err(|e| e.to_string())?;
+        let body = inline::inline(&program).map_err(|e| e.to_string())?;
+        let captures: Vec<(String, accel_ir::Type)> = program
+            .site
+            .captures
+            .iter()
+            .cloned()
+            .zip(capture_types.iter().cloned())
+            .collect();
+        let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
+        Ok((fuse::fuse(&typed), captures))
+    }
+
     /// The functions the site reaches, each once.
     fn reached_functions(&'static self) -> Vec<&'static FnDesc> {
         let mut out: Vec<&'static FnDesc> = Vec::new();
@@ -201,6 +264,19 @@ pub(crate) fn logging() -> bool {
     *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
+/// Logs (under `ACCEL_LOG`) how `backend` compiled a site on its first run, or a cache hit.
+fn log_compiled(site: &SiteDesc, hit: bool, backend: &str, compiled: impl FnOnce() -> String) {
+    if !logging() {
+        return;
+    }
+    let what = if hit {
+        "cache hit".to_string()
+    } else {
+        compiled()
+    };
+    eprintln!("[accel] {}: {backend}: {what}", site.location());
+}
+
 /// How a site runs this time.
 pub enum Plan<R> {
     /// Compiled code for the captured values' types.
@@ -237,19 +313,14 @@ pub(crate) fn plan<R: Accel>(
         let (compiled, hit) = crate::cuda::compiled(site, &types, &R::accel_type());
         match compiled {
             Ok(c) => {
-                if logging() {
-                    if hit {
-                        eprintln!("[accel] {}: cuda: cache hit", site.location());
-                    } else {
-                        eprintln!(
-                            "[accel] {}: cuda: compiled in {:.3} ms ({} kernel(s){})",
-                            site.location(),
-                            c.compile_ms,
-                            c.kernels(),
-                            if c.from_disk { "; PTX from the disk cache" } else { "" }
-                        );
-                    }
-                }
+                log_compiled(site, hit, "cuda", || {
+                    format!(
+                        "compiled in {:.3} ms ({} kernel(s){})",
+                        c.compile_ms,
+                        c.kernels(),
+                        if c.from_disk { "; PTX from the disk cache" } else { "" }
+                    )
+                });
                 return Plan::Compiled(Backend::Cuda(c), PhantomData);
             }
             Err(e) if mode_was_chosen() => panic!(
@@ -270,18 +341,13 @@ pub(crate) fn plan<R: Accel>(
     }
     match compiled {
         Ok(c) => {
-            if logging() {
-                if hit {
-                    eprintln!("[accel] {}: cpu: cache hit", site.location());
-                } else {
-                    eprintln!(
-                        "[accel] {}: cpu: compiled in {:.3} ms ({} parallel kernel(s))",
-                        site.location(),
-                        c.compile_ms,
-                        c.kernels()
-                    );
-                }
-            }
+            log_compiled(site, hit, "cpu", || {
+                format!(
+                    "compiled in {:.3} ms ({} parallel kernel(s))",
+                    c.compile_ms,
+                    c.kernels()
+                )
+            });
             Plan::Compiled(Backend::Cpu(c), PhantomData)
         }
         Err(e) if mode_was_chosen() => panic!(

@@ -11,6 +11,19 @@ fn unsupported(what: impl std::fmt::Display) -> String {
     format!("{what} is not supported by the compiled backends yet")
 }
 
+/// The records (name and fields) that appear in `t`, added to `out`.
+pub fn learn_records(t: &Type, out: &mut HashMap<String, Vec<(String, Type)>>) {
+    match t {
+        Type::Record(n, fs) => {
+            out.insert(n.clone(), fs.clone());
+            fs.iter().for_each(|(_, t)| learn_records(t, out));
+        }
+        Type::Tuple(ts) => ts.iter().for_each(|t| learn_records(t, out)),
+        Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => learn_records(t, out),
+        _ => {}
+    }
+}
+
 /// The value of an integer literal usable as a length.
 pub fn literal(e: &Expr) -> Option<usize> {
     match e {

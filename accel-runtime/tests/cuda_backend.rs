@@ -4,7 +4,6 @@
 #![cfg(feature = "cuda")]
 
 use accel_runtime::prelude::*;
-use std::process::Command;
 
 mod common;
 
@@ -143,33 +142,7 @@ fn child_runs_a_site_on_the_device() {
 }
 
 fn child(env: &[(&str, &str)]) -> (bool, String, String) {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        "--ignored",
-        "--exact",
-        "child_runs_a_site_on_the_device",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for k in [
-        "ACCEL_MODE",
-        "ACCEL_LOG",
-        "ACCEL_DUMP",
-        "ACCEL_CACHE_DIR",
-        "ACCEL_CUDA_EMULATOR",
-    ] {
-        cmd.env_remove(k);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the child test runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    common::run_child("child_runs_a_site_on_the_device", env)
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {

@@ -2,7 +2,6 @@
 //! ignored test below, and the messages of broken assumptions naming their site.
 
 use accel_runtime::prelude::*;
-use std::process::Command;
 
 #[test]
 #[ignore = "run in a child process by the tests below, with its environment set"]
@@ -28,32 +27,7 @@ fn site_of(marker: &str) -> String {
 
 /// Runs `child_runs_a_site` with `env`; returns (success, stdout, stderr).
 fn child(env: &[(&str, &str)]) -> (bool, String, String) {
-    run_child("child_runs_a_site", env)
-}
-
-/// Runs the ignored test `test` in a child process with `env`; returns (success, stdout, stderr).
-fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        "--ignored",
-        "--exact",
-        test,
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    cmd.env_remove("ACCEL_MODE")
-        .env_remove("ACCEL_LOG")
-        .env_remove("ACCEL_MAX_TENSOR_RANK");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the child test runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    common::run_child("child_runs_a_site", env)
 }
 
 #[test]
@@ -115,19 +89,19 @@ fn accel_log_reports_the_program_and_the_run() {
 
 #[test]
 fn the_tensor_rank_bound_is_configurable() {
-    let (ok, _, err) = run_child("child_uses_a_rank_4_tensor", &[("ACCEL_MODE", "debug")]);
+    let (ok, _, err) = common::run_child("child_uses_a_rank_4_tensor", &[("ACCEL_MODE", "debug")]);
     assert!(!ok);
     assert!(
         err.contains("captured t has rank 4 (shape [1, 2, 1, 2]), above the tensor rank bound 3"),
         "{err}"
     );
-    let (ok, out, err) = run_child(
+    let (ok, out, err) = common::run_child(
         "child_uses_a_rank_4_tensor",
         &[("ACCEL_MODE", "debug"), ("ACCEL_MAX_TENSOR_RANK", "4")],
     );
     assert!(ok, "{err}");
     assert!(out.contains("child sum 2"), "{out}");
-    let (ok, _, err) = run_child(
+    let (ok, _, err) = common::run_child(
         "child_uses_a_rank_4_tensor",
         &[("ACCEL_MODE", "debug"), ("ACCEL_MAX_TENSOR_RANK", "many")],
     );

@@ -255,6 +255,18 @@ pub fn step(net: &mut Net, batch: &Data, rate: f32) -> f32 {
 /// Trains for `epochs` over `train` in batches of `batch`; returns the mean loss of each
 /// epoch.
 pub fn train(net: &mut Net, train: &Data, epochs: usize, batch: usize, rate: f32) -> Vec<f32> {
+    train_with(step, net, train, epochs, batch, rate)
+}
+
+/// The training loop around one kind of step (accelerated, or the reference).
+fn train_with(
+    step: fn(&mut Net, &Data, f32) -> f32,
+    net: &mut Net,
+    train: &Data,
+    epochs: usize,
+    batch: usize,
+    rate: f32,
+) -> Vec<f32> {
     let mut losses = Vec::new();
     for _ in 0..epochs {
         let mut total = 0.0;
@@ -373,18 +385,7 @@ pub mod reference {
 
     /// Trains like [`super::train`].
     pub fn train(net: &mut Net, train: &Data, epochs: usize, batch: usize, rate: f32) -> Vec<f32> {
-        let mut losses = Vec::new();
-        for _ in 0..epochs {
-            let mut total = 0.0;
-            let mut batches = 0;
-            for lo in (0..train.len()).step_by(batch) {
-                let hi = (lo + batch).min(train.len());
-                total += step(net, &train.batch(lo, hi), rate);
-                batches += 1;
-            }
-            losses.push(total / batches as f32);
-        }
-        losses
+        super::train_with(step, net, train, epochs, batch, rate)
     }
 
     /// Like [`super::accuracy`].

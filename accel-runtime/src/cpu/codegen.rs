@@ -14,7 +14,7 @@
 
 use super::abi::MAX_RANK;
 use super::pool;
-use crate::typing::{constant_lit, literal, primitive, type_of, Prim};
+use crate::typing::{constant_lit, learn_records, literal, primitive, type_of, Prim};
 use accel_ir::passes::typecheck::const_type;
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -244,18 +244,6 @@ pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Com
         result_words,
         kernels,
     })
-}
-
-fn learn_records(t: &Type, out: &mut HashMap<String, Vec<(String, Type)>>) {
-    match t {
-        Type::Record(n, fs) => {
-            out.insert(n.clone(), fs.clone());
-            fs.iter().for_each(|(_, t)| learn_records(t, out));
-        }
-        Type::Tuple(ts) => ts.iter().for_each(|t| learn_records(t, out)),
-        Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => learn_records(t, out),
-        _ => {}
-    }
 }
 
 impl Gen {

@@ -9,13 +9,11 @@ pub mod pool;
 
 use crate::accel_type::Accel;
 use crate::checks::Inspect;
-use crate::site::SiteDesc;
+use crate::site::{CompileCache, SiteDesc};
 use abi::{Arena, Marshal, Unmarshal};
-use accel_ir::passes::{fuse, inline, typecheck};
 use accel_ir::Type;
 use pool::RunCtx;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A site compiled for one combination of captured types.
@@ -24,13 +22,7 @@ pub struct CompiledSite {
     pub compile_ms: f64,
 }
 
-type Key = (usize, Vec<Type>, Type);
-type Slot = Arc<OnceLock<Result<Arc<CompiledSite>, String>>>;
-
-fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
+static CACHE: CompileCache<(usize, Vec<Type>, Type), CompiledSite> = CompileCache::new();
 
 /// The compiled site for these types, compiling it on first use (once, whichever thread
 /// asks first). Returns it and whether it came from the cache.
@@ -44,18 +36,7 @@ pub fn compiled(
         captures.to_vec(),
         result.clone(),
     );
-    let slot = {
-        let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(key).or_default().clone()
-    };
-    let mut hit = true;
-    let r = slot
-        .get_or_init(|| {
-            hit = false;
-            compile(site, captures, result)
-        })
-        .clone();
-    (r, hit)
+    CACHE.get(key, || compile(site, captures, result))
 }
 
 /// The compile time of every compilation, in order (for benchmarks).
@@ -73,17 +54,7 @@ fn compile(
 ) -> Result<Arc<CompiledSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
-    let program = site.program().map_err(|e| e.to_string())?;
-    let body = inline::inline(&program).map_err(|e| e.to_string())?;
-    let captures: Vec<(String, Type)> = program
-        .site
-        .captures
-        .iter()
-        .cloned()
-        .zip(capture_types.iter().cloned())
-        .collect();
-    let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
-    let fused = fuse::fuse(&typed);
+    let (fused, captures) = site.fused(capture_types, result)?;
     let code = codegen::compile(&fused, &captures, result)?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     COMPILE_TIMES

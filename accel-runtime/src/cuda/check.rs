@@ -20,14 +20,7 @@ thread_local! {
 
 /// Runs `f` with kernel checks on for the sites it compiles on this thread.
 pub fn with_kernel_check<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ON.with(|o| o.set(self.0));
-        }
-    }
-    let _restore = Restore(ON.with(|o| o.replace(true)));
-    f()
+    crate::mode::with_cell(&ON, true, f)
 }
 
 fn enabled() -> bool {

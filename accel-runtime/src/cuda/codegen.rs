@@ -21,7 +21,9 @@
 //! like Rust's `as`; the first failure is recorded in an error word the host reads, and
 //! the failing thread goes on with a zero (the run's results are then discarded).
 
-use crate::typing::{bind_types, constant_lit, field_type, literal, primitive, type_of};
+use crate::typing::{
+    bind_types, constant_lit, field_type, learn_records, literal, primitive, type_of,
+};
 use accel_ir::passes::typecheck::const_type;
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
 use std::collections::{HashMap, HashSet};
@@ -280,18 +282,6 @@ pub fn generate(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Pr
         launches: g.launches,
         captures: captures.iter().map(|(n, _)| n.clone()).collect(),
     })
-}
-
-fn learn_records(t: &Type, out: &mut HashMap<String, Vec<(String, Type)>>) {
-    match t {
-        Type::Record(name, fs) => {
-            out.insert(name.clone(), fs.clone());
-            fs.iter().for_each(|(_, t)| learn_records(t, out));
-        }
-        Type::Tuple(ts) => ts.iter().for_each(|t| learn_records(t, out)),
-        Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => learn_records(t, out),
-        _ => {}
-    }
 }
 
 struct Gen {
@@ -1067,7 +1057,10 @@ impl<'r> KernelGen<'r> {
         ));
     }
 
-    fn reduce_kernels(
+    /// Kernel `NAME_part` of a reduction or scan: each block's total of its elements into
+    /// `partials[block]` (grid-stride for a commutative operator, else in order over the
+    /// block's chunk).
+    fn partials_kernel(
         &mut self,
         name: &str,
         f: &Expr,
@@ -1077,8 +1070,6 @@ impl<'r> KernelGen<'r> {
         commutative: bool,
     ) -> R<String> {
         let acc = format!("{name}_acc");
-        let mut src = Self::acc_struct(name, elem)?;
-        // Partials: one per block.
         self.begin(&format!("{name}_part"), &["n", "chunk", "partials"])?;
         self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
         self.reduction_parts(name, Some(f), op, ne, elem)?;
@@ -1116,7 +1107,21 @@ impl<'r> KernelGen<'r> {
         self.line(&format!(
             "if (threadIdx.x == 0) (({acc}*)partials)[blockIdx.x] = sh[0];"
         ));
-        src.push_str(&self.end());
+        Ok(self.end())
+    }
+
+    fn reduce_kernels(
+        &mut self,
+        name: &str,
+        f: &Expr,
+        op: &Expr,
+        ne: &Expr,
+        elem: &Type,
+        commutative: bool,
+    ) -> R<String> {
+        let acc = format!("{name}_acc");
+        let mut src = Self::acc_struct(name, elem)?;
+        src.push_str(&self.partials_kernel(name, f, op, ne, elem, commutative)?);
         // The final stage: one block over the partials, in order.
         self.scope.clear();
         self.begin(&format!("{name}_final"), &["count", "partials", "out"])?;
@@ -1150,18 +1155,7 @@ impl<'r> KernelGen<'r> {
         let acc = format!("{name}_acc");
         let mut src = Self::acc_struct(name, elem)?;
         // 1. Each block's total.
-        self.begin(&format!("{name}_part"), &["n", "chunk", "partials"])?;
-        self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
-        self.reduction_parts(name, Some(f), op, ne, elem)?;
-        self.line("ull start = blockIdx.x * chunk;");
-        self.line("ull end = start + chunk < n ? start + chunk : n;");
-        self.fold_part(&acc, "element(i)");
-        self.line("sh[threadIdx.x] = t;");
-        self.ordered_tree();
-        self.line(&format!(
-            "if (threadIdx.x == 0) (({acc}*)partials)[blockIdx.x] = sh[0];"
-        ));
-        src.push_str(&self.end());
+        src.push_str(&self.partials_kernel(name, f, op, ne, elem, false)?);
         // 2. The carry into each block: an exclusive scan of the totals, in one thread.
         self.scope.clear();
         self.begin(&format!("{name}_carry"), &["count", "partials", "carries"])?;

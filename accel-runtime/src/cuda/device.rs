@@ -34,14 +34,7 @@ thread_local! {
 
 /// Runs `f` with the emulator standing in for the GPU on this thread (tests).
 pub fn with_emulator<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            EMULATE.with(|e| e.set(self.0));
-        }
-    }
-    let _restore = Restore(EMULATE.with(|e| e.replace(true)));
-    f()
+    crate::mode::with_cell(&EMULATE, true, f)
 }
 
 /// Whether this thread runs on the emulator: under [`with_emulator`], or in a process

@@ -19,13 +19,12 @@ pub mod nvrtc;
 use crate::accel_type::Accel;
 use crate::checks::Inspect;
 use crate::cpu::abi::{Arena, Marshal, Unmarshal};
-use crate::site::SiteDesc;
-use accel_ir::passes::{fuse, inline, typecheck};
+use crate::site::{CompileCache, SiteDesc};
 use accel_ir::Type;
 use device::Kernel;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A site compiled for the GPU, for one combination of captured types.
@@ -54,13 +53,7 @@ pub fn available() -> Result<(), String> {
 }
 
 /// Site, captured types, result type, and whether the emulator runs it.
-type Key = (usize, Vec<Type>, Type, bool);
-type Slot = Arc<OnceLock<Result<Arc<CudaSite>, String>>>;
-
-fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
+static CACHE: CompileCache<(usize, Vec<Type>, Type, bool), CudaSite> = CompileCache::new();
 
 /// How many times a site was compiled for the GPU in this process, and how many of those
 /// called NVRTC (tests check both caches with them).
@@ -85,18 +78,7 @@ pub fn compiled(
         result.clone(),
         device::emulating(),
     );
-    let slot = {
-        let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(key).or_default().clone()
-    };
-    let mut hit = true;
-    let r = slot
-        .get_or_init(|| {
-            hit = false;
-            compile(site, captures, result)
-        })
-        .clone();
-    (r, hit)
+    CACHE.get(key, || compile(site, captures, result))
 }
 
 /// Lowers a site for the GPU: the CPU backend's front (extraction, inlining, typing,
@@ -106,17 +88,7 @@ pub fn lower(
     capture_types: &[Type],
     result: &Type,
 ) -> Result<codegen::Program, String> {
-    let program = site.program().map_err(|e| e.to_string())?;
-    let body = inline::inline(&program).map_err(|e| e.to_string())?;
-    let captures: Vec<(String, Type)> = program
-        .site
-        .captures
-        .iter()
-        .cloned()
-        .zip(capture_types.iter().cloned())
-        .collect();
-    let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
-    let fused = fuse::fuse(&typed);
+    let (fused, captures) = site.fused(capture_types, result)?;
     codegen::generate(&fused, &captures, result)
 }
 

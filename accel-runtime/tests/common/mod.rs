@@ -87,3 +87,31 @@ pub fn site_of(file: &str, source: &str, marker: &str) -> String {
     let column = lines[n].find("accelerate!(").expect("the line has a site") + 1;
     format!("accel-runtime/tests/{file}:{}:{column}", n + 1)
 }
+
+/// Runs the ignored test `test` of the current test binary in a child process, with no
+/// `ACCEL_*` variable but those in `env`; returns (success, stdout, stderr).
+pub fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        test,
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ACCEL_") && k != "ACCEL_PTXAS" {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the child test runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
