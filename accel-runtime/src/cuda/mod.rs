@@ -143,6 +143,7 @@ fn ptx_for(source: &str, arch: &str) -> Result<(String, bool), String> {
         fnv1a(&[
             source.as_bytes(),
             arch.as_bytes(),
+            if nvrtc::fmad() { b"fmad" } else { b"nofmad" },
             env!("CARGO_PKG_VERSION").as_bytes()
         ])
     );

@@ -17,9 +17,16 @@ pub const MISSING: &str = "NVRTC (libnvrtc.so) was not found: install the CUDA t
 `pip install nvidia-cuda-nvrtc` and put its `nvidia/cu13/lib` folder on LD_LIBRARY_PATH";
 
 /// Compiles generated CUDA C to PTX for `arch` (`"compute_90"`).
+/// Like nvcc, `a * b + c` may become a fused multiply-add (one rounding where Rust rounds
+/// twice), unless `ACCEL_CUDA_FMAD=0`.
 pub fn compile(source: &str, arch: &str) -> Result<String, String> {
-    // Rust rounds `a * b + c` twice: no contraction into fused multiply-adds.
-    compile_with(source, arch, false)
+    compile_with(source, arch, fmad())
+}
+
+/// Whether generated code is compiled with fused multiply-adds (`ACCEL_CUDA_FMAD`, default
+/// on, as nvcc).
+pub fn fmad() -> bool {
+    std::env::var("ACCEL_CUDA_FMAD").map_or(true, |v| v != "0")
 }
 
 /// Compiles CUDA C to PTX for `arch`, contracting `a * b + c` into fused multiply-adds
