@@ -303,3 +303,33 @@ fn host_code_reads_elements_back_and_sends_literals() {
         )
     );
 }
+
+#[test]
+fn sequences_made_inside_elements_live_in_a_per_thread_arena() {
+    // A sequence rebuilt at every step from the previous one, as the functional Viterbi
+    // does, then reduced: per-thread arena memory, freed after each element.
+    let xs: Vec<i64> = (0..300).collect();
+    let got: Vec<i64> = on_device(|| {
+        accelerate!(map(
+            |x| {
+                let mut row = create(4, |j| x + j as i64);
+                for t in 0..3 {
+                    row = create(4, |j| row[(j + 1) % 4] * 2 - t as i64);
+                }
+                reduce(|a, b| a.max(b), i64::MIN, &row)
+            },
+            &xs
+        ))
+    });
+    let expected: Vec<i64> = xs
+        .iter()
+        .map(|&x| {
+            let mut row: Vec<i64> = (0..4).map(|j| x + j).collect();
+            for t in 0..3 {
+                row = (0..4).map(|j| row[(j + 1) % 4] * 2 - t).collect();
+            }
+            *row.iter().max().unwrap()
+        })
+        .collect();
+    assert_eq!(got, expected);
+}

@@ -259,6 +259,27 @@ template <typename T> __device__ __forceinline__ T accel_rem(T a, T b, T min, ul
     if (min != 0 && a == min && b == (T)-1) { accel_fail(err, 3, 0, 0); return 0; }
     return a % b;
 }
+// Sequences made inside a kernel live in a per-thread arena: blocks from the device heap,
+// chained, freed after each element (no value holding them outlives it) and at the end.
+struct AccelArena { char* block; ull used; ull cap; };
+__device__ void* accel_arena_alloc(AccelArena* a, ull bytes, ull* err) {
+    bytes = (bytes + 15) & ~15ULL;
+    if (a->block == nullptr || a->used + bytes > a->cap) {
+        ull cap = bytes + 16 > 65536 ? bytes + 16 : 65536;
+        char* b = (char*)malloc(cap);
+        if (b == nullptr) { accel_fail(err, 4, bytes, 0); return nullptr; }
+        *(char**)b = a->block;
+        a->block = b; a->used = 16; a->cap = cap;
+    }
+    void* p = a->block + a->used;
+    a->used += bytes;
+    return p;
+}
+__device__ void accel_arena_reset(AccelArena* a) {
+    char* b = a->block;
+    while (b != nullptr) { char* prev = *(char**)b; free(b); b = prev; }
+    a->block = nullptr; a->used = 0; a->cap = 0;
+}
 __device__ __forceinline__ unsigned accel_tz32(unsigned x) { return x ? __ffs(x) - 1 : 32; }
 __device__ __forceinline__ unsigned accel_tz64(ull x) { return x ? __ffsll((long long)x) - 1 : 64; }
 "#;
@@ -808,6 +829,7 @@ impl<'r> KernelGen<'r> {
             params.join(", ")
         );
         self.line("ull* err = (ull*)err_word;");
+        self.line("AccelArena arena = {nullptr, 0, 0};");
         for p in prologue {
             self.line(&p);
         }
@@ -815,6 +837,7 @@ impl<'r> KernelGen<'r> {
     }
 
     fn end(&mut self) -> String {
+        self.line("accel_arena_reset(&arena);");
         self.code.push_str("}\n");
         std::mem::take(&mut self.code)
     }
@@ -869,6 +892,7 @@ impl<'r> KernelGen<'r> {
             self.depth += 1;
             let v = self.apply_index(f, "i")?;
             self.store_columns(&v, &cols, "i");
+            self.line("accel_arena_reset(&arena);");
             self.depth -= 1;
             self.line("}");
             return Ok(self.end());
@@ -906,8 +930,11 @@ impl<'r> KernelGen<'r> {
         self.line("for (; i + 3 * stride < n; i += 4 * stride) {");
         self.line(&format!("    {s} e0 = element(i), e1 = element(i + stride), e2 = element(i + 2 * stride), e3 = element(i + 3 * stride);"));
         self.line("    store(i, e0); store(i + stride, e1); store(i + 2 * stride, e2); store(i + 3 * stride, e3);");
+        self.line("    accel_arena_reset(&arena);");
         self.line("}");
-        self.line("for (; i < n; i += stride) store(i, element(i));");
+        self.line(
+            "for (; i < n; i += stride) { store(i, element(i)); accel_arena_reset(&arena); }",
+        );
         src.push_str(&self.end());
         Ok(src)
     }
@@ -926,6 +953,7 @@ impl<'r> KernelGen<'r> {
         self.bind(&param, usize_v("i".into()))?;
         let len = self.expr(&prefix(&m))?.w[0].clone();
         self.line(&format!("((ull*)lens)[i] = {len};"));
+        self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
         let mut src = self.end();
@@ -953,6 +981,7 @@ impl<'r> KernelGen<'r> {
         self.store_columns(&v, &cols, &at);
         self.depth -= 1;
         self.line("}");
+        self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
         src.push_str(&self.end());
@@ -964,6 +993,7 @@ impl<'r> KernelGen<'r> {
         self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
         self.depth += 1;
         self.apply_index(f, "i")?;
+        self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
         Ok(self.end())
@@ -1055,7 +1085,7 @@ impl<'r> KernelGen<'r> {
         self.line("ull hi = lo + per < end ? lo + per : end;");
         self.line(&format!("{acc} t = ne;"));
         self.line(&format!(
-            "for (ull i = lo; i < hi; i++) t = combine(t, {get});"
+            "for (ull i = lo; i < hi; i++) {{ t = combine(t, {get}); accel_arena_reset(&arena); }}"
         ));
     }
 
@@ -1077,7 +1107,7 @@ impl<'r> KernelGen<'r> {
         self.reduction_parts(name, Some(f), op, ne, elem)?;
         if commutative && !light(f) {
             self.line(&format!("{acc} t = ne;"));
-            self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) t = combine(t, element(i));");
+            self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) { t = combine(t, element(i)); accel_arena_reset(&arena); }");
         } else if commutative {
             // Four accumulators: four independent loads in flight per thread.
             self.line(&format!("{acc} t0 = ne, t1 = ne, t2 = ne, t3 = ne;"));
@@ -1086,8 +1116,9 @@ impl<'r> KernelGen<'r> {
             self.line("for (; i + 3 * stride < n; i += 4 * stride) {");
             self.line("    t0 = combine(t0, element(i)); t1 = combine(t1, element(i + stride));");
             self.line("    t2 = combine(t2, element(i + 2 * stride)); t3 = combine(t3, element(i + 3 * stride));");
+            self.line("    accel_arena_reset(&arena);");
             self.line("}");
-            self.line("for (; i < n; i += stride) t0 = combine(t0, element(i));");
+            self.line("for (; i < n; i += stride) { t0 = combine(t0, element(i)); accel_arena_reset(&arena); }");
             self.line(&format!(
                 "{acc} t = combine(combine(t0, t1), combine(t2, t3));"
             ));
@@ -1201,6 +1232,7 @@ impl<'r> KernelGen<'r> {
         self.line("for (ull i = lo; i < hi; i++) {");
         self.depth += 1;
         self.line("run = combine(run, element(i));");
+        self.line("accel_arena_reset(&arena);");
         let v = Self::acc_value(elem, "run")?;
         let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
         self.store_columns(&v, &cols, "i");
@@ -1846,6 +1878,46 @@ impl<'r> KernelGen<'r> {
                 Ok(V {
                     ty: (**row).clone(),
                     w: [vec![len], v.w[2..].to_vec()].concat(),
+                })
+            }
+            ParOp::Create => {
+                let t = self.type_of(&Expr::par(op, args.to_vec()))?;
+                let Type::Seq(elem) = &t else {
+                    return Err("create of a non-sequence".into());
+                };
+                if !is_flat(elem) {
+                    return Err(unsupported(format!(
+                        "a sequence of {elem} made inside a parallel operation"
+                    )));
+                }
+                let n = self.expr(&args[0])?.w[0].clone();
+                let n = self.let_("ull", "len", &n);
+                let mut cols = Vec::new();
+                for c in columns(elem)? {
+                    let Word::Ptr(s) = c else {
+                        return Err("a column that is not a pointer".into());
+                    };
+                    let ty = cty(s);
+                    cols.push(self.let_(
+                        &format!("{ty}*"),
+                        "col",
+                        &format!("({ty}*)accel_arena_alloc(&arena, {n} * sizeof({ty}), err)"),
+                    ));
+                }
+                // Out of memory (recorded as a failure): an empty sequence.
+                for c in &cols {
+                    self.line(&format!("if ({c} == nullptr) {n} = 0;"));
+                }
+                let j = self.fresh("j");
+                self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
+                self.depth += 1;
+                let v = self.apply_index(&args[1], &j)?;
+                self.store_columns(&v, &cols, &j);
+                self.depth -= 1;
+                self.line("}");
+                Ok(V {
+                    ty: t.clone(),
+                    w: [vec![n], cols].concat(),
                 })
             }
             op => Err(unsupported(format!(

@@ -102,6 +102,12 @@ fn init() -> Result<Gpu, String> {
     // SAFETY: `dev` came from `device::get`; the primary context is retained for the life
     // of the process.
     let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| e.to_string())?;
+    // Sequences made inside kernels come from the device heap (8 MiB by default); it can
+    // only grow before the first kernel that allocates.
+    // SAFETY: `ctx` was just retained; setting it current has no other effect.
+    unsafe { result::ctx::set_current(ctx) }.map_err(|e| e.to_string())?;
+    result::ctx::set_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, 1 << 30)
+        .map_err(|e| format!("could not size the device heap: {e}"))?;
     Ok(Gpu {
         ctx: Some(ctx),
         name,

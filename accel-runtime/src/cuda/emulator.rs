@@ -14,6 +14,7 @@ const HEADER: &str = r#"#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <math.h>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <thread>
