@@ -363,3 +363,21 @@ fn sequences_made_inside_elements_live_in_a_per_thread_arena() {
         .collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn vec_literals_inside_elements_live_in_the_arena_too() {
+    // Through `agree`: debug, cpu and cuda compared, and the kernels compiled by NVRTC.
+    let xs: Vec<i32> = (0..100).collect();
+    let got: Vec<i32> = common::agree(|| {
+        accelerate!(map(
+            |x| {
+                let pair = vec![x, x * 3];
+                let fill = vec![x + 1; 3];
+                pair[1] - pair[0] + fill[2] * fill.len() as i32
+            },
+            &xs
+        ))
+    });
+    let expected: Vec<i32> = xs.iter().map(|&x| 2 * x + 3 * (x + 1)).collect();
+    assert_eq!(got, expected);
+}

@@ -1642,9 +1642,36 @@ impl<'r> KernelGen<'r> {
                 Ok(V::unit())
             }
             Expr::Par { op, args, .. } => self.nested(*op, args),
-            Expr::Seq(_) | Expr::SeqRepeat(..) => {
-                Err(unsupported("a `vec!` inside a parallel operation"))
+            // `vec![a, b]` and `vec![x; n]` in the thread's arena, like a nested `create`.
+            Expr::Seq(es) if !es.is_empty() => {
+                let vs = es.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                let elem = vs[0].ty.clone();
+                let (n, cols) = self.arena_columns(&elem, &format!("{}ULL", vs.len()))?;
+                for (k, v) in vs.iter().enumerate() {
+                    self.line(&format!("if ({k}ULL < {n}) {{"));
+                    self.store_columns(v, &cols, &format!("{k}"));
+                    self.line("}");
+                }
+                Ok(V {
+                    ty: Type::Seq(Box::new(elem)),
+                    w: [vec![n], cols].concat(),
+                })
             }
+            Expr::SeqRepeat(x, count) => {
+                let v = self.expr(x)?;
+                let v = self.copy(&v, "fill")?;
+                let count = self.expr(count)?.w[0].clone();
+                let (n, cols) = self.arena_columns(&v.ty, &count)?;
+                let j = self.fresh("j");
+                self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
+                self.store_columns(&v, &cols, &j);
+                self.line("}");
+                Ok(V {
+                    ty: Type::Seq(Box::new(v.ty.clone())),
+                    w: [vec![n], cols].concat(),
+                })
+            }
+            Expr::Seq(_) => Err(unsupported("an empty `vec![]` inside a parallel operation")),
             Expr::Lambda { .. }
             | Expr::Call { .. }
             | Expr::FnRef(_)
@@ -1821,6 +1848,33 @@ impl<'r> KernelGen<'r> {
         }
     }
 
+    /// Columns for `n` elements of `elem` in the thread's arena: the length (0 when out of
+    /// memory, which is recorded as a failure) and the column pointers.
+    fn arena_columns(&mut self, elem: &Type, n: &str) -> R<(String, Vec<String>)> {
+        if !is_flat(elem) {
+            return Err(unsupported(format!(
+                "a sequence of {elem} made inside a parallel operation"
+            )));
+        }
+        let n = self.let_("ull", "len", n);
+        let mut cols = Vec::new();
+        for c in columns(elem)? {
+            let Word::Ptr(s) = c else {
+                return Err("a column that is not a pointer".into());
+            };
+            let ty = cty(s);
+            cols.push(self.let_(
+                &format!("{ty}*"),
+                "col",
+                &format!("({ty}*)accel_arena_alloc(&arena, {n} * sizeof({ty}), err)"),
+            ));
+        }
+        for c in &cols {
+            self.line(&format!("if ({c} == nullptr) {n} = 0;"));
+        }
+        Ok((n, cols))
+    }
+
     /// A parallel operation inside a kernel: a sequential loop.
     fn nested(&mut self, op: ParOp, args: &[Expr]) -> R<V> {
         match op {
@@ -1885,29 +1939,8 @@ impl<'r> KernelGen<'r> {
                 let Type::Seq(elem) = &t else {
                     return Err("create of a non-sequence".into());
                 };
-                if !is_flat(elem) {
-                    return Err(unsupported(format!(
-                        "a sequence of {elem} made inside a parallel operation"
-                    )));
-                }
                 let n = self.expr(&args[0])?.w[0].clone();
-                let n = self.let_("ull", "len", &n);
-                let mut cols = Vec::new();
-                for c in columns(elem)? {
-                    let Word::Ptr(s) = c else {
-                        return Err("a column that is not a pointer".into());
-                    };
-                    let ty = cty(s);
-                    cols.push(self.let_(
-                        &format!("{ty}*"),
-                        "col",
-                        &format!("({ty}*)accel_arena_alloc(&arena, {n} * sizeof({ty}), err)"),
-                    ));
-                }
-                // Out of memory (recorded as a failure): an empty sequence.
-                for c in &cols {
-                    self.line(&format!("if ({c} == nullptr) {n} = 0;"));
-                }
+                let (n, cols) = self.arena_columns(elem, &n)?;
                 let j = self.fresh("j");
                 self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
                 self.depth += 1;
