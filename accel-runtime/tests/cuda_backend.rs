@@ -365,6 +365,7 @@ fn sequences_made_inside_elements_live_in_a_per_thread_arena() {
 }
 
 #[test]
+#[allow(clippy::useless_vec)] // `vec!` is what is under test
 fn vec_literals_inside_elements_live_in_the_arena_too() {
     // Through `agree`: debug, cpu and cuda compared, and the kernels compiled by NVRTC.
     let xs: Vec<i32> = (0..100).collect();
