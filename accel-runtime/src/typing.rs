@@ -24,6 +24,38 @@ pub fn learn_records(t: &Type, out: &mut HashMap<String, Vec<(String, Type)>>) {
     }
 }
 
+/// The parts of a tuple, record or array type, in order (none for other types).
+pub fn parts(t: &Type) -> Vec<Type> {
+    match t {
+        Type::Tuple(ts) => ts.clone(),
+        Type::Record(_, fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+        Type::Array(e, n) => vec![(**e).clone(); *n],
+        _ => vec![],
+    }
+}
+
+/// The type of field `f` of `t` and its offset in `t`'s flat list of words, where a
+/// value of type `u` has `word_count(u)` words (each backend has its own word type).
+pub fn field_offset(t: &Type, f: &str, word_count: impl Fn(&Type) -> R<usize>) -> R<(Type, usize)> {
+    let named: Vec<(String, Type)> = match t {
+        Type::Record(_, fs) => fs.clone(),
+        Type::Tuple(_) | Type::Array(..) => parts(t)
+            .into_iter()
+            .enumerate()
+            .map(|(k, t)| (k.to_string(), t))
+            .collect(),
+        t => return Err(format!("`.{f}` of a value of type {t}")),
+    };
+    let mut off = 0;
+    for (name, ft) in named {
+        if name == f {
+            return Ok((ft, off));
+        }
+        off += word_count(&ft)?;
+    }
+    Err(format!("no field `{f}` in {t}"))
+}
+
 /// The value of an integer literal usable as a length.
 pub fn literal(e: &Expr) -> Option<usize> {
     match e {
@@ -34,17 +66,7 @@ pub fn literal(e: &Expr) -> Option<usize> {
 
 /// The type of field `f` (a record field, or a tuple or array element by position) of `t`.
 pub fn field_type(t: &Type, f: &str) -> R<Type> {
-    match t {
-        Type::Record(_, fs) => fs.iter().find(|(n, _)| n == f).map(|(_, t)| t.clone()),
-        Type::Tuple(ts) => f.parse::<usize>().ok().and_then(|k| ts.get(k).cloned()),
-        Type::Array(e, n) => f
-            .parse::<usize>()
-            .ok()
-            .filter(|k| k < n)
-            .map(|_| (**e).clone()),
-        t => return Err(format!("`.{f}` of a value of type {t}")),
-    }
-    .ok_or_else(|| format!("no field `{f}` in {t}"))
+    field_offset(t, f, |_| Ok(0)).map(|(t, _)| t)
 }
 
 /// The value of a named constant (`f32::MAX`, `std::f64::consts::PI`) of scalar type `s`.

@@ -1929,7 +1929,6 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let ne = self.expr(&args[1])?;
                 let acc_ty = ne.ty.clone();
                 let accs = self.declare_like(&ne);
-                let zero = self.iconst(0);
                 self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
                     f.fold_step(args, &acc_ty, &accs, i)?;
                     Ok(())
@@ -2945,24 +2944,7 @@ fn comparison(op: BinOp) -> Option<IntCC> {
 
 /// The type and word offset of a field (or tuple element, or array element) of `t`.
 fn field_offset(t: &Type, f: &str) -> R<(Type, usize)> {
-    let named: Vec<(String, Type)> = match t {
-        Type::Record(_, fs) => fs.clone(),
-        Type::Tuple(ts) => ts
-            .iter()
-            .enumerate()
-            .map(|(k, t)| (k.to_string(), t.clone()))
-            .collect(),
-        Type::Array(e, n) => (0..*n).map(|k| (k.to_string(), (**e).clone())).collect(),
-        t => return Err(format!("`.{f}` of a value of type {t}")),
-    };
-    let mut off = 0;
-    for (name, ft) in named {
-        if name == f {
-            return Ok((ft, off));
-        }
-        off += words(&ft)?.len();
-    }
-    Err(format!("no field `{f}` in {t}"))
+    crate::typing::field_offset(t, f, |t| Ok(words(t)?.len()))
 }
 
 fn field(v: &V, f: &str) -> R<V> {

@@ -24,7 +24,7 @@
 //! one fused multiply-add; `ACCEL_CUDA_FMAD=0` keeps Rust's two roundings.
 
 use crate::typing::{
-    bind_types, constant_lit, field_type, learn_records, literal, primitive, type_of,
+    bind_types, constant_lit, field_offset, learn_records, literal, parts, primitive, type_of,
 };
 use accel_ir::passes::typecheck::const_type;
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
@@ -111,13 +111,9 @@ pub fn words(t: &Type) -> R<Vec<Word>> {
     Ok(match t {
         Type::Scalar(s) => vec![Word::Scalar(*s)],
         Type::Unit => vec![],
-        Type::Tuple(ts) => ts.iter().map(words).collect::<R<Vec<_>>>()?.concat(),
-        Type::Record(_, fs) => fs
-            .iter()
-            .map(|(_, t)| words(t))
-            .collect::<R<Vec<_>>>()?
-            .concat(),
-        Type::Array(e, n) => words(e)?.repeat(*n),
+        Type::Tuple(_) | Type::Record(..) | Type::Array(..) => {
+            parts(t).iter().map(words).collect::<R<Vec<_>>>()?.concat()
+        }
         Type::Seq(e) => [vec![Word::Scalar(ScalarType::Usize)], columns(e)?].concat(),
         Type::Tensor(e) => match **e {
             Type::Scalar(s) => [
@@ -137,13 +133,11 @@ pub fn columns(e: &Type) -> R<Vec<Word>> {
     Ok(match e {
         Type::Scalar(s) => vec![Word::Ptr(*s)],
         Type::Unit => vec![],
-        Type::Tuple(ts) => ts.iter().map(columns).collect::<R<Vec<_>>>()?.concat(),
-        Type::Record(_, fs) => fs
+        Type::Tuple(_) | Type::Record(..) | Type::Array(..) => parts(e)
             .iter()
-            .map(|(_, t)| columns(t))
+            .map(columns)
             .collect::<R<Vec<_>>>()?
             .concat(),
-        Type::Array(t, n) => columns(t)?.repeat(*n),
         Type::Seq(t) => [vec![Word::Scalar(ScalarType::Usize)], columns(t)?].concat(),
         t => return Err(unsupported(format!("sequences of {t}"))),
     })
@@ -1345,29 +1339,12 @@ impl<'r> KernelGen<'r> {
     }
 
     fn field(&mut self, v: &V, f: &str) -> R<V> {
-        let ft = field_type(&v.ty, f)?;
-        let names: Vec<(String, Type)> = match &v.ty {
-            Type::Record(_, fs) => fs.clone(),
-            Type::Tuple(ts) => ts
-                .iter()
-                .enumerate()
-                .map(|(k, t)| (k.to_string(), t.clone()))
-                .collect(),
-            Type::Array(e, n) => (0..*n).map(|k| (k.to_string(), (**e).clone())).collect(),
-            t => return Err(format!("`.{f}` of {t}")),
-        };
-        let mut off = 0;
-        for (name, t) in names {
-            let n = words(&t)?.len();
-            if name == f {
-                return Ok(V {
-                    ty: ft,
-                    w: v.w[off..off + n].to_vec(),
-                });
-            }
-            off += n;
-        }
-        Err(format!("no field `{f}` in {}", v.ty))
+        let (ft, off) = field_offset(&v.ty, f, |t| Ok(words(t)?.len()))?;
+        let n = words(&ft)?.len();
+        Ok(V {
+            ty: ft,
+            w: v.w[off..off + n].to_vec(),
+        })
     }
 
     fn expr(&mut self, e: &Expr) -> R<V> {
@@ -1743,12 +1720,7 @@ impl<'r> KernelGen<'r> {
             Type::Scalar(_) => Ok(vec![format!("({} + {k})", cols[0])]),
             Type::Unit => Ok(vec![]),
             Type::Tuple(_) | Type::Record(..) | Type::Array(..) => {
-                let parts: Vec<Type> = match elem {
-                    Type::Tuple(ts) => ts.clone(),
-                    Type::Record(_, fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
-                    Type::Array(t, n) => vec![(**t).clone(); *n],
-                    _ => unreachable!(),
-                };
+                let parts = parts(elem);
                 let mut out = Vec::new();
                 let mut at = 0;
                 for p in parts {
@@ -1817,12 +1789,7 @@ impl<'r> KernelGen<'r> {
             }
             Type::Unit => Ok(V::unit()),
             Type::Tuple(_) | Type::Record(..) | Type::Array(..) => {
-                let parts: Vec<Type> = match elem {
-                    Type::Tuple(ts) => ts.clone(),
-                    Type::Record(_, fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
-                    Type::Array(t, n) => vec![(**t).clone(); *n],
-                    _ => unreachable!(),
-                };
+                let parts = parts(elem);
                 let mut w = Vec::new();
                 let mut k = 0;
                 for p in parts {

@@ -7,7 +7,7 @@ use super::codegen::{columns, launch_name, words, Launch, LaunchKind, Word};
 use super::device::{DevBuf, Kernel, Session};
 use crate::cpu::abi::{Arena, MAX_RANK};
 use crate::cpu::pool::{Failure, FAIL_LENGTHS};
-use crate::typing::{constant_lit, field_type};
+use crate::typing::{constant_lit, field_offset, parts};
 use accel_ir::passes::typecheck::const_type;
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
 use std::collections::HashMap;
@@ -767,38 +767,13 @@ fn unit() -> HostVal {
     }
 }
 
-/// The parts of a tuple, record or array type, in order.
-fn parts(t: &Type) -> Vec<Type> {
-    match t {
-        Type::Tuple(ts) => ts.clone(),
-        Type::Record(_, fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
-        Type::Array(e, n) => vec![(**e).clone(); *n],
-        _ => vec![],
-    }
-}
-
 fn field(v: &HostVal, f: &str) -> R<HostVal> {
-    let ft = field_type(&v.ty, f)?;
-    let names: Vec<(String, Type)> = match &v.ty {
-        Type::Record(_, fs) => fs.clone(),
-        t => parts(t)
-            .into_iter()
-            .enumerate()
-            .map(|(k, t)| (k.to_string(), t))
-            .collect(),
-    };
-    let mut off = 0;
-    for (name, t) in names {
-        let n = words(&t)?.len();
-        if name == f {
-            return Ok(HostVal {
-                ty: ft,
-                w: v.w[off..off + n].to_vec(),
-            });
-        }
-        off += n;
-    }
-    Err(format!("no field `{f}` in {}", v.ty))
+    let (ft, off) = field_offset(&v.ty, f, |t| Ok(words(t)?.len()))?;
+    let n = words(&ft)?.len();
+    Ok(HostVal {
+        ty: ft,
+        w: v.w[off..off + n].to_vec(),
+    })
 }
 
 fn scalar(v: &HostVal) -> R<ScalarType> {
