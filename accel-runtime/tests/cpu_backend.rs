@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 mod common;
 
-use common::{agree, agree_scaled};
+use common::{agree, agree_scaled, panic_message};
 
 #[derive(Accel, Clone, Copy, Debug, PartialEq)]
 struct Particle {
@@ -168,12 +168,6 @@ fn aliasing_views_share_one_buffer_in_compiled_code() {
         accelerate!(parallel_loop(64 * 64, |k| m.set([k / 64, k % 64], (k % 64) as f32)))
     });
     assert_eq!(m.get([63, 5]), 5.0);
-}
-
-fn panic_message(f: impl FnOnce()) -> String {
-    let err =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the site panics");
-    err.downcast_ref::<String>().cloned().unwrap_or_default()
 }
 
 #[test]

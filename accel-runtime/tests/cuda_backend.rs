@@ -6,6 +6,7 @@
 use accel_runtime::prelude::*;
 
 mod common;
+use common::panic_message;
 
 fn site_of(marker: &str) -> String {
     common::site_of("cuda_backend.rs", include_str!("cuda_backend.rs"), marker)
@@ -147,11 +148,15 @@ fn child_runs_a_site_on_the_device() {
     let s: f32 = accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, &v)));
     println!("child result {s}");
     if std::env::var("ACCEL_MODE").is_err() {
-        // A reduction over rows: not for the CUDA backend yet, so the CPU runs it.
-        let rows = vec![vec![1i64, 2], vec![3, 4]];
-        let sums: Vec<i64> =
-            accelerate!(reduce(|a, b| map2(|x, y| x + y, a, b), vec![0, 0], &rows)); // rows
-        println!("child sums {sums:?}");
+        // A mutable variable between launches: not for the CUDA backend's host program
+        // yet, so the CPU runs the site.
+        let w = vec![1i64, 2, 3];
+        let sum: i64 = accelerate!({
+            let mut t = reduce(|a, b| a + b, 0, &w);
+            t += 4;
+            t
+        }); // host variable
+        println!("child sum {sum}");
     }
     println!(
         "nvrtc calls {}",
@@ -264,16 +269,16 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
         err.contains(&format!("[accel] {site}: cuda: ran in")),
         "{err}"
     );
-    assert!(out.contains("child sums [4, 6]"), "{out}");
-    let rows = site_of("// rows");
+    assert!(out.contains("child sum 10"), "{out}");
+    let host = site_of("// host variable");
     assert!(
         err.contains(&format!(
-            "[accel] {rows}: cuda: the cuda backend cannot compile a reduce over elements of type [i64] yet; running on the CPU instead"
+            "[accel] {host}: cuda: the cuda backend cannot compile mutable variables outside parallel operations yet; running on the CPU instead"
         )),
         "{err}"
     );
     assert!(
-        err.contains(&format!("[accel] {rows}: cpu: compiled in")),
+        err.contains(&format!("[accel] {host}: cpu: compiled in")),
         "{err}"
     );
 }
@@ -381,4 +386,136 @@ fn vec_literals_inside_elements_live_in_the_arena_too() {
     });
     let expected: Vec<i32> = xs.iter().map(|&x| 2 * x + 3 * (x + 1)).collect();
     assert_eq!(got, expected);
+}
+
+/// `f` gives `expected` in every mode (debug, cpu, and cuda on the GPU or the emulator,
+/// its kernels compiled by NVRTC): the cuda run must compile, not fall back.
+fn everywhere<R: Accel + PartialEq + std::fmt::Debug>(expected: R, f: impl Fn() -> R) {
+    assert_eq!(common::agree(&f), expected);
+    if device() {
+        assert_eq!(on_device(&f), expected);
+    }
+}
+
+#[test]
+fn reductions_and_scans_over_rows_keep_their_running_rows_on_the_device() {
+    // Sizes around the chunks (the emulator runs 2 blocks of 32 threads; a GPU more).
+    for n in [0usize, 1, 2, 3, 65, 1000, 5000] {
+        let rows: Vec<Vec<i64>> = (0..n as i64).map(|i| vec![i, 1, -i * i]).collect();
+        let sums = vec![
+            rows.iter().map(|r| r[0]).sum::<i64>(),
+            n as i64,
+            rows.iter().map(|r| r[2]).sum::<i64>(),
+        ];
+        everywhere(sums, || {
+            accelerate!(reduce(
+                |a, b| map2(|x, y| x + y, a, b),
+                vec![0i64; 3],
+                &rows
+            ))
+        });
+        let mut run = vec![0i64; 3];
+        let prefixes: Vec<Vec<i64>> = rows
+            .iter()
+            .map(|r| {
+                run = run.iter().zip(r).map(|(a, b)| a + b).collect();
+                run.clone()
+            })
+            .collect();
+        everywhere(prefixes, || {
+            accelerate!(scan(|a, b| map2(|x, y| x + y, a, b), vec![0i64; 3], &rows))
+        });
+    }
+}
+
+#[accel]
+fn matmul2(a: Vec<i64>, b: Vec<i64>) -> Vec<i64> {
+    // 2x2 matrices, row-major, modulo a prime: associative, not commutative.
+    create(4, |k| {
+        let (i, j) = (k / 2, k % 2);
+        (a[2 * i] * b[j] + a[2 * i + 1] * b[2 + j]) % 1_000_003
+    })
+}
+
+#[test]
+fn row_folds_keep_the_order_of_a_non_commutative_operator() {
+    for n in [1usize, 7, 64, 65, 700, 3000] {
+        let ms: Vec<Vec<i64>> = (0..n as i64)
+            .map(|i| vec![1 + i % 5, i % 3, (i * 7) % 4, 1 + i % 2])
+            .collect();
+        let mul = |a: &[i64], b: &[i64]| -> Vec<i64> {
+            (0..4)
+                .map(|k| {
+                    let (i, j) = (k / 2, k % 2);
+                    (a[2 * i] * b[j] + a[2 * i + 1] * b[2 + j]) % 1_000_003
+                })
+                .collect()
+        };
+        let mut acc = vec![1i64, 0, 0, 1];
+        let mut prefixes = Vec::new();
+        for m in &ms {
+            acc = mul(&acc, m);
+            prefixes.push(acc.clone());
+        }
+        everywhere(acc, || {
+            accelerate!(reduce(matmul2, vec![1i64, 0, 0, 1], &ms))
+        });
+        everywhere(prefixes, || {
+            accelerate!(scan(matmul2, vec![1i64, 0, 0, 1], &ms))
+        });
+    }
+}
+
+#[test]
+#[allow(clippy::useless_vec)] // `vec!` is what is under test
+fn rows_that_are_values_vec_literals_and_nested_scans() {
+    let n = 300usize;
+    everywhere(
+        (0..n).map(|i| vec![i, 2 * i, 3 * i]).collect::<Vec<_>>(),
+        || accelerate!(create(n, |i| vec![i, 2 * i, 3 * i])),
+    );
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    everywhere(xs.iter().map(|&x| vec![x, -x]).collect::<Vec<_>>(), || {
+        accelerate!(map(|x| vec![x, -x], &xs))
+    });
+    let rows: Vec<Vec<i32>> = (0..n as i32).map(|i| vec![i, 1, 2, i % 7]).collect();
+    let scanned: Vec<Vec<i32>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .scan(0, |s, x| {
+                    *s += x;
+                    Some(*s)
+                })
+                .collect()
+        })
+        .collect();
+    everywhere(scanned, || {
+        accelerate!(map(|row| scan(|a, b| a + b, 0, row), &rows))
+    });
+    // Irregular rows are an error in every mode; on the device it names the site.
+    if device() {
+        let msg = panic_message(|| drop(on_device(|| accelerate!(create(3, |i| vec![i; i])))));
+        assert!(msg.contains("irregular"), "unexpected message: {msg}");
+    }
+}
+
+#[test]
+fn tensor_shapes_on_the_host_and_in_kernels() {
+    let t = Tensor::<f64>::zeros(&[4, 5]);
+    let run = |out: &Tensor<usize>| {
+        accelerate!(parallel_loop(t.shape()[0] * t.shape()[1], |k| {
+            let s = t.shape();
+            out.set([k], s[0] * 100 + t.shape()[1] * 10 + s.len() + t.rank())
+        }))
+    };
+    let expected = vec![454usize; 20];
+    let out = Tensor::<usize>::zeros(&[20]);
+    with_mode(Mode::Debug, || run(&out));
+    assert_eq!(out.to_vec(), expected);
+    if device() {
+        let out = Tensor::<usize>::zeros(&[20]);
+        on_device(|| run(&out));
+        assert_eq!(out.to_vec(), expected);
+    }
 }

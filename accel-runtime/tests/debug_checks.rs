@@ -9,18 +9,10 @@ fn debug<R>(f: impl FnOnce() -> R) -> R {
 }
 
 mod common;
+use common::panic_message;
 
 fn site_of(marker: &str) -> String {
     common::site_of("debug_checks.rs", include_str!("debug_checks.rs"), marker)
-}
-
-fn panic_message(f: impl FnOnce()) -> String {
-    let err =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the site panics");
-    err.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 #[accel]

@@ -20,6 +20,7 @@ fn child_uses_a_rank_4_tensor() {
 }
 
 mod common;
+use common::panic_message;
 
 fn site_of(marker: &str) -> String {
     common::site_of("modes.rs", include_str!("modes.rs"), marker)
@@ -112,11 +113,6 @@ fn the_tensor_rank_bound_is_configurable() {
         ),
         "{err}"
     );
-}
-
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let err = std::panic::catch_unwind(f).expect_err("the site panics");
-    err.downcast_ref::<String>().cloned().unwrap_or_default()
 }
 
 #[test]

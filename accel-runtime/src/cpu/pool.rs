@@ -59,6 +59,7 @@ pub const FAIL_RANK: u32 = 5;
 pub const FAIL_SLICE: u32 = 6;
 pub const FAIL_LENGTHS: u32 = 7;
 pub const FAIL_IRREGULAR: u32 = 8;
+pub const FAIL_ROW_LENGTH: u32 = 9;
 
 impl Failure {
     /// What went wrong, in words.
@@ -79,6 +80,10 @@ impl Failure {
             FAIL_LENGTHS => format!("map2 lengths differ: {} vs {}", self.a, self.b),
             FAIL_IRREGULAR => format!(
                 "a produced sequence of sequences is irregular: row 0 has {} elements, another row {}",
+                self.a, self.b
+            ),
+            FAIL_ROW_LENGTH => format!(
+                "a reduce or scan over rows changed the row length: the neutral element has {} elements, a combined row {}",
                 self.a, self.b
             ),
             k => format!("compiled code failed (kind {k})"),

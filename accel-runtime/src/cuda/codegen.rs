@@ -68,6 +68,13 @@ pub enum LaunchKind {
     Reduce { elem: Type, commutative: bool },
     /// Inclusive `scan` (kernels `NAME_part`, `NAME_carry`, `NAME_final`).
     Scan { elem: Type },
+    /// `reduce` over rows of `elem` with a row as neutral element (the host variable `ne`,
+    /// whose length is every row's): kernels `NAME_part` (each thread folds a contiguous
+    /// chunk into its row of the totals) and `NAME_final` (one block folds the totals).
+    RowReduce { elem: Type, ne: String },
+    /// Inclusive `scan` over rows: `NAME_part` as for `RowReduce`, `NAME_carry` (one block:
+    /// the carry into each thread's chunk), `NAME_final` (each chunk rescanned in place).
+    RowScan { elem: Type, ne: String },
 }
 
 /// One top-level parallel operation.
@@ -89,8 +96,10 @@ impl Launch {
         match self.kind {
             LaunchKind::Map { .. } | LaunchKind::Loop => vec![k.clone()],
             LaunchKind::Rows { .. } => vec![format!("{k}_len"), k.clone()],
-            LaunchKind::Reduce { .. } => vec![format!("{k}_part"), format!("{k}_final")],
-            LaunchKind::Scan { .. } => vec![
+            LaunchKind::Reduce { .. } | LaunchKind::RowReduce { .. } => {
+                vec![format!("{k}_part"), format!("{k}_final")]
+            }
+            LaunchKind::Scan { .. } | LaunchKind::RowScan { .. } => vec![
                 format!("{k}_part"),
                 format!("{k}_carry"),
                 format!("{k}_final"),
@@ -214,7 +223,7 @@ fn bits(s: ScalarType) -> u32 {
 /// The failure kinds kernels record (the CPU backend's numbering, so that messages agree).
 pub use crate::cpu::pool::{
     FAIL_DIV_OVERFLOW, FAIL_DIV_ZERO, FAIL_INDEX, FAIL_IRREGULAR, FAIL_LENGTHS, FAIL_RANK,
-    FAIL_SLICE,
+    FAIL_ROW_LENGTH, FAIL_SLICE,
 };
 
 /// Helpers every generated file starts with.
@@ -395,7 +404,10 @@ impl Gen {
                 let seq_len = matches!(rt, Type::Seq(_) | Type::Tensor(_) | Type::Array(..))
                     && matches!(method.as_str(), "len" | "is_empty")
                     && args.is_empty();
-                if !(scalar_method || seq_len) {
+                let tensor_dims = matches!(rt, Type::Tensor(_))
+                    && matches!(method.as_str(), "shape" | "rank")
+                    && args.is_empty();
+                if !(scalar_method || seq_len || tensor_dims) {
                     return Err(unsupported(format!(
                         "`.{method}()` outside parallel operations"
                     )));
@@ -484,11 +496,9 @@ impl Gen {
                     return Err("create of a non-sequence".into());
                 };
                 let kind = match *elem {
-                    Type::Seq(ref row) if is_flat(row) && row_parts(&args[1]).is_some() => {
-                        LaunchKind::Rows {
-                            elem: (**row).clone(),
-                        }
-                    }
+                    Type::Seq(ref row) if is_flat(row) => LaunchKind::Rows {
+                        elem: (**row).clone(),
+                    },
                     ref e if is_flat(e) => LaunchKind::Map { elem: e.clone() },
                     _ => {
                         return Err(unsupported(format!(
@@ -544,6 +554,11 @@ impl Gen {
                     }
                 };
                 let elem = self.type_of(&args[1])?;
+                if let Type::Seq(row) = &elem {
+                    if is_flat(row) {
+                        return self.row_fold(op, args, xs_len, element, row);
+                    }
+                }
                 if !is_flat(&elem) {
                     return Err(unsupported(format!(
                         "a {} over elements of type {elem}",
@@ -622,6 +637,58 @@ impl Gen {
                 });
             }
         };
+        self.launch(op, args, n, kind, elem_fn)
+    }
+
+    /// A `reduce` or `scan` whose elements are rows: the neutral element is evaluated once
+    /// on the host (its length is the rows'), and the kernels keep their running rows in
+    /// device memory.
+    fn row_fold(
+        &mut self,
+        op: ParOp,
+        args: &[Expr],
+        n: Expr,
+        element: Expr,
+        row: &Type,
+    ) -> R<Expr> {
+        let ne = match &args[1] {
+            Expr::Var(v) if self.host_scope.contains_key(v) => v.clone(),
+            other => {
+                let name = format!("accel#ne{}", self.launches.len());
+                let t = self.type_of(other)?;
+                let lowered = self.host(other)?;
+                self.host_scope.insert(name.clone(), t.clone());
+                let mut again = args.to_vec();
+                again[1] = Expr::var(&name);
+                let launch = self.par(op, &again)?;
+                return Ok(Expr::Block {
+                    stmts: vec![Stmt::Let {
+                        pat: Pat::bind(&name),
+                        ty: t,
+                        init: Some(lowered),
+                    }],
+                    result: Some(Box::new(launch)),
+                });
+            }
+        };
+        let elem = row.clone();
+        let kind = if op == ParOp::Reduce {
+            LaunchKind::RowReduce { elem, ne }
+        } else {
+            LaunchKind::RowScan { elem, ne }
+        };
+        self.launch(op, args, n, kind, Some((element, Some(args[0].clone()))))
+    }
+
+    /// Generates the kernels of one launch and returns the host program's call of it.
+    fn launch(
+        &mut self,
+        op: ParOp,
+        args: &[Expr],
+        n: Expr,
+        kind: LaunchKind,
+        elem_fn: Option<(Expr, Option<Expr>)>,
+    ) -> R<Expr> {
         let k = self.launches.len();
         let kernel = format!("accel_k{k}");
         // The host variables the kernels read: everything the operation mentions that the
@@ -669,6 +736,12 @@ impl Gen {
             LaunchKind::Scan { elem } => {
                 let op_fn = op_fn.expect("a scan has an operator");
                 let src = kg.scan_kernels(&kernel, &f, &op_fn, &args[1], elem)?;
+                self.source.push_str(&src);
+            }
+            LaunchKind::RowReduce { elem, ne } | LaunchKind::RowScan { elem, ne } => {
+                let op_fn = op_fn.expect("a reduction has an operator");
+                let scan = matches!(kind, LaunchKind::RowScan { .. });
+                let src = kg.row_fold_kernels(&kernel, &f, &op_fn, ne, elem, scan)?;
                 self.source.push_str(&src);
             }
         }
@@ -860,9 +933,20 @@ impl<'r> KernelGen<'r> {
     }
 
     fn out_columns(&mut self, elem: &Type, first: usize) -> R<(Vec<String>, Vec<String>)> {
+        self.named_columns("out", elem, first)
+    }
+
+    /// Kernel parameters `PREFIXk` for the columns of a sequence of `elem`, and the
+    /// declarations of their typed pointers `PREFIXk_c`.
+    fn named_columns(
+        &mut self,
+        prefix: &str,
+        elem: &Type,
+        first: usize,
+    ) -> R<(Vec<String>, Vec<String>)> {
         let kinds = columns(elem)?;
         let names: Vec<String> = (0..kinds.len())
-            .map(|k| format!("out{}", first + k))
+            .map(|k| format!("{prefix}{}", first + k))
             .collect();
         let typed = kinds
             .iter()
@@ -933,10 +1017,14 @@ impl<'r> KernelGen<'r> {
         Ok(src)
     }
 
-    /// The kernels of a `create` whose elements are rows made by a `create` (after the
-    /// element's `let`s): their lengths first, then the rows, packed at `i * m`.
+    /// The kernels of a `create` whose elements are rows: their lengths first, then the
+    /// rows, packed at `i * m`.
     fn rows_kernels(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
-        let (param, stmts, m, g) = row_parts(f).ok_or("a row-producing closure")?;
+        let Some((param, stmts, m, g)) = row_parts(f) else {
+            return self.row_values_kernels(name, f, elem);
+        };
+        // Each row made by a `create` (after the element's `let`s): its length alone is
+        // computed first, then the row straight into place.
         let prefix = |m: &Expr| Expr::Block {
             stmts: stmts.clone(),
             result: Some(Box::new(m.clone())),
@@ -976,6 +1064,267 @@ impl<'r> KernelGen<'r> {
         self.depth -= 1;
         self.line("}");
         self.line("accel_arena_reset(&arena);");
+        self.depth -= 1;
+        self.line("}");
+        src.push_str(&self.end());
+        Ok(src)
+    }
+
+    /// Rows that are values (a `vec!` literal, a captured row, a sequential operation's
+    /// result): each is computed for its length, then again to be copied into place.
+    fn row_values_kernels(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
+        self.begin(&format!("{name}_len"), &["n", "lens"])?;
+        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.depth += 1;
+        let row = self.apply_index(f, "i")?;
+        self.line(&format!("((ull*)lens)[i] = {};", row.w[0]));
+        self.line("accel_arena_reset(&arena);");
+        self.depth -= 1;
+        self.line("}");
+        let mut src = self.end();
+        self.scope.clear();
+        let (outs, typed) = self.out_columns(elem, 0)?;
+        let mut extra = vec!["n", "m", "lens"];
+        extra.extend(outs.iter().map(|s| s.as_str()));
+        self.begin(name, &extra)?;
+        for t in typed {
+            self.line(&t);
+        }
+        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.depth += 1;
+        self.line(&format!(
+            "if (((const ull*)lens)[i] != m) {{ accel_fail(err, {FAIL_IRREGULAR}, m, ((const ull*)lens)[i]); continue; }}"
+        ));
+        let row = self.apply_index(f, "i")?;
+        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
+        self.copy_row(&row, &cols, "i * m", "m");
+        self.line("accel_arena_reset(&arena);");
+        self.depth -= 1;
+        self.line("}");
+        src.push_str(&self.end());
+        Ok(src)
+    }
+
+    /// Copies the first `m` elements of a row value (a sequence of flat elements) to
+    /// columns `cols` from index `at` on.
+    fn copy_row(&mut self, row: &V, cols: &[String], at: &str, m: &str) {
+        let j = self.fresh("j");
+        self.line(&format!("for (ull {j} = 0; {j} < {m}; {j}++) {{"));
+        for (c, src) in cols.iter().zip(&row.w[1..]) {
+            self.line(&format!("    {c}[{at} + {j}] = {src}[{j}];"));
+        }
+        self.line("}");
+    }
+
+    /// Row `at` (of length `m`) of rows of `elem` packed in columns `cols`, as a value.
+    fn row_view(elem: &Type, cols: &[String], at: &str, m: &str) -> V {
+        let w = cols.iter().map(|c| format!("({c} + ({at}) * {m})"));
+        V {
+            ty: Type::Seq(Box::new(elem.clone())),
+            w: std::iter::once(m.to_string()).chain(w).collect(),
+        }
+    }
+
+    /// `dst[at] = op(acc, x)` for rows of length `m` (a combined row of another length is
+    /// a failure). Safe when the result is `acc` or `x` itself: `dst` row `at` is never
+    /// `x`, and copying a row onto itself changes nothing.
+    fn combine_rows_into(
+        &mut self,
+        op: &Expr,
+        acc: V,
+        x: V,
+        dst: &[String],
+        at: &str,
+        m: &str,
+    ) -> R<()> {
+        let r = self.apply(op, vec![acc, x])?;
+        self.line(&format!(
+            "if ({} != {m}) accel_fail(err, {FAIL_ROW_LENGTH}, {m}, {}); else {{",
+            r.w[0], r.w[0]
+        ));
+        self.depth += 1;
+        self.copy_row(&r, dst, &format!("({at}) * {m}"), m);
+        self.depth -= 1;
+        self.line("}");
+        self.line("accel_arena_reset(&arena);");
+        Ok(())
+    }
+
+    /// The kernels of a `reduce` or `scan` over rows (see [`LaunchKind::RowReduce`]). The
+    /// running rows live in device memory, each thread's in its own row: the totals
+    /// (`tot`), for scans also the carries (`car`) and one block's scratch rows (`scr`).
+    fn row_fold_kernels(
+        &mut self,
+        name: &str,
+        f: &Expr,
+        op: &Expr,
+        ne: &str,
+        elem: &Type,
+        scan: bool,
+    ) -> R<String> {
+        let cols =
+            |names: &[String]| -> Vec<String> { names.iter().map(|o| format!("{o}_c")).collect() };
+        // 1. Each thread folds its contiguous chunk into its row of the totals.
+        let (tot, typed) = self.named_columns("tot", elem, 0)?;
+        let mut extra = vec!["n", "chunk"];
+        extra.extend(tot.iter().map(|s| s.as_str()));
+        self.begin(&format!("{name}_part"), &extra)?;
+        for t in typed {
+            self.line(&t);
+        }
+        let tot_c = cols(&tot);
+        let nev = self
+            .scope
+            .get(ne)
+            .cloned()
+            .ok_or("the neutral row is not bound")?;
+        let m = nev.w[0].clone();
+        self.line("const ull t = blockIdx.x * (ull)blockDim.x + threadIdx.x;");
+        self.line("const ull lo = t * chunk;");
+        self.line("if (lo < n) {");
+        self.depth += 1;
+        self.line("const ull hi = lo + chunk < n ? lo + chunk : n;");
+        self.copy_row(&nev, &tot_c, &format!("t * {m}"), &m);
+        self.line("for (ull i = lo; i < hi; i++) {");
+        self.depth += 1;
+        let x = self.apply_index(f, "i")?;
+        let acc = Self::row_view(elem, &tot_c, "t", &m);
+        self.combine_rows_into(op, acc, x, &tot_c, "t", &m)?;
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        let mut src = self.end();
+
+        if !scan {
+            // 2. One block: each thread folds its part of the totals into the part's first
+            // row, then an order-keeping tree over those rows; the result is row 0.
+            self.scope.clear();
+            let (tot, typed) = self.named_columns("tot", elem, 0)?;
+            let mut extra = vec!["count"];
+            extra.extend(tot.iter().map(|s| s.as_str()));
+            self.begin(&format!("{name}_final"), &extra)?;
+            for t in typed {
+                self.line(&t);
+            }
+            let tot_c = cols(&tot);
+            let m = self.scope.get(ne).ok_or("the neutral row is not bound")?.w[0].clone();
+            self.line("const ull per = (count + blockDim.x - 1) / blockDim.x;");
+            self.line("const ull lo = threadIdx.x * per;");
+            self.line("const ull hi = lo + per < count ? lo + per : count;");
+            self.line("for (ull r = lo + 1; r < hi; r++) {");
+            self.depth += 1;
+            let acc = Self::row_view(elem, &tot_c, "lo", &m);
+            let x = Self::row_view(elem, &tot_c, "r", &m);
+            self.combine_rows_into(op, acc, x, &tot_c, "lo", &m)?;
+            self.depth -= 1;
+            self.line("}");
+            self.line("const ull active = (count + per - 1) / per;");
+            self.line("__syncthreads();");
+            self.line("for (ull s = 1; s < active; s *= 2) {");
+            self.depth += 1;
+            self.line("if (threadIdx.x % (2 * s) == 0 && threadIdx.x + s < active) {");
+            self.depth += 1;
+            let acc = Self::row_view(elem, &tot_c, "lo", &m);
+            let x = Self::row_view(elem, &tot_c, "(threadIdx.x + s) * per", &m);
+            self.combine_rows_into(op, acc, x, &tot_c, "lo", &m)?;
+            self.depth -= 1;
+            self.line("}");
+            self.line("__syncthreads();");
+            self.depth -= 1;
+            self.line("}");
+            src.push_str(&self.end());
+            return Ok(src);
+        }
+
+        // 2. One block: the carry into each chunk (an exclusive scan of the totals). Each
+        // thread totals its part of them (scratch rows 0..B), one thread scans those
+        // (carries into the parts: scratch rows B..2B), each thread rescans its part.
+        self.scope.clear();
+        let (tot, typed_tot) = self.named_columns("tot", elem, 0)?;
+        let (car, typed_car) = self.named_columns("car", elem, 0)?;
+        let (scr, typed_scr) = self.named_columns("scr", elem, 0)?;
+        let mut extra = vec!["count"];
+        extra.extend(tot.iter().chain(&car).chain(&scr).map(|s| s.as_str()));
+        self.begin(&format!("{name}_carry"), &extra)?;
+        for t in typed_tot.into_iter().chain(typed_car).chain(typed_scr) {
+            self.line(&t);
+        }
+        let (tot_c, car_c, scr_c) = (cols(&tot), cols(&car), cols(&scr));
+        let nev = self
+            .scope
+            .get(ne)
+            .cloned()
+            .ok_or("the neutral row is not bound")?;
+        let m = nev.w[0].clone();
+        self.line("const ull b = threadIdx.x;");
+        self.line("const ull per = (count + blockDim.x - 1) / blockDim.x;");
+        self.line("const ull lo = b * per < count ? b * per : count;");
+        self.line("const ull hi = lo + per < count ? lo + per : count;");
+        self.copy_row(&nev, &scr_c, &format!("b * {m}"), &m);
+        self.line("for (ull r = lo; r < hi; r++) {");
+        self.depth += 1;
+        let acc = Self::row_view(elem, &scr_c, "b", &m);
+        let x = Self::row_view(elem, &tot_c, "r", &m);
+        self.combine_rows_into(op, acc, x, &scr_c, "b", &m)?;
+        self.depth -= 1;
+        self.line("}");
+        self.line("__syncthreads();");
+        self.line("if (b == 0) {");
+        self.depth += 1;
+        self.copy_row(&nev, &scr_c, &format!("blockDim.x * {m}"), &m);
+        self.line("for (ull p = 0; p + 1 < blockDim.x; p++) {");
+        self.depth += 1;
+        let acc = Self::row_view(elem, &scr_c, "blockDim.x + p", &m);
+        let x = Self::row_view(elem, &scr_c, "p", &m);
+        self.combine_rows_into(op, acc, x, &scr_c, "blockDim.x + p + 1", &m)?;
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        self.line("__syncthreads();");
+        self.line("if (lo < hi) {");
+        self.depth += 1;
+        let from = Self::row_view(elem, &scr_c, "blockDim.x + b", &m);
+        self.copy_row(&from, &car_c, &format!("lo * {m}"), &m);
+        self.line("for (ull r = lo; r + 1 < hi; r++) {");
+        self.depth += 1;
+        let acc = Self::row_view(elem, &car_c, "r", &m);
+        let x = Self::row_view(elem, &tot_c, "r", &m);
+        self.combine_rows_into(op, acc, x, &car_c, "r + 1", &m)?;
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        src.push_str(&self.end());
+
+        // 3. Each thread rescans its chunk from its carry, straight into the result rows.
+        self.scope.clear();
+        let (car, typed_car) = self.named_columns("car", elem, 0)?;
+        let (outs, typed_out) = self.out_columns(elem, 0)?;
+        let mut extra = vec!["n", "chunk"];
+        extra.extend(car.iter().chain(&outs).map(|s| s.as_str()));
+        self.begin(&format!("{name}_final"), &extra)?;
+        for t in typed_car.into_iter().chain(typed_out) {
+            self.line(&t);
+        }
+        let (car_c, out_c) = (cols(&car), cols(&outs));
+        let m = self.scope.get(ne).ok_or("the neutral row is not bound")?.w[0].clone();
+        self.line("const ull t = blockIdx.x * (ull)blockDim.x + threadIdx.x;");
+        self.line("const ull lo = t * chunk;");
+        self.line("if (lo < n) {");
+        self.depth += 1;
+        self.line("const ull hi = lo + chunk < n ? lo + chunk : n;");
+        let x = self.apply_index(f, "lo")?;
+        let acc = Self::row_view(elem, &car_c, "t", &m);
+        self.combine_rows_into(op, acc, x, &out_c, "lo", &m)?;
+        self.line("for (ull i = lo + 1; i < hi; i++) {");
+        self.depth += 1;
+        let x = self.apply_index(f, "i")?;
+        let acc = Self::row_view(elem, &out_c, "i - 1", &m);
+        self.combine_rows_into(op, acc, x, &out_c, "i", &m)?;
+        self.depth -= 1;
+        self.line("}");
         self.depth -= 1;
         self.line("}");
         src.push_str(&self.end());
@@ -1418,6 +1767,22 @@ impl<'r> KernelGen<'r> {
                 self.field(&v, f)
             }
             Expr::Index(b, i) => {
+                if let Expr::Method { recv, method, .. } = &**b {
+                    if method == "shape" && matches!(self.type_of(recv)?, Type::Tensor(_)) {
+                        let t = self.expr(recv)?;
+                        // `t.shape()[k]`: one of the tensor's words, no sequence made.
+                        let k = self.expr(i)?.w[0].clone();
+                        let rank = &t.w[1];
+                        self.line(&format!(
+                            "if ({k} >= {rank}) accel_fail(err, {FAIL_INDEX}, {k}, {rank});"
+                        ));
+                        let mut d = "0ULL".to_string();
+                        for j in (0..crate::cpu::abi::MAX_RANK).rev() {
+                            d = format!("({k} == {j} ? {} : {d})", t.w[2 + j]);
+                        }
+                        return Ok(usize_v(self.let_("ull", "dim", &d)));
+                    }
+                }
                 let v = self.expr(b)?;
                 let i = self.expr(i)?;
                 self.index(&v, &i.w[0])
@@ -1845,7 +2210,7 @@ impl<'r> KernelGen<'r> {
     /// A parallel operation inside a kernel: a sequential loop.
     fn nested(&mut self, op: ParOp, args: &[Expr]) -> R<V> {
         match op {
-            ParOp::Reduce => {
+            ParOp::Reduce | ParOp::Scan => {
                 let ne = self.expr(&args[1])?;
                 let acc = self.copy(&ne, "acc")?;
                 // The input: a delayed array (its closure applied per index) or a value.
@@ -1863,6 +2228,13 @@ impl<'r> KernelGen<'r> {
                         (v.w[0].clone(), None, Some(v))
                     }
                 };
+                // A scan's prefixes go to the arena.
+                let out = if op == ParOp::Scan {
+                    Some(self.arena_columns(&acc.ty, &n)?)
+                } else {
+                    None
+                };
+                let n = out.as_ref().map_or(n, |(len, _)| len.clone());
                 let j = self.fresh("j");
                 self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
                 self.depth += 1;
@@ -1873,9 +2245,18 @@ impl<'r> KernelGen<'r> {
                 };
                 let r = self.apply(&args[0], vec![acc.clone(), x])?;
                 self.assign_words(&acc, &r);
+                if let Some((_, cols)) = &out {
+                    self.store_columns(&acc, cols, &j);
+                }
                 self.depth -= 1;
                 self.line("}");
-                Ok(acc)
+                Ok(match out {
+                    Some((len, cols)) => V {
+                        ty: Type::Seq(Box::new(acc.ty)),
+                        w: [vec![len], cols].concat(),
+                    },
+                    None => acc,
+                })
             }
             ParOp::ParallelLoop => {
                 let n = self.expr(&args[0])?.w[0].clone();
@@ -2179,6 +2560,22 @@ impl<'r> KernelGen<'r> {
                     self.line(&format!("if ({ok}) {}[{flat}] = {value};", t.w[0]));
                     Ok(V::unit())
                 }
+            }
+            "shape" => {
+                // A shape as a sequence needs memory: the dimensions copied to the arena.
+                let usize_ty = Type::Scalar(ScalarType::Usize);
+                let (n, cols) = self.arena_columns(&usize_ty, &t.w[1])?;
+                for k in 0..crate::cpu::abi::MAX_RANK {
+                    self.line(&format!(
+                        "if ({k} < {n}) {}[{k}] = {};",
+                        cols[0],
+                        t.w[2 + k]
+                    ));
+                }
+                Ok(V {
+                    ty: Type::Seq(Box::new(usize_ty)),
+                    w: [vec![n], cols].concat(),
+                })
             }
             m => Err(unsupported(format!("`.{m}()` on a tensor in kernel code"))),
         }
@@ -2542,19 +2939,24 @@ mod tests {
 
     #[test]
     fn what_is_not_supported_yet_is_named() {
-        // Rows that are not made by a `create` in the element (here a captured sequence).
+        // A result nested three levels deep.
         let usize_ = Type::Scalar(ScalarType::Usize);
-        let row = Type::Seq(Box::new(usize_.clone()));
-        let rows = Type::Seq(Box::new(row.clone()));
-        let mut f = lam(&["i"], Expr::var("xs"));
-        if let Expr::Lambda { params, .. } = &mut f {
-            params[0].1 = usize_.clone();
-        }
-        let n = Expr::Lit(Lit::Int(2, Some(ScalarType::Usize)));
-        let body = Expr::par(ParOp::Create, vec![n, f]);
+        let seq = |t: &Type| Type::Seq(Box::new(t.clone()));
+        let n = || Expr::Lit(Lit::Int(2, Some(ScalarType::Usize)));
+        let typed = |name: &str, body: Expr| {
+            let mut f = lam(&[name], body);
+            if let Expr::Lambda { params, .. } = &mut f {
+                params[0].1 = Type::Scalar(ScalarType::Usize);
+            }
+            f
+        };
+        let inner = Expr::par(ParOp::Create, vec![n(), typed("k", Expr::var("k"))]);
+        let middle = Expr::par(ParOp::Create, vec![n(), typed("j", inner)]);
+        let body = Expr::par(ParOp::Create, vec![n(), typed("i", middle)]);
+        let result = seq(&seq(&seq(&usize_)));
         assert_eq!(
-            generate(&body, &[("xs".into(), row)], &rows).unwrap_err(),
-            "the cuda backend cannot compile a parallel operation producing a sequence of [usize] yet"
+            generate(&body, &[], &result).unwrap_err(),
+            "the cuda backend cannot compile a parallel operation producing a sequence of [[usize]] yet"
         );
     }
 }

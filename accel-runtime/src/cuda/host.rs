@@ -336,6 +336,16 @@ impl Run<'_, '_> {
             }
             Expr::Method { recv, method, args } => {
                 let r = self.eval(recv)?;
+                if let (Type::Tensor(_), "shape") = (&r.ty, method.as_str()) {
+                    let dims = tensor_dims(&r)
+                        .iter()
+                        .map(|&d| HostVal {
+                            ty: Type::Scalar(ScalarType::Usize),
+                            w: vec![d],
+                        })
+                        .collect::<Vec<_>>();
+                    return self.upload_elements(Type::Scalar(ScalarType::Usize), &dims);
+                }
                 let a = args.iter().map(|x| self.eval(x)).collect::<R<Vec<_>>>()?;
                 method_of(&r, method, &a)
             }
@@ -396,6 +406,21 @@ impl Run<'_, '_> {
                 self.launch(k)
             }
             Expr::Index(b, i) => {
+                // `t.shape()[k]`: the dimension is a host word already.
+                if let Expr::Method { recv, method, .. } = &**b {
+                    if method == "shape" {
+                        let t = self.eval(recv)?;
+                        let k = self.eval(i)?.w[0];
+                        let dims = tensor_dims(&t);
+                        let d = *dims
+                            .get(k as usize)
+                            .ok_or_else(|| index_failure(k, dims.len() as u64))?;
+                        return Ok(HostVal {
+                            ty: Type::Scalar(ScalarType::Usize),
+                            w: vec![d],
+                        });
+                    }
+                }
                 let v = self.eval(b)?;
                 let k = self.eval(i)?.w[0];
                 match v.ty.clone() {
@@ -625,17 +650,7 @@ impl Run<'_, '_> {
                     self.session.download(lens, &mut first)?;
                     m = u64::from_le_bytes(first);
                 }
-                let mut outs = Vec::new();
-                for c in columns(elem)? {
-                    let Word::Ptr(s) = c else {
-                        return Err("a row column is not a pointer".into());
-                    };
-                    let bytes = (n as usize)
-                        .checked_mul(m as usize)
-                        .and_then(|k| k.checked_mul(size_of(s)))
-                        .ok_or("the rows are too large")?;
-                    outs.push(self.alloc(bytes)?);
-                }
+                let outs = self.alloc_rows(elem, n, m)?;
                 if n > 0 {
                     let params = with(&[vec![n, m, lens], outs.clone()].concat(), err);
                     self.session
@@ -687,6 +702,60 @@ impl Run<'_, '_> {
                     w,
                 })
             }
+            LaunchKind::RowReduce { elem, ne } | LaunchKind::RowScan { elem, ne } => {
+                let scan = matches!(l.kind, LaunchKind::RowScan { .. });
+                let ne = self
+                    .env
+                    .get(ne)
+                    .ok_or(format!("`{ne}` is not bound"))?
+                    .clone();
+                let m = ne.w[0];
+                if n == 0 && !scan {
+                    return Ok(ne);
+                }
+                // Each of up to two threads per core's worth of threads folds a contiguous
+                // chunk; `count` chunks in all.
+                let blocks = n.div_ceil(threads).clamp(1, sms * 2);
+                let chunk = n.div_ceil(blocks * threads).max(1);
+                let count = n.div_ceil(chunk);
+                let tot = self.alloc_rows(elem, count, m)?;
+                let outs = if scan {
+                    self.alloc_rows(elem, n, m)?
+                } else {
+                    Vec::new()
+                };
+                if n > 0 {
+                    let params = with(&[vec![n, chunk], tot.clone()].concat(), err);
+                    self.session.launch(kernels[0], blocks as u32, &params)?;
+                    if scan {
+                        let car = self.alloc_rows(elem, count, m)?;
+                        let scr = self.alloc_rows(elem, 2 * threads, m)?;
+                        let params =
+                            with(&[vec![count], tot.clone(), car.clone(), scr].concat(), err);
+                        self.session.launch(kernels[1], 1, &params)?;
+                        let params = with(&[vec![n, chunk], car, outs.clone()].concat(), err);
+                        self.session.launch(kernels[2], blocks as u32, &params)?;
+                    } else {
+                        self.session.launch(
+                            kernels[1],
+                            1,
+                            &with(&[vec![count], tot.clone()].concat(), err),
+                        )?;
+                    }
+                }
+                let row = Type::Seq(Box::new(elem.clone()));
+                Ok(if scan {
+                    HostVal {
+                        ty: Type::Seq(Box::new(row)),
+                        w: [vec![n, m], outs].concat(),
+                    }
+                } else {
+                    HostVal {
+                        ty: row,
+                        w: [vec![m], tot].concat(),
+                    }
+                })
+            }
             LaunchKind::Scan { elem } => {
                 let mut outs = Vec::new();
                 for c in columns(elem)? {
@@ -720,6 +789,24 @@ impl Run<'_, '_> {
                 })
             }
         }
+    }
+}
+
+impl Run<'_, '_> {
+    /// Columns for `rows` rows of `m` elements of `elem`.
+    fn alloc_rows(&mut self, elem: &Type, rows: u64, m: u64) -> R<Vec<u64>> {
+        let mut cols = Vec::new();
+        for c in columns(elem)? {
+            let Word::Ptr(s) = c else {
+                return Err("a row column is not a pointer".into());
+            };
+            let bytes = (rows as usize)
+                .checked_mul(m as usize)
+                .and_then(|k| k.checked_mul(size_of(s)))
+                .ok_or("the rows are too large")?;
+            cols.push(self.alloc(bytes)?);
+        }
+        Ok(cols)
     }
 }
 
@@ -961,10 +1048,8 @@ fn method_of(r: &HostVal, method: &str, a: &[HostVal]) -> R<HostVal> {
             })
         }
         (Type::Array(_, n), "len") => return Ok(usize_val(*n as u64)),
-        (Type::Tensor(_), "len") => {
-            let rank = r.w[1] as usize;
-            return Ok(usize_val(r.w[2..2 + rank].iter().product()));
-        }
+        (Type::Tensor(_), "len") => return Ok(usize_val(tensor_dims(r).iter().product())),
+        (Type::Tensor(_), "rank") => return Ok(usize_val(r.w[1])),
         _ => {}
     }
     let s = scalar(r)?;
@@ -1031,6 +1116,12 @@ fn method_of(r: &HostVal, method: &str, a: &[HostVal]) -> R<HostVal> {
         ty: Type::Scalar(s),
         w: vec![word(s, r)],
     })
+}
+
+/// A tensor's dimensions (its words: pointer, rank, then `MAX_RANK` dimensions).
+fn tensor_dims(t: &HostVal) -> &[u64] {
+    let rank = (t.w[1] as usize).min(MAX_RANK);
+    &t.w[2..2 + rank]
 }
 
 fn word_int(s: ScalarType, v: i128) -> i128 {

@@ -138,3 +138,13 @@ pub fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into(),
     )
 }
+
+/// The message of the panic `f` must raise.
+pub fn panic_message(f: impl FnOnce()) -> String {
+    let err =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("the site panics");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
