@@ -388,11 +388,12 @@ pub(crate) fn run_compiled<R: Accel>(
                     if logging() {
                         first_run_report(site);
                         eprintln!(
-                            "[accel] {}: cuda: ran in {:.3} ms; {} bytes to the GPU, {} back",
+                            "[accel] {}: cuda: ran in {:.3} ms; {} bytes to the GPU, {} back; at most {} bytes of device memory held",
                             site.location(),
                             report.run_ms,
                             report.bytes_in,
-                            report.bytes_out
+                            report.bytes_out,
+                            report.peak_bytes
                         );
                     }
                     r

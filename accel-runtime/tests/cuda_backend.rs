@@ -148,15 +148,15 @@ fn child_runs_a_site_on_the_device() {
     let s: f32 = accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, &v)));
     println!("child result {s}");
     if std::env::var("ACCEL_MODE").is_err() {
-        // A mutable variable between launches: not for the CUDA backend's host program
+        // Assigning to a field between launches: not for the CUDA backend's host program
         // yet, so the CPU runs the site.
         let w = vec![1i64, 2, 3];
-        let sum: i64 = accelerate!({
-            let mut t = reduce(|a, b| a + b, 0, &w);
-            t += 4;
+        let sum: (i64, i64) = accelerate!({
+            let mut t = (reduce(|a, b| a + b, 0, &w), 0);
+            t.1 = 4;
             t
         }); // host variable
-        println!("child sum {sum}");
+        println!("child sum {sum:?}");
     }
     println!(
         "nvrtc calls {}",
@@ -269,11 +269,11 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
         err.contains(&format!("[accel] {site}: cuda: ran in")),
         "{err}"
     );
-    assert!(out.contains("child sum 10"), "{out}");
+    assert!(out.contains("child sum (6, 4)"), "{out}");
     let host = site_of("// host variable");
     assert!(
         err.contains(&format!(
-            "[accel] {host}: cuda: the cuda backend cannot compile mutable variables outside parallel operations yet; running on the CPU instead"
+            "[accel] {host}: cuda: the cuda backend cannot compile assigning to a field or an element outside parallel operations yet; running on the CPU instead"
         )),
         "{err}"
     );
@@ -518,4 +518,83 @@ fn tensor_shapes_on_the_host_and_in_kernels() {
         on_device(|| run(&out));
         assert_eq!(out.to_vec(), expected);
     }
+}
+
+/// Integer diffusion on a line for `steps` steps, one site: a loop of launches between
+/// which the data stays on the device, then its total.
+fn diffuse(n: usize, steps: usize) -> (Vec<i64>, i64) {
+    accelerate!({
+        let mut x = create(n, |i| if i == n / 2 { 1 << 40 } else { 0i64 });
+        let mut done = 0usize;
+        while done < steps {
+            x = create(n, |i| {
+                let l = if i > 0 { x[i - 1] } else { x[i] };
+                let r = if i + 1 < n { x[i + 1] } else { x[i] };
+                (l + 2 * x[i] + r) / 4
+            });
+            done += 1;
+        }
+        let mut total = 0i64;
+        for k in 0..2 {
+            total += reduce(|a, b| a + b, 0, &x) * (k + 1);
+        }
+        (x, total)
+    }) // diffusion
+}
+
+fn diffuse_reference(n: usize, steps: usize) -> (Vec<i64>, i64) {
+    let mut x: Vec<i64> = (0..n)
+        .map(|i| if i == n / 2 { 1 << 40 } else { 0 })
+        .collect();
+    for _ in 0..steps {
+        x = (0..n)
+            .map(|i| {
+                let l = if i > 0 { x[i - 1] } else { x[i] };
+                let r = if i + 1 < n { x[i + 1] } else { x[i] };
+                (l + 2 * x[i] + r) / 4
+            })
+            .collect();
+    }
+    let total = 3 * x.iter().sum::<i64>();
+    (x, total)
+}
+
+#[test]
+fn loops_of_launches_keep_the_data_on_the_device() {
+    for (n, steps) in [(1, 3), (100, 0), (300, 25)] {
+        everywhere(diffuse_reference(n, steps), || diffuse(n, steps));
+    }
+}
+
+#[test]
+#[ignore = "run in a child process by the test below, with its environment set"]
+fn child_runs_a_loop_of_launches() {
+    let (x, _) = diffuse(4096, 40);
+    assert_eq!(x, diffuse_reference(4096, 40).0);
+}
+
+#[test]
+fn a_loop_of_launches_frees_what_no_variable_reaches() {
+    if !device() {
+        return;
+    }
+    let mut env = vec![("ACCEL_MODE", "cuda"), ("ACCEL_LOG", "1")];
+    if !common::gpu_present() {
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, _, err) = common::run_child("child_runs_a_loop_of_launches", &env);
+    assert!(ok, "{err}");
+    let site = site_of("// diffusion");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(&format!("[accel] {site}: cuda: ran in")))
+        .unwrap_or_else(|| panic!("no run line in {err}"));
+    let peak: usize = line
+        .split("at most ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|b| b.parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {line}"));
+    // One sequence is 32 KiB; 40 steps that kept every one would hold 1.3 MB.
+    assert!(peak <= 4 * 32768, "{line}");
 }

@@ -350,11 +350,6 @@ impl Gen {
                                 t => t.clone(),
                             };
                             let lowered = self.host(init)?;
-                            if pat_mutable(pat) {
-                                return Err(unsupported(
-                                    "mutable variables outside parallel operations",
-                                ));
-                            }
                             bind_types(pat, &t, &mut self.host_scope)?;
                             out.push(Stmt::Let {
                                 pat: pat.clone(),
@@ -372,6 +367,31 @@ impl Gen {
                 Ok(Expr::Block { stmts: out, result })
             }
             Expr::Lit(_) | Expr::Var(_) | Expr::Const(_) => Ok(e.clone()),
+            // Loops between launches (an iterative algorithm whose data stays on the device).
+            Expr::Assign { target, value } => match &**target {
+                Expr::Var(v) if self.host_scope.contains_key(v) => Ok(Expr::Assign {
+                    target: target.clone(),
+                    value: Box::new(self.host(value)?),
+                }),
+                _ => Err(unsupported(
+                    "assigning to a field or an element outside parallel operations",
+                )),
+            },
+            Expr::For { var, lo, hi, body } => {
+                let t = self.type_of(lo)?;
+                let (lo, hi) = (self.host(lo)?, self.host(hi)?);
+                self.host_scope.insert(var.clone(), t);
+                Ok(Expr::For {
+                    var: var.clone(),
+                    lo: Box::new(lo),
+                    hi: Box::new(hi),
+                    body: Box::new(self.host(body)?),
+                })
+            }
+            Expr::While { cond, body } => Ok(Expr::While {
+                cond: Box::new(self.host(cond)?),
+                body: Box::new(self.host(body)?),
+            }),
             Expr::Slice { seq, lo, hi } => Ok(Expr::Slice {
                 seq: Box::new(self.host(seq)?),
                 lo: Box::new(self.host(lo)?),
@@ -751,15 +771,6 @@ impl Gen {
             args: vec![],
             loc: Default::default(),
         })
-    }
-}
-
-fn pat_mutable(p: &Pat) -> bool {
-    match p {
-        Pat::Bind { mutable, .. } => *mutable,
-        Pat::Tuple(ps) | Pat::Or(ps) => ps.iter().any(pat_mutable),
-        Pat::Record { fields, .. } => fields.iter().any(|(_, p)| pat_mutable(p)),
-        _ => false,
     }
 }
 

@@ -48,14 +48,24 @@ pub struct Run<'a, 'g> {
     /// Bytes copied to and from the device, for ACCEL_LOG.
     pub bytes_in: usize,
     pub bytes_out: usize,
+    /// Device memory the run holds now, and the most it held.
+    pub held: usize,
+    pub peak: usize,
 }
 
 impl Run<'_, '_> {
     fn alloc(&mut self, bytes: usize) -> R<u64> {
         let b = self.session.alloc(bytes)?;
         let p = b.ptr;
-        self.keep.push(b);
+        self.hold(b);
         Ok(p)
+    }
+
+    /// Keeps a device buffer until the run ends (or a loop finds it unreachable).
+    pub fn hold(&mut self, b: DevBuf) {
+        self.held += b.bytes;
+        self.peak = self.peak.max(self.held);
+        self.keep.push(b);
     }
 
     /// Uploads a captured value: `words` are its host words (host addresses).
@@ -129,7 +139,7 @@ impl Run<'_, '_> {
                 let buf = self.session.upload(data)?;
                 self.bytes_in += bytes;
                 let p = buf.ptr;
-                self.keep.push(buf);
+                self.hold(buf);
                 vec![p]
             }
             Type::Seq(inner) => {
@@ -378,26 +388,53 @@ impl Run<'_, '_> {
                 }
             }
             Expr::Block { stmts, result } => {
-                for s in stmts {
-                    match s {
-                        Stmt::Let {
-                            pat, init: Some(x), ..
-                        } => {
-                            let v = self.eval(x)?;
-                            self.bind(pat, v)?;
-                        }
-                        Stmt::Let { init: None, .. } => {
-                            return Err("a `let` without a value on the host".into())
-                        }
-                        Stmt::Expr(x) => {
-                            self.eval(x)?;
-                        }
-                    }
+                // The block's `let`s shadow outer bindings until its end.
+                let mut shadowed = Vec::new();
+                let r = self.block(stmts, result.as_deref(), &mut shadowed);
+                for (name, before) in shadowed.into_iter().rev() {
+                    match before {
+                        Some(v) => self.env.insert(name, v),
+                        None => self.env.remove(&name),
+                    };
                 }
-                match result {
-                    Some(r) => self.eval(r),
-                    None => Ok(unit()),
+                r
+            }
+            Expr::Assign { target, value } => {
+                let Expr::Var(name) = &**target else {
+                    return Err("an assignment to a field or element on the host".into());
+                };
+                let v = self.eval(value)?;
+                self.env.insert(name.clone(), v);
+                Ok(unit())
+            }
+            Expr::For { var, lo, hi, body } => {
+                let (lo, hi) = (self.eval(lo)?, self.eval(hi)?);
+                let before = self.env.get(var).cloned();
+                let since = self.keep.len();
+                for k in lo.w[0]..hi.w[0] {
+                    self.env.insert(
+                        var.clone(),
+                        HostVal {
+                            ty: lo.ty.clone(),
+                            w: vec![k],
+                        },
+                    );
+                    self.eval(body)?;
+                    self.free_unreachable(since)?;
                 }
+                match before {
+                    Some(v) => self.env.insert(var.clone(), v),
+                    None => self.env.remove(var),
+                };
+                Ok(unit())
+            }
+            Expr::While { cond, body } => {
+                let since = self.keep.len();
+                while self.eval(cond)?.w[0] != 0 {
+                    self.eval(body)?;
+                    self.free_unreachable(since)?;
+                }
+                Ok(unit())
             }
             Expr::Call { func, .. } => {
                 let k = (0..self.launches.len())
@@ -503,6 +540,68 @@ impl Run<'_, '_> {
         }
     }
 
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        result: Option<&Expr>,
+        shadowed: &mut Vec<(String, Option<HostVal>)>,
+    ) -> R<HostVal> {
+        for s in stmts {
+            match s {
+                Stmt::Let {
+                    pat, init: Some(x), ..
+                } => {
+                    let v = self.eval(x)?;
+                    for name in pat.bound_names() {
+                        shadowed.push((name.clone(), self.env.get(&name).cloned()));
+                    }
+                    self.bind(pat, v)?;
+                }
+                Stmt::Let { init: None, .. } => {
+                    return Err("a `let` without a value on the host".into())
+                }
+                Stmt::Expr(x) => {
+                    self.eval(x)?;
+                }
+            }
+        }
+        match result {
+            Some(r) => self.eval(r),
+            None => Ok(unit()),
+        }
+    }
+
+    /// After a loop iteration: frees the device buffers allocated since `keep[since]` that
+    /// no bound value points into (a conservative scan of the bound values' words, so
+    /// that a loop of launches does not hold every iteration's results to the end).
+    fn free_unreachable(&mut self, since: usize) -> R<()> {
+        if self.keep.len() == since {
+            return Ok(());
+        }
+        let mut words: Vec<u64> = self
+            .env
+            .values()
+            .flat_map(|v| v.w.iter().copied())
+            .collect();
+        words.sort_unstable();
+        let reachable = |b: &DevBuf| {
+            let first = words.partition_point(|&w| w < b.ptr);
+            words
+                .get(first)
+                .is_some_and(|&w| w <= b.ptr + b.bytes as u64)
+        };
+        let (dead, live): (Vec<DevBuf>, Vec<DevBuf>) =
+            self.keep.drain(since..).partition(|b| !reachable(b));
+        self.keep.extend(live);
+        self.held -= dead.iter().map(|b| b.bytes).sum::<usize>();
+        if !dead.is_empty() {
+            // Kernels still queued may use them.
+            self.session.synchronize()?;
+            drop(dead);
+        }
+        Ok(())
+    }
+
     /// Element `k` of a sequence of `e` whose columns are `w[at..]` (read back from the
     /// device; a row stays a view on it).
     fn element_of(&mut self, e: &Type, w: &[u64], at: &mut usize, k: u64) -> R<Vec<u64>> {
@@ -552,7 +651,7 @@ impl Run<'_, '_> {
             let buf = self.session.upload(&bytes)?;
             self.bytes_in += bytes.len();
             cols.push(buf.ptr);
-            self.keep.push(buf);
+            self.hold(buf);
         }
         Ok(HostVal {
             ty: Type::Seq(Box::new(elem)),

@@ -217,6 +217,8 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
 pub struct RunReport {
     pub bytes_in: usize,
     pub bytes_out: usize,
+    /// The most device memory the run held at once (captured values included).
+    pub peak_bytes: usize,
     pub run_ms: f64,
 }
 
@@ -245,6 +247,8 @@ pub fn run<R: Accel>(
         env: HashMap::new(),
         bytes_in: 0,
         bytes_out: 0,
+        held: 0,
+        peak: 0,
     };
     // Tensors: one device allocation per host buffer, however many views of it.
     let mut roots = Vec::new();
@@ -258,7 +262,7 @@ pub fn run<R: Accel>(
         let buf = session.upload(data)?;
         run.bytes_in += bytes;
         roots.push((base, bytes, buf.ptr));
-        run.keep.push(buf);
+        run.hold(buf);
     }
     let mut at = 0;
     for (name, (_, v)) in c.program.captures.iter().zip(captures) {
@@ -283,6 +287,7 @@ pub fn run<R: Accel>(
     let report = RunReport {
         bytes_in: run.bytes_in,
         bytes_out: run.bytes_out,
+        peak_bytes: run.peak,
         run_ms: 0.0,
     };
     drop(run);
