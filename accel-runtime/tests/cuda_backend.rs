@@ -598,3 +598,50 @@ fn a_loop_of_launches_frees_what_no_variable_reaches() {
     // One sequence is 32 KiB; 40 steps that kept every one would hold 1.3 MB.
     assert!(peak <= 4 * 32768, "{line}");
 }
+
+#[test]
+fn few_long_segments_are_reduced_by_many_blocks() {
+    // k-means' per-cluster sums: few segments (the emulator's threshold is 32; a GPU's
+    // its thread count), each a reduction over all points; and many short segments.
+    let n = 3000usize;
+    let label: Vec<usize> = (0..n).map(|i| (i * 7) % 5).collect();
+    let xs: Vec<i64> = (0..n as i64).map(|i| i * 3 - 100).collect();
+    for k in [1usize, 5, 40] {
+        let expected: Vec<(i64, u32)> = (0..k)
+            .map(|c| {
+                (0..n)
+                    .filter(|&i| label[i] == c)
+                    .fold((0, 0), |a, i| (a.0 + xs[i], a.1 + 1))
+            })
+            .collect();
+        everywhere(expected, || {
+            accelerate!(create(k, |c| reduce(
+                |a, b| (a.0 + b.0, a.1 + b.1),
+                (0i64, 0u32),
+                create(label.len(), |i| if label[i] == c {
+                    (xs[i], 1)
+                } else {
+                    (0, 0)
+                })
+            )))
+        });
+        // Order kept: the last element of each segment that is a multiple of its index.
+        let expected: Vec<i64> = (0..k)
+            .map(|c| {
+                (0..n as i64)
+                    .rfind(|&i| i % (c as i64 + 2) == 0)
+                    .unwrap_or(-1)
+            })
+            .collect();
+        everywhere(expected, || {
+            accelerate!(create(k, |c| {
+                let step = c as i64 + 2;
+                reduce(
+                    |a, b| if b >= 0 { b } else { a },
+                    -1i64,
+                    create(n, |i| if i as i64 % step == 0 { i as i64 } else { -1 }),
+                )
+            }))
+        });
+    }
+}

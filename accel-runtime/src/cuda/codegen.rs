@@ -61,6 +61,15 @@ pub enum LaunchKind {
     /// writes each row's length, `NAME` checks they are all the first's and writes the
     /// rows packed (a regular nested result).
     Rows { elem: Type },
+    /// `create(n, |c| reduce(op, ne, create(m, g)))` with `m` the same for every `c`
+    /// (a host expression): kernel `NAME` is the plain map (one thread per segment), for
+    /// many segments; `NAME_part` and `NAME_final` reduce each segment with many blocks,
+    /// for few long ones (k-means' per-cluster sums). The host picks at run time.
+    SegReduce {
+        elem: Type,
+        commutative: bool,
+        m: Expr,
+    },
     /// `parallel_loop` (kernel `NAME`).
     Loop,
     /// `reduce` (kernels `NAME_part` and `NAME_final`); `commutative` selects the
@@ -96,6 +105,9 @@ impl Launch {
         match self.kind {
             LaunchKind::Map { .. } | LaunchKind::Loop => vec![k.clone()],
             LaunchKind::Rows { .. } => vec![format!("{k}_len"), k.clone()],
+            LaunchKind::SegReduce { .. } => {
+                vec![k.clone(), format!("{k}_part"), format!("{k}_final")]
+            }
             LaunchKind::Reduce { .. } | LaunchKind::RowReduce { .. } => {
                 vec![format!("{k}_part"), format!("{k}_final")]
             }
@@ -519,7 +531,14 @@ impl Gen {
                     Type::Seq(ref row) if is_flat(row) => LaunchKind::Rows {
                         elem: (**row).clone(),
                     },
-                    ref e if is_flat(e) => LaunchKind::Map { elem: e.clone() },
+                    ref e if is_flat(e) => match self.segments(&args[1])? {
+                        Some((m, commutative)) => LaunchKind::SegReduce {
+                            elem: e.clone(),
+                            commutative,
+                            m,
+                        },
+                        None => LaunchKind::Map { elem: e.clone() },
+                    },
                     _ => {
                         return Err(unsupported(format!(
                             "a parallel operation producing a sequence of {elem}"
@@ -660,6 +679,33 @@ impl Gen {
         self.launch(op, args, n, kind, elem_fn)
     }
 
+    /// The segment length (as a host expression) of a `create` whose elements are
+    /// reductions of equally long delayed sequences: `m` must be computable on the host,
+    /// before any element.
+    fn segments(&mut self, f: &Expr) -> R<Option<(Expr, bool)>> {
+        let Some(seg) = segment_parts(f) else {
+            return Ok(None);
+        };
+        let mut local: HashSet<String> = seg.param.bound_names().into_iter().collect();
+        for st in &seg.stmts {
+            if let Stmt::Let { pat, .. } = st {
+                local.extend(pat.bound_names());
+            }
+        }
+        let mut on_host = true;
+        seg.m.walk(&mut |x| match x {
+            Expr::Var(v) if local.contains(v) || !self.host_scope.contains_key(v) => {
+                on_host = false
+            }
+            Expr::Par { .. } | Expr::Lambda { .. } => on_host = false,
+            _ => {}
+        });
+        if !on_host {
+            return Ok(None);
+        }
+        Ok(self.host(&seg.m).ok().map(|m| (m, commutative(&seg.op))))
+    }
+
     /// A `reduce` or `scan` whose elements are rows: the neutral element is evaluated once
     /// on the host (its length is the rows'), and the kernels keep their running rows in
     /// device memory.
@@ -737,6 +783,14 @@ impl Gen {
         match &kind {
             LaunchKind::Map { elem } => {
                 let src = kg.map_kernel(&kernel, &f, elem)?;
+                self.source.push_str(&src);
+            }
+            LaunchKind::SegReduce {
+                elem, commutative, ..
+            } => {
+                let src = kg.map_kernel(&kernel, &f, elem)?;
+                self.source.push_str(&src);
+                let src = kg.segment_kernels(&kernel, &f, elem, *commutative)?;
                 self.source.push_str(&src);
             }
             LaunchKind::Loop => {
@@ -1432,6 +1486,94 @@ impl<'r> KernelGen<'r> {
         self.line("}");
     }
 
+    /// A tree over the threads' totals `t` in `sh` for a commutative operator (pairs
+    /// half a block apart); the block's total ends in `sh[0]`.
+    fn commutative_tree(&mut self) {
+        self.line("sh[threadIdx.x] = t;");
+        self.line("__syncthreads();");
+        self.line("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {");
+        self.line("    if (threadIdx.x < s) sh[threadIdx.x] = combine(sh[threadIdx.x], sh[threadIdx.x + s]);");
+        self.line("    __syncthreads();");
+        self.line("}");
+    }
+
+    /// The kernels of a segmented reduction (see [`LaunchKind::SegReduce`]): `NAME_part`
+    /// runs `per_seg` blocks per segment, each over a chunk of it, into `partials`;
+    /// `NAME_final` runs a block per segment over its partials, in order.
+    fn segment_kernels(
+        &mut self,
+        name: &str,
+        f: &Expr,
+        elem: &Type,
+        commutative: bool,
+    ) -> R<String> {
+        let seg = segment_parts(f).ok_or("a segmented reduction")?;
+        let s = format!("{name}_s");
+        let acc = format!("{s}_acc");
+        let mut src = Self::acc_struct(&s, elem)?;
+        let prologue = |kg: &mut Self, segment: &str| -> R<()> {
+            kg.bind(&seg.param, usize_v(segment.into()))?;
+            kg.expr(&Expr::Block {
+                stmts: seg.stmts.clone(),
+                result: None,
+            })?;
+            Ok(())
+        };
+        self.scope.clear();
+        self.begin(
+            &format!("{name}_part"),
+            &["n", "m", "per_seg", "chunk", "partials"],
+        )?;
+        self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
+        self.line("const ull seg = blockIdx.x / per_seg;");
+        self.line("const ull start = (blockIdx.x % per_seg) * chunk;");
+        self.line("const ull end = start + chunk < m ? start + chunk : m;");
+        prologue(self, "seg")?;
+        self.reduction_parts(&s, Some(&seg.g), &seg.op, &seg.ne, elem)?;
+        if commutative {
+            self.line(&format!("{acc} t = ne;"));
+            self.line("for (ull i = start + threadIdx.x; i < end; i += blockDim.x) { t = combine(t, element(i)); accel_arena_reset(&arena); }");
+            self.commutative_tree();
+        } else {
+            self.fold_part(&acc, "element(i)");
+            self.line("sh[threadIdx.x] = t;");
+            self.ordered_tree();
+        }
+        self.line(&format!(
+            "if (threadIdx.x == 0) (({acc}*)partials)[blockIdx.x] = sh[0];"
+        ));
+        src.push_str(&self.end());
+
+        self.scope.clear();
+        let (outs, typed) = self.out_columns(elem, 0)?;
+        let mut extra = vec!["n", "per_seg", "partials"];
+        extra.extend(outs.iter().map(|s| s.as_str()));
+        self.begin(&format!("{name}_final"), &extra)?;
+        for t in typed {
+            self.line(&t);
+        }
+        self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
+        self.line("const ull seg = blockIdx.x;");
+        prologue(self, "seg")?;
+        self.reduction_parts(&s, None, &seg.op, &seg.ne, elem)?;
+        self.line(&format!(
+            "const {acc}* parts = (const {acc}*)partials + seg * per_seg;"
+        ));
+        self.line("ull start = 0, end = per_seg;");
+        self.fold_part(&acc, "parts[i]");
+        self.line("sh[threadIdx.x] = t;");
+        self.ordered_tree();
+        self.line("if (threadIdx.x == 0) {");
+        self.depth += 1;
+        let v = Self::acc_value(elem, "sh[0]")?;
+        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
+        self.store_columns(&v, &cols, "seg");
+        self.depth -= 1;
+        self.line("}");
+        src.push_str(&self.end());
+        Ok(src)
+    }
+
     /// Each thread folds its contiguous part of the block's chunk `[start, end)`.
     fn fold_part(&mut self, acc: &str, get: &str) {
         self.line("ull per = (end - start + blockDim.x - 1) / blockDim.x;");
@@ -1478,12 +1620,7 @@ impl<'r> KernelGen<'r> {
             ));
         }
         if commutative {
-            self.line("sh[threadIdx.x] = t;");
-            self.line("__syncthreads();");
-            self.line("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {");
-            self.line("    if (threadIdx.x < s) sh[threadIdx.x] = combine(sh[threadIdx.x], sh[threadIdx.x + s]);");
-            self.line("    __syncthreads();");
-            self.line("}");
+            self.commutative_tree();
         } else {
             self.line("ull start = blockIdx.x * chunk;");
             self.line("ull end = start + chunk < n ? start + chunk : n;");
@@ -2685,6 +2822,59 @@ fn row_parts(f: &Expr) -> Option<(Pat, Vec<Stmt>, Expr, Expr)> {
                 args,
                 ..
             } => return Some((param, stmts, args[0].clone(), args[1].clone())),
+            _ => return None,
+        }
+    }
+}
+
+/// The parts of `|c| { lets; reduce(op, ne, create(m, g)) }`.
+struct Segments {
+    param: Pat,
+    stmts: Vec<Stmt>,
+    op: Expr,
+    ne: Expr,
+    m: Expr,
+    g: Expr,
+}
+
+fn segment_parts(f: &Expr) -> Option<Segments> {
+    let Expr::Lambda { params, body } = f else {
+        return None;
+    };
+    let param = params.first()?.0.clone();
+    let mut stmts = Vec::new();
+    let mut e: &Expr = body;
+    loop {
+        match e {
+            Expr::Block {
+                stmts: s,
+                result: Some(r),
+            } => {
+                stmts.extend(s.iter().cloned());
+                e = r;
+            }
+            Expr::Par {
+                op: ParOp::Reduce,
+                args,
+                ..
+            } => {
+                let Expr::Par {
+                    op: ParOp::Create,
+                    args: input,
+                    ..
+                } = &args[2]
+                else {
+                    return None;
+                };
+                return Some(Segments {
+                    param,
+                    stmts,
+                    op: args[0].clone(),
+                    ne: args[1].clone(),
+                    m: input[0].clone(),
+                    g: input[1].clone(),
+                });
+            }
             _ => return None,
         }
     }

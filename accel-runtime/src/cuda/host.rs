@@ -737,6 +737,34 @@ impl Run<'_, '_> {
                     w: [vec![n], outs].concat(),
                 })
             }
+            LaunchKind::SegReduce { elem, m, .. } => {
+                let m = self.eval(m)?.w[0];
+                let outs = self.alloc_rows(elem, n, 1)?;
+                // Segments enough to fill the device, or short ones: one thread each.
+                let thread_per_segment = n >= sms * threads || m < 2 * threads;
+                if n > 0 && thread_per_segment {
+                    let params = with(&[vec![n], outs.clone()].concat(), err);
+                    self.session
+                        .launch(kernels[0], grid(n, sms * 32), &params)?;
+                } else if n > 0 {
+                    // Few long segments: about eight blocks per multiprocessor in all.
+                    let per_seg = (sms * 8).div_ceil(n).clamp(1, m.div_ceil(threads));
+                    let chunk = m.div_ceil(per_seg);
+                    let acc_bytes = 8 * words(elem)?.len().max(1);
+                    let partials = self.alloc(acc_bytes * (n * per_seg) as usize)?;
+                    self.session.launch(
+                        kernels[1],
+                        (n * per_seg) as u32,
+                        &with(&[n, m, per_seg, chunk, partials], err),
+                    )?;
+                    let params = with(&[vec![n, per_seg, partials], outs.clone()].concat(), err);
+                    self.session.launch(kernels[2], n as u32, &params)?;
+                }
+                Ok(HostVal {
+                    ty: Type::Seq(Box::new(elem.clone())),
+                    w: [vec![n], outs].concat(),
+                })
+            }
             LaunchKind::Rows { elem } => {
                 // Row lengths first; the first row's length is the inner length.
                 let lens = self.alloc(8 * n.max(1) as usize)?;
