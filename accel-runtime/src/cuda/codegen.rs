@@ -15,7 +15,13 @@
 //! reduction and every scan keeps the order of the elements (associativity is all the API
 //! promises): each block owns a contiguous chunk, each thread a contiguous part of it, and
 //! the trees combine neighbours left to right. Scans take three kernels: block totals, the
-//! carries into each block, and the final pass.
+//! carries into each block, and the final pass. Reductions and scans over rows keep each
+//! thread's running row in device memory (one chunk per thread, one block to combine);
+//! a `create` of equally long reductions may run as a segmented reduction (many blocks
+//! per segment) when there are few segments.
+//!
+//! The host program also runs `for`/`while` loops over mutable variables between
+//! launches; the data stays on the device from one iteration to the next.
 //!
 //! Nothing traps: indices are bounds-checked, integer division is checked, casts saturate
 //! like Rust's `as`; the first failure is recorded in an error word the host reads, and
