@@ -579,24 +579,8 @@ impl Gen {
                             )),
                         },
                     ),
-                    other => {
-                        // Evaluate the input first (its own launch), then reduce over it.
-                        let name = format!("accel#input{}", self.launches.len());
-                        let t = self.type_of(other)?;
-                        let lowered = self.host(other)?;
-                        self.host_scope.insert(name.clone(), t.clone());
-                        let mut again = args.to_vec();
-                        again[2] = Expr::var(&name);
-                        let launch = self.par(op, &again)?;
-                        return Ok(Expr::Block {
-                            stmts: vec![Stmt::Let {
-                                pat: Pat::bind(&name),
-                                ty: t,
-                                init: Some(lowered),
-                            }],
-                            result: Some(Box::new(launch)),
-                        });
-                    }
+                    // Evaluate the input first (its own launch), then reduce over it.
+                    _ => return self.with_host_arg(op, args, 2, "input"),
                 };
                 let elem = self.type_of(&args[1])?;
                 if let Type::Seq(row) = &elem {
@@ -712,6 +696,26 @@ impl Gen {
         Ok(self.host(&seg.m).ok().map(|m| (m, commutative(&seg.op))))
     }
 
+    /// Evaluates argument `k` of a parallel operation first, on the host (launching what
+    /// it needs), into a variable; then lowers the operation over that variable.
+    fn with_host_arg(&mut self, op: ParOp, args: &[Expr], k: usize, what: &str) -> R<Expr> {
+        let name = format!("accel#{what}{}", self.launches.len());
+        let t = self.type_of(&args[k])?;
+        let lowered = self.host(&args[k])?;
+        self.host_scope.insert(name.clone(), t.clone());
+        let mut again = args.to_vec();
+        again[k] = Expr::var(&name);
+        let launch = self.par(op, &again)?;
+        Ok(Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind(&name),
+                ty: t,
+                init: Some(lowered),
+            }],
+            result: Some(Box::new(launch)),
+        })
+    }
+
     /// A `reduce` or `scan` whose elements are rows: the neutral element is evaluated once
     /// on the host (its length is the rows'), and the kernels keep their running rows in
     /// device memory.
@@ -725,23 +729,7 @@ impl Gen {
     ) -> R<Expr> {
         let ne = match &args[1] {
             Expr::Var(v) if self.host_scope.contains_key(v) => v.clone(),
-            other => {
-                let name = format!("accel#ne{}", self.launches.len());
-                let t = self.type_of(other)?;
-                let lowered = self.host(other)?;
-                self.host_scope.insert(name.clone(), t.clone());
-                let mut again = args.to_vec();
-                again[1] = Expr::var(&name);
-                let launch = self.par(op, &again)?;
-                return Ok(Expr::Block {
-                    stmts: vec![Stmt::Let {
-                        pat: Pat::bind(&name),
-                        ty: t,
-                        init: Some(lowered),
-                    }],
-                    result: Some(Box::new(launch)),
-                });
-            }
+            _ => return self.with_host_arg(op, args, 1, "ne"),
         };
         let elem = row.clone();
         let kind = if op == ParOp::Reduce {
@@ -1003,22 +991,44 @@ impl<'r> KernelGen<'r> {
         }
     }
 
-    fn out_columns(&mut self, elem: &Type, first: usize) -> R<(Vec<String>, Vec<String>)> {
-        self.named_columns("out", elem, first)
+    /// Starts kernel `name` with parameters `params`, then for each `(prefix, elem)` the
+    /// columns of a sequence of `elem` (`PREFIXk`), declared as typed pointers
+    /// `PREFIXk_c`, whose names it returns, a list per pair.
+    fn begin_with_columns(
+        &mut self,
+        name: &str,
+        params: &[&str],
+        sets: &[(&str, &Type)],
+    ) -> R<Vec<Vec<String>>> {
+        let mut names = Vec::new();
+        let mut decls = Vec::new();
+        let mut typed = Vec::new();
+        for (prefix, elem) in sets {
+            let (n, d) = Self::named_columns(prefix, elem)?;
+            typed.push(n.iter().map(|o| format!("{o}_c")).collect());
+            names.extend(n);
+            decls.extend(d);
+        }
+        let mut all = params.to_vec();
+        all.extend(names.iter().map(|s| s.as_str()));
+        self.begin(name, &all)?;
+        for d in decls {
+            self.line(&d);
+        }
+        Ok(typed)
+    }
+
+    /// [`Self::begin_with_columns`] with one set of columns, the output's (`outk`).
+    fn begin_with_out(&mut self, name: &str, params: &[&str], elem: &Type) -> R<Vec<String>> {
+        let mut sets = self.begin_with_columns(name, params, &[("out", elem)])?;
+        Ok(sets.remove(0))
     }
 
     /// Kernel parameters `PREFIXk` for the columns of a sequence of `elem`, and the
     /// declarations of their typed pointers `PREFIXk_c`.
-    fn named_columns(
-        &mut self,
-        prefix: &str,
-        elem: &Type,
-        first: usize,
-    ) -> R<(Vec<String>, Vec<String>)> {
+    fn named_columns(prefix: &str, elem: &Type) -> R<(Vec<String>, Vec<String>)> {
         let kinds = columns(elem)?;
-        let names: Vec<String> = (0..kinds.len())
-            .map(|k| format!("{prefix}{}", first + k))
-            .collect();
+        let names: Vec<String> = (0..kinds.len()).map(|k| format!("{prefix}{k}")).collect();
         let typed = kinds
             .iter()
             .zip(&names)
@@ -1028,15 +1038,8 @@ impl<'r> KernelGen<'r> {
     }
 
     fn map_kernel(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
-        let (outs, typed) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n"];
-        extra.extend(outs.iter().map(|s| s.as_str()));
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
         if !light(f) {
-            self.begin(name, &extra)?;
-            for t in typed {
-                self.line(&t);
-            }
+            let cols = self.begin_with_out(name, &["n"], elem)?;
             self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
             self.depth += 1;
             let v = self.apply_index(f, "i")?;
@@ -1052,10 +1055,7 @@ impl<'r> KernelGen<'r> {
         let e = format!("{name}_e");
         let mut src = Self::acc_struct(&e, elem)?;
         let s = format!("{e}_acc");
-        self.begin(name, &extra)?;
-        for t in typed {
-            self.line(&t);
-        }
+        let cols = self.begin_with_out(name, &["n"], elem)?;
         self.line(&format!(
             "auto element = [&](ull i) __attribute__((always_inline)) -> {s} {{"
         ));
@@ -1089,86 +1089,57 @@ impl<'r> KernelGen<'r> {
     }
 
     /// The kernels of a `create` whose elements are rows: their lengths first, then the
-    /// rows, packed at `i * m`.
+    /// rows, packed at `i * m`. A row made by a `create` (after the element's `let`s) has
+    /// its length computed alone and is written straight into place; any other row (a
+    /// `vec!` literal, a captured row, a sequential operation's result) is computed for
+    /// its length, then again to be copied.
     fn rows_kernels(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
-        let Some((param, stmts, m, g)) = row_parts(f) else {
-            return self.row_values_kernels(name, f, elem);
-        };
-        // Each row made by a `create` (after the element's `let`s): its length alone is
-        // computed first, then the row straight into place.
-        let prefix = |m: &Expr| Expr::Block {
-            stmts: stmts.clone(),
+        let made = row_parts(f);
+        let prefix = |stmts: &[Stmt], m: &Expr| Expr::Block {
+            stmts: stmts.to_vec(),
             result: Some(Box::new(m.clone())),
         };
+        let each = "for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {";
         self.begin(&format!("{name}_len"), &["n", "lens"])?;
-        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        self.line(each);
         self.depth += 1;
-        self.bind(&param, usize_v("i".into()))?;
-        let len = self.expr(&prefix(&m))?.w[0].clone();
+        let len = match &made {
+            Some((param, stmts, m, _)) => {
+                self.bind(param, usize_v("i".into()))?;
+                self.expr(&prefix(stmts, m))?.w[0].clone()
+            }
+            None => self.apply_index(f, "i")?.w[0].clone(),
+        };
         self.line(&format!("((ull*)lens)[i] = {len};"));
         self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
         let mut src = self.end();
         self.scope.clear();
-        let (outs, typed) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n", "m", "lens"];
-        extra.extend(outs.iter().map(|s| s.as_str()));
-        self.begin(name, &extra)?;
-        for t in typed {
-            self.line(&t);
-        }
-        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
+        let cols = self.begin_with_out(name, &["n", "m", "lens"], elem)?;
+        self.line(each);
         self.depth += 1;
         self.line(&format!(
             "if (((const ull*)lens)[i] != m) {{ accel_fail(err, {FAIL_IRREGULAR}, m, ((const ull*)lens)[i]); continue; }}"
         ));
-        self.bind(&param, usize_v("i".into()))?;
-        self.expr(&prefix(&Expr::Tuple(vec![])))?;
-        let j = self.fresh("j");
-        self.line(&format!("for (ull {j} = 0; {j} < m; {j}++) {{"));
-        self.depth += 1;
-        let v = self.apply_index(&g, &j)?;
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
-        let at = self.let_("ull", "at", &format!("i * m + {j}"));
-        self.store_columns(&v, &cols, &at);
-        self.depth -= 1;
-        self.line("}");
-        self.line("accel_arena_reset(&arena);");
-        self.depth -= 1;
-        self.line("}");
-        src.push_str(&self.end());
-        Ok(src)
-    }
-
-    /// Rows that are values (a `vec!` literal, a captured row, a sequential operation's
-    /// result): each is computed for its length, then again to be copied into place.
-    fn row_values_kernels(&mut self, name: &str, f: &Expr, elem: &Type) -> R<String> {
-        self.begin(&format!("{name}_len"), &["n", "lens"])?;
-        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
-        self.depth += 1;
-        let row = self.apply_index(f, "i")?;
-        self.line(&format!("((ull*)lens)[i] = {};", row.w[0]));
-        self.line("accel_arena_reset(&arena);");
-        self.depth -= 1;
-        self.line("}");
-        let mut src = self.end();
-        self.scope.clear();
-        let (outs, typed) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n", "m", "lens"];
-        extra.extend(outs.iter().map(|s| s.as_str()));
-        self.begin(name, &extra)?;
-        for t in typed {
-            self.line(&t);
+        match &made {
+            Some((param, stmts, _, g)) => {
+                self.bind(param, usize_v("i".into()))?;
+                self.expr(&prefix(stmts, &Expr::Tuple(vec![])))?;
+                let j = self.fresh("j");
+                self.line(&format!("for (ull {j} = 0; {j} < m; {j}++) {{"));
+                self.depth += 1;
+                let v = self.apply_index(g, &j)?;
+                let at = self.let_("ull", "at", &format!("i * m + {j}"));
+                self.store_columns(&v, &cols, &at);
+                self.depth -= 1;
+                self.line("}");
+            }
+            None => {
+                let row = self.apply_index(f, "i")?;
+                self.copy_row(&row, &cols, "i * m", "m");
+            }
         }
-        self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
-        self.depth += 1;
-        self.line(&format!(
-            "if (((const ull*)lens)[i] != m) {{ accel_fail(err, {FAIL_IRREGULAR}, m, ((const ull*)lens)[i]); continue; }}"
-        ));
-        let row = self.apply_index(f, "i")?;
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
-        self.copy_row(&row, &cols, "i * m", "m");
         self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
@@ -1221,6 +1192,29 @@ impl<'r> KernelGen<'r> {
         Ok(())
     }
 
+    /// `for (HEADER) dst[dt] = op(acc[at], x[xt]);` over rows of length `m` packed in
+    /// columns (each pair: the columns and a row index).
+    #[allow(clippy::too_many_arguments)]
+    fn combine_rows_loop(
+        &mut self,
+        header: &str,
+        op: &Expr,
+        elem: &Type,
+        (acc, at): (&[String], &str),
+        (x, xt): (&[String], &str),
+        (dst, dt): (&[String], &str),
+        m: &str,
+    ) -> R<()> {
+        self.line(header);
+        self.depth += 1;
+        let a = Self::row_view(elem, acc, at, m);
+        let b = Self::row_view(elem, x, xt, m);
+        self.combine_rows_into(op, a, b, dst, dt, m)?;
+        self.depth -= 1;
+        self.line("}");
+        Ok(())
+    }
+
     /// The kernels of a `reduce` or `scan` over rows (see [`LaunchKind::RowReduce`]). The
     /// running rows live in device memory, each thread's in its own row: the totals
     /// (`tot`), for scans also the carries (`car`) and one block's scratch rows (`scr`).
@@ -1233,17 +1227,10 @@ impl<'r> KernelGen<'r> {
         elem: &Type,
         scan: bool,
     ) -> R<String> {
-        let cols =
-            |names: &[String]| -> Vec<String> { names.iter().map(|o| format!("{o}_c")).collect() };
         // 1. Each thread folds its contiguous chunk into its row of the totals.
-        let (tot, typed) = self.named_columns("tot", elem, 0)?;
-        let mut extra = vec!["n", "chunk"];
-        extra.extend(tot.iter().map(|s| s.as_str()));
-        self.begin(&format!("{name}_part"), &extra)?;
-        for t in typed {
-            self.line(&t);
-        }
-        let tot_c = cols(&tot);
+        let tot_c = self
+            .begin_with_columns(&format!("{name}_part"), &["n", "chunk"], &[("tot", elem)])?
+            .remove(0);
         let nev = self
             .scope
             .get(ne)
@@ -1271,36 +1258,35 @@ impl<'r> KernelGen<'r> {
             // 2. One block: each thread folds its part of the totals into the part's first
             // row, then an order-keeping tree over those rows; the result is row 0.
             self.scope.clear();
-            let (tot, typed) = self.named_columns("tot", elem, 0)?;
-            let mut extra = vec!["count"];
-            extra.extend(tot.iter().map(|s| s.as_str()));
-            self.begin(&format!("{name}_final"), &extra)?;
-            for t in typed {
-                self.line(&t);
-            }
-            let tot_c = cols(&tot);
+            let tot_c = self
+                .begin_with_columns(&format!("{name}_final"), &["count"], &[("tot", elem)])?
+                .remove(0);
             let m = self.scope.get(ne).ok_or("the neutral row is not bound")?.w[0].clone();
             self.line("const ull per = (count + blockDim.x - 1) / blockDim.x;");
             self.line("const ull lo = threadIdx.x * per;");
             self.line("const ull hi = lo + per < count ? lo + per : count;");
-            self.line("for (ull r = lo + 1; r < hi; r++) {");
-            self.depth += 1;
-            let acc = Self::row_view(elem, &tot_c, "lo", &m);
-            let x = Self::row_view(elem, &tot_c, "r", &m);
-            self.combine_rows_into(op, acc, x, &tot_c, "lo", &m)?;
-            self.depth -= 1;
-            self.line("}");
+            self.combine_rows_loop(
+                "for (ull r = lo + 1; r < hi; r++) {",
+                op,
+                elem,
+                (&tot_c, "lo"),
+                (&tot_c, "r"),
+                (&tot_c, "lo"),
+                &m,
+            )?;
             self.line("const ull active = (count + per - 1) / per;");
             self.line("__syncthreads();");
             self.line("for (ull s = 1; s < active; s *= 2) {");
             self.depth += 1;
-            self.line("if (threadIdx.x % (2 * s) == 0 && threadIdx.x + s < active) {");
-            self.depth += 1;
-            let acc = Self::row_view(elem, &tot_c, "lo", &m);
-            let x = Self::row_view(elem, &tot_c, "(threadIdx.x + s) * per", &m);
-            self.combine_rows_into(op, acc, x, &tot_c, "lo", &m)?;
-            self.depth -= 1;
-            self.line("}");
+            self.combine_rows_loop(
+                "if (threadIdx.x % (2 * s) == 0 && threadIdx.x + s < active) {",
+                op,
+                elem,
+                (&tot_c, "lo"),
+                (&tot_c, "(threadIdx.x + s) * per"),
+                (&tot_c, "lo"),
+                &m,
+            )?;
             self.line("__syncthreads();");
             self.depth -= 1;
             self.line("}");
@@ -1312,16 +1298,12 @@ impl<'r> KernelGen<'r> {
         // thread totals its part of them (scratch rows 0..B), one thread scans those
         // (carries into the parts: scratch rows B..2B), each thread rescans its part.
         self.scope.clear();
-        let (tot, typed_tot) = self.named_columns("tot", elem, 0)?;
-        let (car, typed_car) = self.named_columns("car", elem, 0)?;
-        let (scr, typed_scr) = self.named_columns("scr", elem, 0)?;
-        let mut extra = vec!["count"];
-        extra.extend(tot.iter().chain(&car).chain(&scr).map(|s| s.as_str()));
-        self.begin(&format!("{name}_carry"), &extra)?;
-        for t in typed_tot.into_iter().chain(typed_car).chain(typed_scr) {
-            self.line(&t);
-        }
-        let (tot_c, car_c, scr_c) = (cols(&tot), cols(&car), cols(&scr));
+        let sets = self.begin_with_columns(
+            &format!("{name}_carry"),
+            &["count"],
+            &[("tot", elem), ("car", elem), ("scr", elem)],
+        )?;
+        let (tot_c, car_c, scr_c) = (&sets[0], &sets[1], &sets[2]);
         let nev = self
             .scope
             .get(ne)
@@ -1332,54 +1314,57 @@ impl<'r> KernelGen<'r> {
         self.line("const ull per = (count + blockDim.x - 1) / blockDim.x;");
         self.line("const ull lo = b * per < count ? b * per : count;");
         self.line("const ull hi = lo + per < count ? lo + per : count;");
-        self.copy_row(&nev, &scr_c, &format!("b * {m}"), &m);
-        self.line("for (ull r = lo; r < hi; r++) {");
-        self.depth += 1;
-        let acc = Self::row_view(elem, &scr_c, "b", &m);
-        let x = Self::row_view(elem, &tot_c, "r", &m);
-        self.combine_rows_into(op, acc, x, &scr_c, "b", &m)?;
-        self.depth -= 1;
-        self.line("}");
+        self.copy_row(&nev, scr_c, &format!("b * {m}"), &m);
+        self.combine_rows_loop(
+            "for (ull r = lo; r < hi; r++) {",
+            op,
+            elem,
+            (scr_c, "b"),
+            (tot_c, "r"),
+            (scr_c, "b"),
+            &m,
+        )?;
         self.line("__syncthreads();");
         self.line("if (b == 0) {");
         self.depth += 1;
-        self.copy_row(&nev, &scr_c, &format!("blockDim.x * {m}"), &m);
-        self.line("for (ull p = 0; p + 1 < blockDim.x; p++) {");
-        self.depth += 1;
-        let acc = Self::row_view(elem, &scr_c, "blockDim.x + p", &m);
-        let x = Self::row_view(elem, &scr_c, "p", &m);
-        self.combine_rows_into(op, acc, x, &scr_c, "blockDim.x + p + 1", &m)?;
-        self.depth -= 1;
-        self.line("}");
+        self.copy_row(&nev, scr_c, &format!("blockDim.x * {m}"), &m);
+        self.combine_rows_loop(
+            "for (ull p = 0; p + 1 < blockDim.x; p++) {",
+            op,
+            elem,
+            (scr_c, "blockDim.x + p"),
+            (scr_c, "p"),
+            (scr_c, "blockDim.x + p + 1"),
+            &m,
+        )?;
         self.depth -= 1;
         self.line("}");
         self.line("__syncthreads();");
         self.line("if (lo < hi) {");
         self.depth += 1;
-        let from = Self::row_view(elem, &scr_c, "blockDim.x + b", &m);
-        self.copy_row(&from, &car_c, &format!("lo * {m}"), &m);
-        self.line("for (ull r = lo; r + 1 < hi; r++) {");
-        self.depth += 1;
-        let acc = Self::row_view(elem, &car_c, "r", &m);
-        let x = Self::row_view(elem, &tot_c, "r", &m);
-        self.combine_rows_into(op, acc, x, &car_c, "r + 1", &m)?;
-        self.depth -= 1;
-        self.line("}");
+        let from = Self::row_view(elem, scr_c, "blockDim.x + b", &m);
+        self.copy_row(&from, car_c, &format!("lo * {m}"), &m);
+        self.combine_rows_loop(
+            "for (ull r = lo; r + 1 < hi; r++) {",
+            op,
+            elem,
+            (car_c, "r"),
+            (tot_c, "r"),
+            (car_c, "r + 1"),
+            &m,
+        )?;
         self.depth -= 1;
         self.line("}");
         src.push_str(&self.end());
 
         // 3. Each thread rescans its chunk from its carry, straight into the result rows.
         self.scope.clear();
-        let (car, typed_car) = self.named_columns("car", elem, 0)?;
-        let (outs, typed_out) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n", "chunk"];
-        extra.extend(car.iter().chain(&outs).map(|s| s.as_str()));
-        self.begin(&format!("{name}_final"), &extra)?;
-        for t in typed_car.into_iter().chain(typed_out) {
-            self.line(&t);
-        }
-        let (car_c, out_c) = (cols(&car), cols(&outs));
+        let sets = self.begin_with_columns(
+            &format!("{name}_final"),
+            &["n", "chunk"],
+            &[("car", elem), ("out", elem)],
+        )?;
+        let (car_c, out_c) = (&sets[0], &sets[1]);
         let m = self.scope.get(ne).ok_or("the neutral row is not bound")?.w[0].clone();
         self.line("const ull t = blockIdx.x * (ull)blockDim.x + threadIdx.x;");
         self.line("const ull lo = t * chunk;");
@@ -1387,13 +1372,13 @@ impl<'r> KernelGen<'r> {
         self.depth += 1;
         self.line("const ull hi = lo + chunk < n ? lo + chunk : n;");
         let x = self.apply_index(f, "lo")?;
-        let acc = Self::row_view(elem, &car_c, "t", &m);
-        self.combine_rows_into(op, acc, x, &out_c, "lo", &m)?;
+        let acc = Self::row_view(elem, car_c, "t", &m);
+        self.combine_rows_into(op, acc, x, out_c, "lo", &m)?;
         self.line("for (ull i = lo + 1; i < hi; i++) {");
         self.depth += 1;
         let x = self.apply_index(f, "i")?;
-        let acc = Self::row_view(elem, &out_c, "i - 1", &m);
-        self.combine_rows_into(op, acc, x, &out_c, "i", &m)?;
+        let acc = Self::row_view(elem, out_c, "i - 1", &m);
+        self.combine_rows_into(op, acc, x, out_c, "i", &m)?;
         self.depth -= 1;
         self.line("}");
         self.depth -= 1;
@@ -1551,13 +1536,11 @@ impl<'r> KernelGen<'r> {
         src.push_str(&self.end());
 
         self.scope.clear();
-        let (outs, typed) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n", "per_seg", "partials"];
-        extra.extend(outs.iter().map(|s| s.as_str()));
-        self.begin(&format!("{name}_final"), &extra)?;
-        for t in typed {
-            self.line(&t);
-        }
+        let cols = self.begin_with_out(
+            &format!("{name}_final"),
+            &["n", "per_seg", "partials"],
+            elem,
+        )?;
         self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
         self.line("const ull seg = blockIdx.x;");
         prologue(self, "seg")?;
@@ -1572,7 +1555,6 @@ impl<'r> KernelGen<'r> {
         self.line("if (threadIdx.x == 0) {");
         self.depth += 1;
         let v = Self::acc_value(elem, "sh[0]")?;
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
         self.store_columns(&v, &cols, "seg");
         self.depth -= 1;
         self.line("}");
@@ -1702,13 +1684,8 @@ impl<'r> KernelGen<'r> {
         // 3. Each thread rescans its part from its carry: the block's carry combined with
         // the totals of the threads before it (an order-keeping Hillis-Steele scan).
         self.scope.clear();
-        let (outs, typed) = self.out_columns(elem, 0)?;
-        let mut extra = vec!["n", "chunk", "carries"];
-        extra.extend(outs.iter().map(|s| s.as_str()));
-        self.begin(&format!("{name}_final"), &extra)?;
-        for t in typed {
-            self.line(&t);
-        }
+        let cols =
+            self.begin_with_out(&format!("{name}_final"), &["n", "chunk", "carries"], elem)?;
         self.line(&format!("__shared__ {acc} sh[{BLOCK}];"));
         self.reduction_parts(name, Some(f), op, ne, elem)?;
         self.line("ull start = blockIdx.x * chunk;");
@@ -1731,7 +1708,6 @@ impl<'r> KernelGen<'r> {
         self.line("run = combine(run, element(i));");
         self.line("accel_arena_reset(&arena);");
         let v = Self::acc_value(elem, "run")?;
-        let cols: Vec<String> = outs.iter().map(|o| format!("{o}_c")).collect();
         self.store_columns(&v, &cols, "i");
         self.depth -= 1;
         self.line("}");
@@ -2805,32 +2781,39 @@ fn commutative(op: &Expr) -> bool {
     }
 }
 
-/// A row-producing closure `|i| { lets…; create(m, g) }` split into its parameter, the
-/// `let`s, the row length and the row's closure.
-fn row_parts(f: &Expr) -> Option<(Pat, Vec<Stmt>, Expr, Expr)> {
+/// A one-parameter closure `|i| { lets…; e }` split into its parameter, the `let`s (of
+/// nested blocks too) and its final expression `e`.
+fn closure_parts(f: &Expr) -> Option<(Pat, Vec<Stmt>, &Expr)> {
     let Expr::Lambda { params, body } = f else {
         return None;
     };
     let param = params.first()?.0.clone();
     let mut stmts = Vec::new();
     let mut e: &Expr = body;
-    loop {
-        match e {
-            Expr::Block {
-                stmts: s,
-                result: Some(r),
-            } => {
-                stmts.extend(s.iter().cloned());
-                e = r;
-            }
-            Expr::Par {
-                op: ParOp::Create,
-                args,
-                ..
-            } => return Some((param, stmts, args[0].clone(), args[1].clone())),
-            _ => return None,
-        }
+    while let Expr::Block {
+        stmts: s,
+        result: Some(r),
+    } = e
+    {
+        stmts.extend(s.iter().cloned());
+        e = r;
     }
+    Some((param, stmts, e))
+}
+
+/// A row-producing closure `|i| { lets…; create(m, g) }` split into its parameter, the
+/// `let`s, the row length and the row's closure.
+fn row_parts(f: &Expr) -> Option<(Pat, Vec<Stmt>, Expr, Expr)> {
+    let (param, stmts, e) = closure_parts(f)?;
+    let Expr::Par {
+        op: ParOp::Create,
+        args,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    Some((param, stmts, args[0].clone(), args[1].clone()))
 }
 
 /// The parts of `|c| { lets; reduce(op, ne, create(m, g)) }`.
@@ -2844,46 +2827,31 @@ struct Segments {
 }
 
 fn segment_parts(f: &Expr) -> Option<Segments> {
-    let Expr::Lambda { params, body } = f else {
+    let (param, stmts, e) = closure_parts(f)?;
+    let Expr::Par {
+        op: ParOp::Reduce,
+        args,
+        ..
+    } = e
+    else {
         return None;
     };
-    let param = params.first()?.0.clone();
-    let mut stmts = Vec::new();
-    let mut e: &Expr = body;
-    loop {
-        match e {
-            Expr::Block {
-                stmts: s,
-                result: Some(r),
-            } => {
-                stmts.extend(s.iter().cloned());
-                e = r;
-            }
-            Expr::Par {
-                op: ParOp::Reduce,
-                args,
-                ..
-            } => {
-                let Expr::Par {
-                    op: ParOp::Create,
-                    args: input,
-                    ..
-                } = &args[2]
-                else {
-                    return None;
-                };
-                return Some(Segments {
-                    param,
-                    stmts,
-                    op: args[0].clone(),
-                    ne: args[1].clone(),
-                    m: input[0].clone(),
-                    g: input[1].clone(),
-                });
-            }
-            _ => return None,
-        }
-    }
+    let Expr::Par {
+        op: ParOp::Create,
+        args: input,
+        ..
+    } = &args[2]
+    else {
+        return None;
+    };
+    Some(Segments {
+        param,
+        stmts,
+        op: args[0].clone(),
+        ne: args[1].clone(),
+        m: input[0].clone(),
+        g: input[1].clone(),
+    })
 }
 
 /// Whether a closure's body is cheap enough to unroll: no loops, no nested parallel
