@@ -81,6 +81,7 @@ fn main() {
             table(&reports, &series),
             notes.iter().map(|n| format!("- {n}\n")).collect::<String>()
         );
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir}: {e}"));
         std::fs::write(format!("{dir}/examples.md"), md)
             .unwrap_or_else(|e| panic!("cannot write {dir}/examples.md: {e}"));
         chart(&format!("{dir}/examples.png"), &reports, &series, cores)

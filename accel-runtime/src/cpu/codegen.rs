@@ -1926,14 +1926,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 if let Some(v) = self.vector_reduce(args, zero, n)? {
                     return Ok(v);
                 }
-                let ne = self.expr(&args[1])?;
-                let acc_ty = ne.ty.clone();
-                let accs = self.declare_like(&ne);
-                self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
-                    f.fold_step(args, &acc_ty, &accs, i)?;
-                    Ok(())
-                })?;
-                Ok(self.use_vars(&acc_ty, &accs))
+                // Four independent accumulators: the fold's latency chain split in four.
+                self.stream_reduce(args, zero, n)
             }
             ParOp::Scan => {
                 let ne = self.expr(&args[1])?;

@@ -2,7 +2,8 @@
 //! failure reports, and the math functions Cranelift has no instruction for.
 
 use super::abi::Arena;
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// The state of one compiled run, shared by all its kernels.
@@ -121,32 +122,95 @@ pub extern "C" fn accel_par(
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
     let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
-    let size = chunk_size(n, grain);
-    let chunks = accel_chunks(n, grain);
-    let ctx_addr = ctx as usize;
-    let run = |c: u64| {
-        let lo = c * size;
-        let hi = (lo + size).min(n);
-        let slot = (partials + c * partial_words * 8) as *mut u64;
-        kernel(env as *const u64, lo, hi, slot, ctx_addr as *const RunCtx)
-    };
+    let launch = Arc::new(Launch {
+        kernel,
+        env,
+        n,
+        size: chunk_size(n, grain),
+        chunks: accel_chunks(n, grain),
+        partials,
+        partial_words,
+        ctx: ctx as usize,
+        next: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        status: AtomicU32::new(0),
+    });
     // Chunks run on this thread, in order, while the launch has taken less than
-    // `SEQUENTIAL_BUDGET`: a small launch never pays for waking the pool. Whatever is left
-    // then runs on the pool. The partition is the same either way, so results are too.
+    // `SEQUENTIAL_BUDGET`: a small launch never pays for waking the pool. Then helpers on
+    // the pool claim chunks beside this thread, which goes on claiming too, so it never
+    // sleeps waiting for them to wake. The partition is the same either way, so results
+    // are too.
     let start = std::time::Instant::now();
-    let mut next = 0;
-    while next < chunks && start.elapsed() < SEQUENTIAL_BUDGET {
-        let status = run(next);
-        if status != 0 {
-            return status;
-        }
-        next += 1;
+    while start.elapsed() < SEQUENTIAL_BUDGET && launch.claim_one() {}
+    let left = launch
+        .chunks
+        .saturating_sub(launch.next.load(Ordering::Relaxed));
+    let helpers = (rayon::current_num_threads() as u64 - 1).min(left.saturating_sub(1));
+    for _ in 0..helpers {
+        let l = Arc::clone(&launch);
+        rayon::spawn(move || while l.claim_one() {});
     }
-    (next..chunks)
-        .into_par_iter()
-        .map(run)
-        .find_any(|&s| s != 0)
-        .unwrap_or(0)
+    while launch.claim_one() {}
+    // Only chunks that helpers claimed are still running: each a short wait at most.
+    let mut spins = 0u32;
+    while launch.done.load(Ordering::Acquire) < launch.chunks {
+        if spins < 1000 {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    launch.status.load(Ordering::Relaxed)
+}
+
+/// The chunks of one launch, claimed one at a time by the launching thread and helpers.
+/// A helper that starts after every chunk is claimed touches nothing but the counters, so
+/// it may outlive the launch.
+struct Launch {
+    kernel: Kernel,
+    env: u64,
+    n: u64,
+    size: u64,
+    chunks: u64,
+    partials: u64,
+    partial_words: u64,
+    ctx: usize,
+    next: AtomicU64,
+    /// Chunks run (or skipped after a failure); the launcher waits for all of them.
+    done: AtomicU64,
+    /// The first non-zero status.
+    status: AtomicU32,
+}
+
+impl Launch {
+    /// Claims the next chunk and runs it; false when none is left.
+    fn claim_one(&self) -> bool {
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        if c >= self.chunks {
+            return false;
+        }
+        if self.status.load(Ordering::Relaxed) == 0 {
+            let lo = c * self.size;
+            let hi = (lo + self.size).min(self.n);
+            let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
+            let s = (self.kernel)(
+                self.env as *const u64,
+                lo,
+                hi,
+                slot,
+                self.ctx as *const RunCtx,
+            );
+            if s != 0 {
+                let _ = self
+                    .status
+                    .compare_exchange(0, s, Ordering::Relaxed, Ordering::Relaxed);
+            }
+        }
+        // Release: the chunk's writes are seen by the launcher, which acquires `done`.
+        self.done.fetch_add(1, Ordering::Release);
+        true
+    }
 }
 
 /// How long a launch runs its chunks on the calling thread before handing the rest to
