@@ -170,6 +170,71 @@ fn aliasing_views_share_one_buffer_in_compiled_code() {
     assert_eq!(m.get([63, 5]), 5.0);
 }
 
+/// Tensor accesses in a `for` loop are checked once before it (the rank, the loop's range
+/// against its coordinate's dimension, the other coordinates); a loop that would go out of
+/// bounds runs the checked copy and fails at the access.
+#[test]
+fn tensor_accesses_in_loops_are_checked_once_and_still_fail_clearly() {
+    let rows = 5usize;
+    for cols in [0usize, 1, 7, 16] {
+        let src = Tensor::from_vec((0..(rows * cols) as i64).collect(), &[rows, cols]);
+        let expected: Vec<i64> = (0..rows)
+            .map(|r| {
+                (0..cols)
+                    .map(|c| (r * cols + c) as i64 * (c as i64 + 1))
+                    .sum()
+            })
+            .collect();
+        let run = |mode| {
+            let dst = Tensor::<i64>::zeros(&[rows]);
+            with_mode(mode, || {
+                accelerate!(parallel_loop(rows, |r| {
+                    let mut total = 0i64;
+                    for c in 0..cols {
+                        total += src.get([r, c]) * (c as i64 + 1);
+                    }
+                    dst.set([r], total)
+                }))
+            });
+            dst.to_vec()
+        };
+        assert_eq!(run(Mode::Debug), expected);
+        assert_eq!(run(Mode::Cpu), expected);
+    }
+    // One column too many: the loop's range does not fit, so each access is checked.
+    let t = Tensor::<i32>::zeros(&[3, 4]);
+    let out = Tensor::<i32>::zeros(&[3]);
+    let msg = panic_message(|| {
+        with_mode(Mode::Cpu, || {
+            accelerate!(parallel_loop(3, |r| {
+                let mut s = 0;
+                for c in 0..5 {
+                    s += t.get([r, c]);
+                }
+                out.set([r], s)
+            }))
+        })
+    });
+    assert!(
+        msg.ends_with("index out of bounds: the len is 4 but the index is 4"),
+        "{msg}"
+    );
+    // A wrong rank is still reported, from the checked copy.
+    let msg = panic_message(|| {
+        with_mode(Mode::Cpu, || {
+            accelerate!(parallel_loop(1, |r| {
+                for c in 0..2 {
+                    out.set([r, c], 1);
+                }
+            }))
+        })
+    });
+    assert!(
+        msg.ends_with("a tensor index has 2 coordinates, but the tensor has rank 1"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn failures_in_compiled_code_name_the_site_and_never_crash() {
     let xs = vec![1, 2, 3];

@@ -25,7 +25,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 type R<T> = Result<T, String>;
 type CType = cranelift_codegen::ir::Type;
@@ -313,6 +313,9 @@ struct FnCx<'a, 'g> {
     /// `(sequence, index)` variable pairs known to be in bounds here: the index of a
     /// producer over that sequence, or the variable of a loop versioned on its length.
     safe: Vec<(String, String)>,
+    /// Tensor accesses `t.get([coords])`/`t.set([coords], _)` known to be in bounds here
+    /// (inside a loop versioned on them), by tensor name and coordinate expressions.
+    safe_tensors: Vec<(String, Vec<Expr>)>,
     /// Whether element loads are proven in bounds (and so may be hoisted by Cranelift).
     movable_loads: bool,
     /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
@@ -332,6 +335,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             fail: placeholder,
             refs: HashMap::new(),
             safe: Vec::new(),
+            safe_tensors: Vec::new(),
             movable_loads: false,
             affine: HashMap::new(),
         }
@@ -925,7 +929,13 @@ impl<'a, 'g> FnCx<'a, 'g> {
             };
         }
         if let Type::Tensor(_) = r.ty {
-            return self.tensor_method(&r, method, &a);
+            let proven = match (recv, args.first()) {
+                (Expr::Var(t), Some(Expr::Array(coords))) => {
+                    self.safe_tensors.iter().any(|(u, c)| u == t && c == coords)
+                }
+                _ => false,
+            };
+            return self.tensor_method(&r, method, &a, !proven);
         }
         if let Type::Array(_, n) = r.ty {
             if method == "len" {
@@ -1163,7 +1173,9 @@ impl<'a, 'g> FnCx<'a, 'g> {
         }
     }
 
-    fn tensor_method(&mut self, t: &V, method: &str, a: &[V]) -> R<V> {
+    /// A tensor method; `checked` false when the access is proven in bounds (the rank and
+    /// every coordinate).
+    fn tensor_method(&mut self, t: &V, method: &str, a: &[V], checked: bool) -> R<V> {
         let Type::Tensor(elem) = &t.ty else {
             unreachable!("a tensor")
         };
@@ -1179,18 +1191,22 @@ impl<'a, 'g> FnCx<'a, 'g> {
             "get" | "set" => {
                 let idx = &a[0];
                 let coords = idx.w.len();
-                let rank_ok = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
-                let c = self.iconst(coords as i64);
-                let rank = t.w[1];
-                self.fail_if(rank_ok, pool::FAIL_RANK, c, rank);
+                if checked {
+                    let wrong_rank =
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
+                    let c = self.iconst(coords as i64);
+                    let rank = t.w[1];
+                    self.fail_if(wrong_rank, pool::FAIL_RANK, c, rank);
+                }
                 let mut flat = self.iconst(0);
                 for (k, &i) in idx.w.iter().enumerate() {
                     let dim = t.w[2 + k];
-                    let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
-                    self.fail_if(oob, pool::FAIL_INDEX, i, dim);
+                    if checked {
+                        let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
+                        self.fail_if(oob, pool::FAIL_INDEX, i, dim);
+                    }
                     let scaled = self.b.ins().imul(flat, dim);
                     flat = self.b.ins().iadd(scaled, i);
                 }
@@ -1775,7 +1791,69 @@ impl<'a, 'g> FnCx<'a, 'g> {
             return run(self);
         }
         let indexed = self.indexed_by(body, var);
-        self.versioned(&indexed, var, hi, run)
+        let tensors = self.tensor_accesses(body, var);
+        self.versioned(&indexed, &tensors, var, hi, run)
+    }
+
+    /// The tensor accesses in `body` whose coordinates are each `var`, a literal, or a
+    /// variable `body` neither binds nor assigns: checkable once before a loop over `var`.
+    fn tensor_accesses(&self, body: &Expr, var: &str) -> Vec<(String, Vec<Expr>)> {
+        let mut changed: HashSet<String> = HashSet::new();
+        body.walk(&mut |e| match e {
+            Expr::Assign { target, .. } => {
+                let mut root = &**target;
+                while let Expr::Field(b, _) | Expr::Index(b, _) = root {
+                    root = b;
+                }
+                if let Expr::Var(x) = root {
+                    changed.insert(x.clone());
+                }
+            }
+            Expr::Block { stmts, .. } => {
+                for st in stmts {
+                    if let Stmt::Let { pat, .. } = st {
+                        changed.extend(pat.bound_names());
+                    }
+                }
+            }
+            Expr::For { var, .. } => {
+                changed.insert(var.clone());
+            }
+            Expr::Lambda { params, .. } => {
+                for (p, _) in params {
+                    changed.extend(p.bound_names());
+                }
+            }
+            Expr::Match { arms, .. } => {
+                for arm in arms {
+                    changed.extend(arm.pat.bound_names());
+                }
+            }
+            _ => {}
+        });
+        let mut out: Vec<(String, Vec<Expr>)> = Vec::new();
+        body.walk(&mut |e| {
+            let Expr::Method { recv, method, args } = e else {
+                return;
+            };
+            let (Expr::Var(t), "get" | "set", Some(Expr::Array(coords))) =
+                (&**recv, method.as_str(), args.first())
+            else {
+                return;
+            };
+            let tensor = matches!(self.vars.get(t), Some((Type::Tensor(_), _)));
+            let invariant = coords.iter().all(|c| match c {
+                Expr::Var(x) => x == var || (!changed.contains(x) && self.vars.contains_key(x)),
+                Expr::Lit(Lit::Int(..)) => true,
+                _ => false,
+            });
+            let uses_var = coords.iter().any(|c| matches!(c, Expr::Var(x) if x == var));
+            let key = (t.clone(), coords.clone());
+            if tensor && invariant && uses_var && coords.len() <= MAX_RANK && !out.contains(&key) {
+                out.push(key);
+            }
+        });
+        out
     }
 
     /// Runs `run` twice behind one test: when every sequence in `indexed` is at least `hi`
@@ -1784,6 +1862,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     fn versioned(
         &mut self,
         indexed: &[String],
+        tensors: &[(String, Vec<Expr>)],
         var: &str,
         hi: Value,
         run: impl Fn(&mut Self) -> R<()>,
@@ -1792,7 +1871,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
             .iter()
             .filter(|q| !self.safe.iter().any(|(a, b)| a == *q && b == var))
             .collect();
-        if indexed.is_empty() {
+        let tensors: Vec<&(String, Vec<Expr>)> = tensors
+            .iter()
+            .filter(|t| !self.safe_tensors.contains(t))
+            .collect();
+        if indexed.is_empty() && tensors.is_empty() {
             return run(self);
         }
         let mut ok = self.b.ins().iconst(ct::I8, 1);
@@ -1801,16 +1884,42 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, len);
             ok = self.b.ins().band(ok, fits);
         }
+        // A tensor access: the rank, then each coordinate below its dimension (the loop
+        // variable through `hi`).
+        for (t, coords) in &tensors {
+            let tv = self.var(t)?;
+            let rank = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, tv.w[1], coords.len() as i64);
+            ok = self.b.ins().band(ok, rank);
+            for (k, c) in coords.iter().enumerate() {
+                let dim = tv.w[2 + k];
+                let fits = match c {
+                    Expr::Var(x) if x == var => {
+                        self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, dim)
+                    }
+                    other => {
+                        let i = self.expr(other)?.w[0];
+                        self.b.ins().icmp(IntCC::UnsignedLessThan, i, dim)
+                    }
+                };
+                ok = self.b.ins().band(ok, fits);
+            }
+        }
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         let after = self.b.create_block();
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
-        let before = self.safe.len();
+        let before = (self.safe.len(), self.safe_tensors.len());
         self.safe
             .extend(indexed.iter().map(|q| ((*q).clone(), var.to_string())));
+        self.safe_tensors
+            .extend(tensors.iter().map(|t| (*t).clone()));
         let r = run(self);
-        self.safe.truncate(before);
+        self.safe.truncate(before.0);
+        self.safe_tensors.truncate(before.1);
         r?;
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(slow);
@@ -2846,7 +2955,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         },
                         _ => (String::new(), vec![]),
                     };
-                    f.versioned(&indexed, &param, hi, |f| {
+                    f.versioned(&indexed, &[], &param, hi, |f| {
                         f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
                             let v = f.element(op, args, i)?;
                             f.store_elem(&elem, &out_cols, i, &v.w)
