@@ -334,7 +334,15 @@ pub(crate) fn plan<R: Accel>(
             }
         }
     }
-    let (compiled, hit) = cpu::compiled(site, &types, &R::accel_type());
+    let fixed = cpu::fixed_values(
+        site,
+        captures.iter().copied().chain(
+            constants
+                .iter()
+                .map(|(n, v)| (n.as_str(), *v as &dyn Inspect)),
+        ),
+    );
+    let (compiled, hit) = cpu::compiled(site, &types, &R::accel_type(), &fixed);
     #[cfg(feature = "cuda")]
     if !hit {
         crate::cuda::check::after_cpu_compile(site, &types, &R::accel_type());

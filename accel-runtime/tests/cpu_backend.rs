@@ -235,6 +235,35 @@ fn tensor_accesses_in_loops_are_checked_once_and_still_fail_clearly() {
     );
 }
 
+/// Captured integers named like constants are compiled in (`x / D` by a power of two
+/// becomes a shift); a value that changes gets code of its own, up to a few versions, then
+/// the generic code; results are right every time.
+#[test]
+#[allow(non_snake_case)] // a local named like a constant is what is under test
+fn captures_named_like_constants_are_compiled_in() {
+    const D: usize = 8;
+    let xs: Vec<usize> = (0..100).collect();
+    let got = with_mode(Mode::Cpu, || accelerate!(map(|x| (x / D, x % D), &xs)));
+    let want: Vec<(usize, usize)> = xs.iter().map(|&x| (x / D, x % D)).collect();
+    assert_eq!(got, want);
+    let signed: Vec<i32> = (-50..50).collect();
+    for N in [1i32, 2, 3, 4, 7, 16, 64, 100, -4] {
+        let got = with_mode(Mode::Cpu, || accelerate!(map(|x| x / N + x % N, &signed)));
+        let want: Vec<i32> = signed.iter().map(|&x| x / N + x % N).collect();
+        assert_eq!(got, want, "N = {N}");
+    }
+    for M in [1u64, 2, 3, 1 << 40, 6, 1024] {
+        let us: Vec<u64> = (0..200).map(|x| x * 977).collect();
+        let got = with_mode(Mode::Cpu, || accelerate!(map(|x| x / M * 3 + x % M, &us)));
+        let want: Vec<u64> = us.iter().map(|&x| x / M * 3 + x % M).collect();
+        assert_eq!(got, want, "M = {M}");
+    }
+    // Division by a zero constant still fails clearly.
+    let Z = 0usize;
+    let msg = panic_message(|| drop(with_mode(Mode::Cpu, || accelerate!(map(|x| x / Z, &xs)))));
+    assert!(msg.ends_with("attempt to divide by zero"), "{msg}");
+}
+
 #[test]
 fn failures_in_compiled_code_name_the_site_and_never_crash() {
     let xs = vec![1, 2, 3];

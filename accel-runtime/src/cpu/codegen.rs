@@ -804,6 +804,20 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 BinOp::Add => self.b.ins().iadd(x, y),
                 BinOp::Sub => self.b.ins().isub(x, y),
                 BinOp::Mul => self.b.ins().imul(x, y),
+                BinOp::Div | BinOp::Rem
+                    if !signed(s)
+                        && self
+                            .iconst_value(y)
+                            .is_some_and(|c| (c as u64).is_power_of_two()) =>
+                {
+                    // By a constant power of two (a compiled-in `const`): a shift or a mask.
+                    let c = self.iconst_value(y).unwrap_or(1) as u64;
+                    if op == BinOp::Div {
+                        self.b.ins().ushr_imm_u(x, i64::from(c.trailing_zeros()))
+                    } else {
+                        self.b.ins().band_imm_u(x, (c - 1) as i64)
+                    }
+                }
                 BinOp::Div | BinOp::Rem => {
                     let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
                     let (xa, ya) = (self.widen(x, s), self.widen(y, s));
@@ -2064,6 +2078,21 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     w: vec![],
                 })
             }
+        }
+    }
+
+    /// The value of `v` when it is an integer constant of this function.
+    fn iconst_value(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let cranelift_codegen::ir::ValueDef::Result(inst, _) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            cranelift_codegen::ir::InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
         }
     }
 
