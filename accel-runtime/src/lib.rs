@@ -32,6 +32,7 @@ mod checks;
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod dump;
 mod mode;
 mod ops;
 mod seq;

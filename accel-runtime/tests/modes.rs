@@ -45,6 +45,33 @@ fn debug_and_default_modes_run_the_site() {
 }
 
 #[test]
+fn accel_dump_writes_the_cpu_backends_machine_code() {
+    let dir = std::env::temp_dir().join(format!("accel-cpu-dump-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out, err) = child(&[("ACCEL_MODE", "cpu"), ("ACCEL_DUMP", dir.to_str().unwrap())]);
+    assert!(ok, "{err}");
+    assert!(out.contains("child result 6"), "{out}");
+    let stem: String = site_of("let s = accelerate!")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let file = std::fs::read_dir(&dir)
+        .expect("ACCEL_DUMP made its folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with(&stem) && name.ends_with(".cpu.s")
+        })
+        .expect("a .cpu.s file for the site");
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains(";; (reduce "), "the fused program: {text}");
+    assert!(text.contains(";; kernel1: the `reduce` chunks"), "{text}");
+    assert!(text.contains(";; the site function"), "{text}");
+    assert!(text.contains("ret"), "machine code: {text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn an_unknown_mode_is_a_clear_error_naming_the_site() {
     let (ok, _, err) = child(&[("ACCEL_MODE", "gpu")]);
     assert!(!ok);

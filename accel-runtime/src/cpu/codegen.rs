@@ -36,6 +36,8 @@ pub struct Compiled {
     pub host: usize,
     pub result_words: usize,
     pub kernels: usize,
+    /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
+    pub listing: Option<String>,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> String {
@@ -151,10 +153,17 @@ pub struct Gen {
     helpers: HashMap<&'static str, FuncId>,
     records: HashMap<String, Vec<(String, Type)>>,
     kernels: usize,
+    listing: Option<String>,
 }
 
-/// Compiles a typed, fused site body whose free variables are `captures`.
-pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Compiled> {
+/// Compiles a typed, fused site body whose free variables are `captures`; with `listing`,
+/// the result carries each function's machine code as text.
+pub fn compile(
+    body: &Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+    listing: bool,
+) -> R<Compiled> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     let isa = cranelift_native::builder()
@@ -176,6 +185,7 @@ pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Com
         helpers: HashMap::new(),
         records,
         kernels: 0,
+        listing: listing.then(String::new),
     };
     g.declare_helpers()?;
 
@@ -230,9 +240,7 @@ pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Com
         let config = f.g.module.target_config();
         f.b.finalize(config);
     }
-    g.module
-        .define_function(id, &mut ctx)
-        .map_err(|e| format!("Cranelift rejected the site function: {e:?}"))?;
+    g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
     g.module.finalize_definitions().map_err(|e| e.to_string())?;
     let host = g.module.get_finalized_function(id) as usize;
@@ -243,10 +251,27 @@ pub fn compile(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Com
         host,
         result_words,
         kernels,
+        listing: g.listing,
     })
 }
 
 impl Gen {
+    /// Compiles a function; its machine code joins the listing when there is one.
+    fn define(&mut self, id: FuncId, ctx: &mut cranelift_codegen::Context, what: &str) -> R<()> {
+        ctx.set_disasm(self.listing.is_some());
+        self.module
+            .define_function(id, ctx)
+            .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
+        if let Some(listing) = &mut self.listing {
+            let code = ctx
+                .compiled_code()
+                .and_then(|c| c.vcode.clone())
+                .unwrap_or_default();
+            listing.push_str(&format!("\n;; {what}\n{code}"));
+        }
+        Ok(())
+    }
+
     fn declare_helpers(&mut self) -> R<()> {
         let i64_ = ct::I64;
         let declare =
@@ -3032,9 +3057,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let config = f.g.module.target_config();
             f.b.finalize(config);
         }
-        g.module
-            .define_function(id, &mut ctx)
-            .map_err(|e| format!("Cranelift rejected a kernel: {e:?}"))?;
+        g.define(id, &mut ctx, &format!("{name}: the `{}` chunks", op.name()))?;
         g.module.clear_context(&mut ctx);
         Ok(id)
     }

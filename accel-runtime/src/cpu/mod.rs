@@ -122,7 +122,17 @@ fn compile(
             compile_in(&mut fused, name, &accel_ir::Lit::Int(word, Some(*s)));
         }
     }
-    let code = codegen::compile(&fused, &captures, result)?;
+    let dump = crate::dump::dump_dir();
+    let code = codegen::compile(&fused, &captures, result, dump.is_some())?;
+    if let (Some(dir), Some(listing)) = (&dump, &code.listing) {
+        let text = format!(
+            ";; {} on the CPU: the fused program, then each function's machine code\n;; {}\n{listing}",
+            site.location(),
+            fused.to_string().replace('\n', "\n;; ")
+        );
+        let stem = crate::dump::file_stem(site, &text);
+        crate::dump::write_file(&dir.join(format!("{stem}.cpu.s")), &text)?;
+    }
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     COMPILE_TIMES
         .lock()

@@ -19,6 +19,7 @@ pub mod nvrtc;
 use crate::accel_type::Accel;
 use crate::checks::Inspect;
 use crate::cpu::abi::{Arena, Marshal, Unmarshal};
+use crate::dump::{dump_dir, file_stem, fnv1a, write_file};
 use crate::site::{CompileCache, SiteDesc};
 use accel_ir::Type;
 use device::Kernel;
@@ -162,20 +163,6 @@ fn ptx_for(source: &str, arch: &str) -> Result<(String, bool), String> {
     Ok((ptx, false))
 }
 
-/// 64-bit FNV-1a: a hash that is the same in every build (the disk cache's key).
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for &b in *p {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
-
 /// `ACCEL_CACHE_DIR`, else `$XDG_CACHE_HOME/accel`, else `~/.cache/accel`.
 fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("ACCEL_CACHE_DIR").filter(|d| !d.is_empty()) {
@@ -185,32 +172,6 @@ fn cache_dir() -> Option<PathBuf> {
         return Some(PathBuf::from(d).join("accel"));
     }
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("accel"))
-}
-
-fn dump_dir() -> Option<PathBuf> {
-    std::env::var_os("ACCEL_DUMP")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-}
-
-/// `file_line_col_hash` of a site, for dump file names.
-fn file_stem(site: &SiteDesc, source: &str) -> String {
-    let loc: String = site
-        .location()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    format!("{loc}_{:08x}", fnv1a(&[source.as_bytes()]) as u32)
-}
-
-/// Writes a file atomically (a temporary file renamed into place), creating its folder.
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// What one GPU run did, for ACCEL_LOG.
