@@ -235,6 +235,45 @@ fn tensor_accesses_in_loops_are_checked_once_and_still_fail_clearly() {
     );
 }
 
+/// Float `min`/`max` follow Rust: a NaN operand yields the other one, on either side.
+#[test]
+fn float_min_and_max_follow_rust_with_nans() {
+    let special = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -1.5, 2.25];
+    let pairs: Vec<(f64, f64)> = special
+        .iter()
+        .flat_map(|&a| special.iter().map(move |&b| (a, b)))
+        .collect();
+    let bits = |v: Vec<(f64, f64)>| -> Vec<(u64, u64)> {
+        v.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
+    };
+    let want: Vec<(f64, f64)> = pairs.iter().map(|&(a, b)| (a.max(b), a.min(b))).collect();
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(map(|p: (f64, f64)| (p.0.max(p.1), p.0.min(p.1)), &pairs))
+    });
+    assert_eq!(bits(got), bits(want));
+    let singles: Vec<(f32, f32)> = pairs.iter().map(|&(a, b)| (a as f32, b as f32)).collect();
+    let want: Vec<(f32, f32)> = singles.iter().map(|&(a, b)| (a.max(b), a.min(b))).collect();
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(map(|p: (f32, f32)| (p.0.max(p.1), p.0.min(p.1)), &singles))
+    });
+    let bits32 = |v: Vec<(f32, f32)>| -> Vec<(u32, u32)> {
+        v.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
+    };
+    assert_eq!(bits32(got), bits32(want));
+    // A running maximum from NaN.
+    let xs = vec![1.0f64, -3.0, 7.5, f64::NAN, 2.0];
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(create(1, |_| {
+            let mut best = f64::NAN;
+            for i in 0..xs.len() {
+                best = best.max(xs[i]);
+            }
+            best
+        }))
+    });
+    assert_eq!(got, vec![7.5]);
+}
+
 /// Captured integers named like constants are compiled in (`x / D` by a power of two
 /// becomes a shift); a value that changes gets code of its own, up to a few versions, then
 /// the generic code; results are right every time.

@@ -1170,25 +1170,19 @@ impl<'a, 'g> FnCx<'a, 'g> {
     /// Rust's `f32::max`/`min`: a NaN operand yields the other operand. Computed on
     /// one-lane vectors with masks (no branch: a float `select` would become one, and
     /// data-dependent maxima mispredict).
+    /// Rust's `x.max(y)`/`x.min(y)` on floats (a NaN operand yields the other). The
+    /// compare-and-select is the form x64 lowers to one `maxsd`/`minsd` (which yields `y`
+    /// when either is NaN, right for a NaN `y`); a NaN `x`, rare and predictable, is
+    /// patched after, off the dependency chain through `x` in a running maximum.
     fn fminmax(&mut self, max: bool, x: Value, y: Value) -> Value {
-        let vt = if self.b.func.dfg.value_type(x) == ct::F32 {
-            ct::F32X4
+        let take_y = if max {
+            self.b.ins().fcmp(FloatCC::LessThan, x, y)
         } else {
-            ct::F64X2
+            self.b.ins().fcmp(FloatCC::LessThan, y, x)
         };
-        let (vx, vy) = (self.b.ins().splat(vt, x), self.b.ins().splat(vt, y));
-        let cc = if max {
-            FloatCC::GreaterThan
-        } else {
-            FloatCC::LessThan
-        };
-        let pick_x = self.b.ins().fcmp(cc, vx, vy);
-        let pick_x = self.b.ins().bitcast(vt, MemFlagsData::new(), pick_x);
-        let chosen = self.b.ins().bitselect(pick_x, vx, vy);
-        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, vy, vy);
-        let y_nan = self.b.ins().bitcast(vt, MemFlagsData::new(), y_nan);
-        let r = self.b.ins().bitselect(y_nan, vx, chosen);
-        self.b.ins().extractlane(r, 0)
+        let m = self.b.ins().select(take_y, y, x);
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        self.b.ins().select(x_nan, y, m)
     }
 
     fn assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<V> {
