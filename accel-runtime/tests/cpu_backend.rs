@@ -237,6 +237,7 @@ fn tensor_accesses_in_loops_are_checked_once_and_still_fail_clearly() {
 
 /// Float `min`/`max` follow Rust: a NaN operand yields the other one, on either side.
 #[test]
+#[allow(clippy::needless_range_loop)] // accelerated code indexes; it has no iterators
 fn float_min_and_max_follow_rust_with_nans() {
     let special = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -1.5, 2.25];
     let pairs: Vec<(f64, f64)> = special
