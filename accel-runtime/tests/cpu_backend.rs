@@ -235,6 +235,79 @@ fn tensor_accesses_in_loops_are_checked_once_and_still_fail_clearly() {
     );
 }
 
+/// Loads at indices affine in a loop's variable (`xs[s * stride + offset]`, in nested
+/// reductions and `for` loops) are checked once before the loop; out of bounds, or with an
+/// index that would wrap, the checked copy runs and fails at the access.
+#[test]
+#[allow(clippy::needless_range_loop)] // accelerated code indexes; it has no iterators
+fn strided_loads_are_checked_once_and_still_fail_clearly() {
+    let (rows, cols) = (37usize, 5usize);
+    let m: Vec<i64> = (0..(rows * cols) as i64).collect();
+    let column_sums: Vec<i64> = (0..cols)
+        .map(|c| (0..rows).map(|r| m[r * cols + c]).sum())
+        .collect();
+    let got = agree(|| {
+        accelerate!(create(cols, |c| reduce(
+            |a, b| a + b,
+            0,
+            create(rows, |r| m[r * cols + c])
+        )))
+    });
+    assert_eq!(got, column_sums);
+    let got = agree(|| {
+        accelerate!(create(cols, |c| {
+            let mut t = 0i64;
+            for r in 0..rows {
+                t += m[c + cols * r];
+            }
+            t
+        }))
+    });
+    assert_eq!(got, column_sums);
+    // One row too many: the whole loop does not fit, each load is checked.
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(create(cols, |c| reduce(
+                |a, b| a + b,
+                0,
+                create(rows + 1, |r| m[r * cols + c])
+            )))
+        }))
+    });
+    assert!(
+        msg.ends_with(&format!(
+            "index out of bounds: the len is {} but the index is {}",
+            rows * cols,
+            rows * cols
+        )),
+        "{msg}"
+    );
+    // A stride whose product wraps around: not proven, checked, fails.
+    let huge = usize::MAX / 2 + 1;
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(create(1, |_| {
+                let mut t = 0i64;
+                for r in 0..3 {
+                    t += m[r * huge];
+                }
+                t
+            }))
+        }))
+    });
+    assert!(msg.contains("index out of bounds"), "{msg}");
+    // An empty loop with an offset beyond the end touches nothing.
+    let (far, none) = (1000usize, 0usize);
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(create(2, |c| reduce(
+            |a, b| a + b,
+            0,
+            create(none + c - c, |r| m[r * 2 + far])
+        )))
+    });
+    assert_eq!(got, vec![0, 0]);
+}
+
 /// Float `min`/`max` follow Rust: a NaN operand yields the other one, on either side.
 #[test]
 #[allow(clippy::needless_range_loop)] // accelerated code indexes; it has no iterators

@@ -341,6 +341,9 @@ struct FnCx<'a, 'g> {
     /// Tensor accesses `t.get([coords])`/`t.set([coords], _)` known to be in bounds here
     /// (inside a loop versioned on them), by tensor name and coordinate expressions.
     safe_tensors: Vec<(String, Vec<Expr>)>,
+    /// Loads `seq[index]` known to be in bounds here (inside a loop versioned on them): an
+    /// index affine in the loop variable, by sequence name and index expression.
+    safe_affine: Vec<(String, Expr)>,
     /// Whether element loads are proven in bounds (and so may be hoisted by Cranelift).
     movable_loads: bool,
     /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
@@ -361,6 +364,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             refs: HashMap::new(),
             safe: Vec::new(),
             safe_tensors: Vec::new(),
+            safe_affine: Vec::new(),
             movable_loads: false,
             affine: HashMap::new(),
         }
@@ -560,8 +564,10 @@ impl<'a, 'g> FnCx<'a, 'g> {
                     self.fail_if(oob, pool::FAIL_INDEX, at, len);
                     return field(&v, &k.to_string());
                 }
-                if let (Expr::Var(s), Expr::Var(j), Type::Seq(elem)) = (&**base, &**i, &v.ty) {
-                    if self.safe.iter().any(|(a, b)| a == s && b == j) {
+                if let (Expr::Var(s), Type::Seq(elem)) = (&**base, &v.ty) {
+                    let by_var = matches!(&**i, Expr::Var(j) if self.safe.iter().any(|(a, b)| a == s && b == j));
+                    let by_affine = self.safe_affine.iter().any(|(a, x)| a == s && x == &**i);
+                    if by_var || by_affine {
                         // In bounds by construction: no check, and a load Cranelift may move.
                         self.movable_loads = true;
                         let w = self.load_elem(elem, &v.w[1..], iv.w[0]);
@@ -1823,47 +1829,18 @@ impl<'a, 'g> FnCx<'a, 'g> {
         if s != ScalarType::Usize {
             return run(self);
         }
-        let indexed = self.indexed_by(body, var);
-        let tensors = self.tensor_accesses(body, var);
-        self.versioned(&indexed, &tensors, var, hi, run)
+        let proofs = Proofs {
+            indexed: self.indexed_by(body, var),
+            tensors: self.tensor_accesses(body, var),
+            affine: self.affine_loads(body, var),
+        };
+        self.versioned(&proofs, var, lo, hi, run)
     }
 
     /// The tensor accesses in `body` whose coordinates are each `var`, a literal, or a
     /// variable `body` neither binds nor assigns: checkable once before a loop over `var`.
     fn tensor_accesses(&self, body: &Expr, var: &str) -> Vec<(String, Vec<Expr>)> {
-        let mut changed: HashSet<String> = HashSet::new();
-        body.walk(&mut |e| match e {
-            Expr::Assign { target, .. } => {
-                let mut root = &**target;
-                while let Expr::Field(b, _) | Expr::Index(b, _) = root {
-                    root = b;
-                }
-                if let Expr::Var(x) = root {
-                    changed.insert(x.clone());
-                }
-            }
-            Expr::Block { stmts, .. } => {
-                for st in stmts {
-                    if let Stmt::Let { pat, .. } = st {
-                        changed.extend(pat.bound_names());
-                    }
-                }
-            }
-            Expr::For { var, .. } => {
-                changed.insert(var.clone());
-            }
-            Expr::Lambda { params, .. } => {
-                for (p, _) in params {
-                    changed.extend(p.bound_names());
-                }
-            }
-            Expr::Match { arms, .. } => {
-                for arm in arms {
-                    changed.extend(arm.pat.bound_names());
-                }
-            }
-            _ => {}
-        });
+        let changed = changed_in(body);
         let mut out: Vec<(String, Vec<Expr>)> = Vec::new();
         body.walk(&mut |e| {
             let Expr::Method { recv, method, args } = e else {
@@ -1889,26 +1866,99 @@ impl<'a, 'g> FnCx<'a, 'g> {
         out
     }
 
+    /// The loads `seq[index]` in `body` whose index is affine in `var` (`var * c + b`,
+    /// `b + var`, …) with `c` and `b` made of literals and variables `body` neither binds
+    /// nor assigns (no loads, no divisions: evaluating them early cannot fail): by
+    /// sequence, index, stride `c` and offset `b`.
+    fn affine_loads(&self, body: &Expr, var: &str) -> Vec<AffineLoad> {
+        let changed = changed_in(body);
+        if changed.contains(var) {
+            return Vec::new();
+        }
+        let invariant = |e: &Expr| {
+            let mut ok = true;
+            e.walk(&mut |x| match x {
+                Expr::Lit(Lit::Int(..)) => {}
+                Expr::Var(v) => {
+                    ok &= v != var
+                        && !changed.contains(v)
+                        && matches!(self.vars.get(v), Some((Type::Scalar(ScalarType::Usize), _)))
+                }
+                Expr::Binary(BinOp::Add | BinOp::Mul, ..) => {}
+                _ => ok = false,
+            });
+            ok
+        };
+        let is_var = |e: &Expr| matches!(e, Expr::Var(v) if v == var);
+        let one = Expr::Lit(Lit::Int(1, Some(ScalarType::Usize)));
+        let zero = Expr::Lit(Lit::Int(0, Some(ScalarType::Usize)));
+        // `var`, `var * c` or `c * var`: the stride.
+        let scaled = |e: &Expr| -> Option<Expr> {
+            match e {
+                v if is_var(v) => Some(one.clone()),
+                Expr::Binary(BinOp::Mul, a, c) if is_var(a) && invariant(c) => Some((**c).clone()),
+                Expr::Binary(BinOp::Mul, c, a) if is_var(a) && invariant(c) => Some((**c).clone()),
+                _ => None,
+            }
+        };
+        let mut out: Vec<AffineLoad> = Vec::new();
+        body.walk(&mut |e| {
+            let Expr::Index(base, index) = e else { return };
+            let Expr::Var(seq) = &**base else { return };
+            if !matches!(self.vars.get(seq), Some((Type::Seq(_), _))) || changed.contains(seq) {
+                return;
+            }
+            let parts = match &**index {
+                Expr::Binary(BinOp::Add, a, b) => match (scaled(a), scaled(b)) {
+                    (Some(c), _) if invariant(b) => Some((c, (**b).clone())),
+                    (_, Some(c)) if invariant(a) => Some((c, (**a).clone())),
+                    _ => None,
+                },
+                // A plain `seq[var]` is the `safe` pairs' case.
+                i if !is_var(i) => scaled(i).map(|c| (c, zero.clone())),
+                _ => None,
+            };
+            if let Some((stride, offset)) = parts {
+                if !out.iter().any(|l| l.seq == *seq && l.index == **index) {
+                    out.push(AffineLoad {
+                        seq: seq.clone(),
+                        index: (**index).clone(),
+                        stride,
+                        offset,
+                    });
+                }
+            }
+        });
+        out
+    }
+
     /// Runs `run` twice behind one test: when every sequence in `indexed` is at least `hi`
     /// long, a copy in which indexing them by `var` (which stays below `hi`) is unchecked;
     /// otherwise the checked copy.
     fn versioned(
         &mut self,
-        indexed: &[String],
-        tensors: &[(String, Vec<Expr>)],
+        proofs: &Proofs,
         var: &str,
+        lo: Value,
         hi: Value,
         run: impl Fn(&mut Self) -> R<()>,
     ) -> R<()> {
-        let indexed: Vec<&String> = indexed
+        let indexed: Vec<&String> = proofs
+            .indexed
             .iter()
             .filter(|q| !self.safe.iter().any(|(a, b)| a == *q && b == var))
             .collect();
-        let tensors: Vec<&(String, Vec<Expr>)> = tensors
+        let tensors: Vec<&(String, Vec<Expr>)> = proofs
+            .tensors
             .iter()
             .filter(|t| !self.safe_tensors.contains(t))
             .collect();
-        if indexed.is_empty() && tensors.is_empty() {
+        let affine: Vec<&AffineLoad> = proofs
+            .affine
+            .iter()
+            .filter(|l| !self.safe_affine.contains(&(l.seq.clone(), l.index.clone())))
+            .collect();
+        if indexed.is_empty() && tensors.is_empty() && affine.is_empty() {
             return run(self);
         }
         let mut ok = self.b.ins().iconst(ct::I8, 1);
@@ -1940,19 +1990,48 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 ok = self.b.ins().band(ok, fits);
             }
         }
+        // An affine load: its largest index, `(hi - 1) * stride + offset`, computed
+        // without wrapping, below the length (or no iteration at all).
+        for l in &affine {
+            let stride = self.expr(&l.stride)?.w[0];
+            let offset = self.expr(&l.offset)?.w[0];
+            let len = self.var(&l.seq)?.w[0];
+            let empty = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lo);
+            let last = self.b.ins().iadd_imm_s(hi, -1);
+            let scaled = self.b.ins().imul(last, stride);
+            let high = self.b.ins().umulhi(last, stride);
+            let no_wrap = self.b.ins().icmp_imm_u(IntCC::Equal, high, 0);
+            let top = self.b.ins().iadd(scaled, offset);
+            let no_carry = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, top, scaled);
+            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, top, len);
+            let fits = self.b.ins().band(no_wrap, no_carry);
+            let fits = self.b.ins().band(fits, inside);
+            let fits = self.b.ins().bor(empty, fits);
+            ok = self.b.ins().band(ok, fits);
+        }
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         let after = self.b.create_block();
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
-        let before = (self.safe.len(), self.safe_tensors.len());
+        let before = (
+            self.safe.len(),
+            self.safe_tensors.len(),
+            self.safe_affine.len(),
+        );
         self.safe
             .extend(indexed.iter().map(|q| ((*q).clone(), var.to_string())));
         self.safe_tensors
             .extend(tensors.iter().map(|t| (*t).clone()));
+        self.safe_affine
+            .extend(affine.iter().map(|l| (l.seq.clone(), l.index.clone())));
         let r = run(self);
         self.safe.truncate(before.0);
         self.safe_tensors.truncate(before.1);
+        self.safe_affine.truncate(before.2);
         r?;
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(slow);
@@ -2068,8 +2147,45 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 if let Some(v) = self.vector_reduce(args, zero, n)? {
                     return Ok(v);
                 }
-                // Four independent accumulators: the fold's latency chain split in four.
-                self.stream_reduce(args, zero, n)
+                // Four independent accumulators: the fold's latency chain split in four;
+                // loads at indices affine in the element's index are checked once, before.
+                let (param, proofs) = match &args[2] {
+                    Expr::Par {
+                        op: ParOp::Create,
+                        args: c,
+                        ..
+                    } => match &c[1] {
+                        Expr::Lambda { params, body } => match params.first() {
+                            Some((Pat::Bind { name, .. }, _)) => {
+                                let affine = self.affine_loads(body, name);
+                                (name.clone(), affine)
+                            }
+                            _ => (String::new(), Vec::new()),
+                        },
+                        _ => (String::new(), Vec::new()),
+                    },
+                    _ => (String::new(), Vec::new()),
+                };
+                if proofs.is_empty() {
+                    return self.stream_reduce(args, zero, n);
+                }
+                let proofs = Proofs {
+                    affine: proofs,
+                    ..Proofs::default()
+                };
+                let result: std::cell::RefCell<Option<(Type, Vec<Variable>)>> =
+                    std::cell::RefCell::new(None);
+                self.versioned(&proofs, &param, zero, n, |f| {
+                    let v = f.stream_reduce(args, zero, n)?;
+                    let mut r = result.borrow_mut();
+                    match &*r {
+                        Some((_, vars)) => f.def_vars(vars, &v),
+                        None => *r = Some((v.ty.clone(), f.declare_like(&v))),
+                    }
+                    Ok(())
+                })?;
+                let (ty, vars) = result.into_inner().ok_or("a reduction without a result")?;
+                Ok(self.use_vars(&ty, &vars))
             }
             ParOp::Scan => {
                 let ne = self.expr(&args[1])?;
@@ -3003,7 +3119,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         },
                         _ => (String::new(), vec![]),
                     };
-                    f.versioned(&indexed, &[], &param, hi, |f| {
+                    let proofs = Proofs {
+                        indexed,
+                        ..Proofs::default()
+                    };
+                    f.versioned(&proofs, &param, lo, hi, |f| {
                         f.counted_loop(rest, hi, ScalarType::Usize, |f, i| {
                             let v = f.element(op, args, i)?;
                             f.store_elem(&elem, &out_cols, i, &v.w)
@@ -3107,6 +3227,62 @@ fn field(v: &V, f: &str) -> R<V> {
 
 /// The loop-invariant offset of an index `off + i`, `i + off` or `i` (offset 0) over the
 /// loop variable `param`.
+/// What a loop over a variable is versioned on: sequences indexed by the variable, tensor
+/// accesses, and affine loads (see [`FnCx::versioned`]).
+#[derive(Default)]
+struct Proofs {
+    indexed: Vec<String>,
+    tensors: Vec<(String, Vec<Expr>)>,
+    affine: Vec<AffineLoad>,
+}
+
+/// A load `seq[index]` with `index = var * stride + offset` in a loop over `var`.
+#[derive(Clone, Debug, PartialEq)]
+struct AffineLoad {
+    seq: String,
+    index: Expr,
+    stride: Expr,
+    offset: Expr,
+}
+
+/// The variables `body` binds or assigns (which a loop over it may change).
+fn changed_in(body: &Expr) -> HashSet<String> {
+    let mut changed: HashSet<String> = HashSet::new();
+    body.walk(&mut |e| match e {
+        Expr::Assign { target, .. } => {
+            let mut root = &**target;
+            while let Expr::Field(b, _) | Expr::Index(b, _) = root {
+                root = b;
+            }
+            if let Expr::Var(x) = root {
+                changed.insert(x.clone());
+            }
+        }
+        Expr::Block { stmts, .. } => {
+            for st in stmts {
+                if let Stmt::Let { pat, .. } = st {
+                    changed.extend(pat.bound_names());
+                }
+            }
+        }
+        Expr::For { var, .. } => {
+            changed.insert(var.clone());
+        }
+        Expr::Lambda { params, .. } => {
+            for (p, _) in params {
+                changed.extend(p.bound_names());
+            }
+        }
+        Expr::Match { arms, .. } => {
+            for arm in arms {
+                changed.extend(arm.pat.bound_names());
+            }
+        }
+        _ => {}
+    });
+    changed
+}
+
 fn affine_offset(i: &Expr, param: &str, locals: &[String]) -> Option<Expr> {
     let is_param = |e: &Expr| matches!(e, Expr::Var(v) if v == param);
     match i {
