@@ -535,8 +535,8 @@ fn diffuse(n: usize, steps: usize) -> (Vec<i64>, i64) {
             done += 1;
         }
         let mut total = 0i64;
-        for k in 0..2 {
-            total += reduce(|a, b| a + b, 0, &x) * (k + 1);
+        for k in -1..1 {
+            total += reduce(|a, b| a + b, 0, &x) * (k + 2);
         }
         (x, total)
     }) // diffusion

@@ -2149,22 +2149,9 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 }
                 // Four independent accumulators: the fold's latency chain split in four;
                 // loads at indices affine in the element's index are checked once, before.
-                let (param, proofs) = match &args[2] {
-                    Expr::Par {
-                        op: ParOp::Create,
-                        args: c,
-                        ..
-                    } => match &c[1] {
-                        Expr::Lambda { params, body } => match params.first() {
-                            Some((Pat::Bind { name, .. }, _)) => {
-                                let affine = self.affine_loads(body, name);
-                                (name.clone(), affine)
-                            }
-                            _ => (String::new(), Vec::new()),
-                        },
-                        _ => (String::new(), Vec::new()),
-                    },
-                    _ => (String::new(), Vec::new()),
+                let (param, proofs) = match delayed(&args[2]) {
+                    Some((_, name, body)) => (name.to_string(), self.affine_loads(body, name)),
+                    None => (String::new(), Vec::new()),
                 };
                 if proofs.is_empty() {
                     return self.stream_reduce(args, zero, n);
@@ -2621,22 +2608,10 @@ impl<'a, 'g> FnCx<'a, 'g> {
             return Ok(None);
         }
         // The element as a body over an index parameter, and the sequences safe to load.
-        let (param, body, safe): (String, Expr, Vec<String>) = match &args[2] {
-            Expr::Par {
-                op: ParOp::Create,
-                args: c,
-                ..
-            } => match &c[1] {
-                Expr::Lambda { params, body } => match params.first() {
-                    Some((Pat::Bind { name, .. }, _)) => {
-                        (name.clone(), (**body).clone(), Self::length_sources(&c[0]))
-                    }
-                    _ => return Ok(None),
-                },
-                _ => return Ok(None),
-            },
+        let (param, body, safe): (String, Expr, Vec<String>) = match (&args[2], delayed(&args[2])) {
+            (_, Some((n, name, body))) => (name.to_string(), body.clone(), Self::length_sources(n)),
             // A reduction over a variable runs over exactly its indices.
-            Expr::Var(xs) => (
+            (Expr::Var(xs), _) => (
                 "vector#i".to_string(),
                 Expr::Index(Box::new(Expr::var(xs)), Box::new(Expr::var("vector#i"))),
                 vec![xs.clone()],
@@ -3243,6 +3218,25 @@ struct AffineLoad {
     index: Expr,
     stride: Expr,
     offset: Expr,
+}
+
+/// A delayed input `create(n, |p| body)` with a named parameter: `n`, `p` and `body`.
+fn delayed(input: &Expr) -> Option<(&Expr, &str, &Expr)> {
+    let Expr::Par {
+        op: ParOp::Create,
+        args,
+        ..
+    } = input
+    else {
+        return None;
+    };
+    let Expr::Lambda { params, body } = &args[1] else {
+        return None;
+    };
+    match params.first() {
+        Some((Pat::Bind { name, .. }, _)) => Some((&args[0], name, body)),
+        _ => None,
+    }
 }
 
 /// The variables `body` binds or assigns (which a loop over it may change).

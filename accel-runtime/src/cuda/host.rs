@@ -409,14 +409,22 @@ impl Run<'_, '_> {
             }
             Expr::For { var, lo, hi, body } => {
                 let (lo, hi) = (self.eval(lo)?, self.eval(hi)?);
+                let s = scalar(&lo)?;
+                // Signed words hold their value sign-extended.
+                let (a, b) = match s {
+                    ScalarType::I32 | ScalarType::I64 => {
+                        (lo.w[0] as i64 as i128, hi.w[0] as i64 as i128)
+                    }
+                    _ => (lo.w[0] as i128, hi.w[0] as i128),
+                };
                 let before = self.env.get(var).cloned();
                 let since = self.keep.len();
-                for k in lo.w[0]..hi.w[0] {
+                for k in a..b {
                     self.env.insert(
                         var.clone(),
                         HostVal {
                             ty: lo.ty.clone(),
-                            w: vec![k],
+                            w: vec![normalize(s, k as u64)],
                         },
                     );
                     self.eval(body)?;
