@@ -134,6 +134,7 @@ pub extern "C" fn accel_par(
         next: AtomicU64::new(0),
         done: AtomicU64::new(0),
         status: AtomicU32::new(0),
+        launcher: std::thread::current(),
     });
     // Chunks run on this thread, in order, while the launch has taken less than
     // `SEQUENTIAL_BUDGET`: a small launch never pays for waking the pool. Then helpers on
@@ -151,14 +152,15 @@ pub extern "C" fn accel_par(
         rayon::spawn(move || while l.claim_one() {});
     }
     while launch.claim_one() {}
-    // Only chunks that helpers claimed are still running: each a short wait at most.
+    // Only chunks that helpers claimed are still running: spin briefly, then sleep until
+    // the last one wakes this thread (a timeout guards against a lost wake-up).
     let mut spins = 0u32;
     while launch.done.load(Ordering::Acquire) < launch.chunks {
-        if spins < 1000 {
+        if spins < 2000 {
             std::hint::spin_loop();
             spins += 1;
         } else {
-            std::thread::yield_now();
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
         }
     }
     launch.status.load(Ordering::Relaxed)
@@ -181,6 +183,8 @@ struct Launch {
     done: AtomicU64,
     /// The first non-zero status.
     status: AtomicU32,
+    /// Woken when the last chunk is done.
+    launcher: std::thread::Thread,
 }
 
 impl Launch {
@@ -208,7 +212,9 @@ impl Launch {
             }
         }
         // Release: the chunk's writes are seen by the launcher, which acquires `done`.
-        self.done.fetch_add(1, Ordering::Release);
+        if self.done.fetch_add(1, Ordering::Release) + 1 == self.chunks {
+            self.launcher.unpark();
+        }
         true
     }
 }
