@@ -612,14 +612,32 @@ impl<'a, 'g> FnCx<'a, 'g> {
             Expr::If { cond, then, els } => self.if_(cond, then, els.as_deref()),
             Expr::Match { scrutinee, arms } => self.match_(scrutinee, arms),
             Expr::Block { stmts, result } => {
-                for s in stmts {
+                // Whether a loop follows statement k in this block.
+                let has_loop = |e: &Expr| {
+                    let mut found = false;
+                    e.walk(&mut |x| found |= matches!(x, Expr::For { .. } | Expr::While { .. }));
+                    found
+                };
+                let mut loop_after = vec![result.as_deref().is_some_and(has_loop); stmts.len()];
+                for k in (0..stmts.len().saturating_sub(1)).rev() {
+                    let next = match &stmts[k + 1] {
+                        Stmt::Let { init: Some(x), .. } | Stmt::Expr(x) => has_loop(x),
+                        Stmt::Let { init: None, .. } => false,
+                    };
+                    loop_after[k] = loop_after[k + 1] || next;
+                }
+                for (k, s) in stmts.iter().enumerate() {
                     match s {
                         Stmt::Let {
                             pat,
                             init: Some(init),
                             ..
                         } => {
-                            let v = self.expr(init)?;
+                            let mut v = self.expr(init)?;
+                            let computed = !matches!(init, Expr::Lit(_) | Expr::Var(_));
+                            if loop_after[k] && computed && matches!(v.ty, Type::Scalar(_)) {
+                                v = self.pin(v);
+                            }
                             self.bind(pat, v)?;
                         }
                         Stmt::Let {
@@ -2201,6 +2219,28 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 })
             }
         }
+    }
+
+    /// `v` stored to the stack and loaded back: computed here, where it is bound.
+    /// Cranelift places pure computations at their first use, which for a value used only
+    /// inside a loop that may run zero times is the loop body (two divisions per iteration
+    /// in Mandelbrot's escape loop); a load from a stack slot stays where it is.
+    fn pin(&mut self, v: V) -> V {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            8 * v.w.len() as u32,
+            3,
+        ));
+        let w =
+            v.w.iter()
+                .enumerate()
+                .map(|(k, &x)| {
+                    let t = self.b.func.dfg.value_type(x);
+                    self.b.ins().stack_store(ct::I64, x, slot, 8 * k as i32);
+                    self.b.ins().stack_load(ct::I64, t, slot, 8 * k as i32)
+                })
+                .collect();
+        V { ty: v.ty, w }
     }
 
     /// The value of `v` when it is an integer constant of this function.
