@@ -308,6 +308,58 @@ fn strided_loads_are_checked_once_and_still_fail_clearly() {
     assert_eq!(got, vec![0, 0]);
 }
 
+/// An `if` that only assigns (`if d < best { best = d; arg = c; }`) runs as selects: ties
+/// keep the first, NaNs never win, and assignments see the ones before them.
+#[test]
+#[allow(clippy::needless_range_loop)] // accelerated code indexes; it has no iterators
+#[allow(clippy::almost_swapped)] // `a = b; b = a;` in order is what is under test
+fn assignment_only_ifs_keep_their_meaning_as_selects() {
+    let ds = vec![3.0f32, 1.0, f32::NAN, 1.0, 0.5, 0.5, 9.0];
+    let reference = |ds: &[f32]| {
+        let (mut best, mut arg) = (f32::INFINITY, usize::MAX);
+        for (c, &d) in ds.iter().enumerate() {
+            if d < best {
+                best = d;
+                arg = c;
+            }
+        }
+        (best, arg)
+    };
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(create(ds.len(), |n| {
+            let mut best = f32::INFINITY;
+            let mut arg = usize::MAX;
+            for c in 0..n + 1 {
+                if ds[c] < best {
+                    best = ds[c];
+                    arg = c;
+                }
+            }
+            (best, arg)
+        }))
+    });
+    let want: Vec<(f32, usize)> = (0..ds.len()).map(|n| reference(&ds[..=n])).collect();
+    assert_eq!(got, want);
+    // Later assignments read earlier ones; a false condition changes nothing.
+    let flags = vec![true, false, true];
+    let got = with_mode(Mode::Cpu, || {
+        accelerate!(create(flags.len(), |k| {
+            let (mut a, mut b) = (1i64, 2i64);
+            let f = flags[k];
+            if f {
+                a = b;
+                b = a;
+            }
+            let m = a * 10;
+            if f {
+                b = m;
+            }
+            (a, b)
+        }))
+    });
+    assert_eq!(got, vec![(2, 20), (1, 2), (2, 20)]);
+}
+
 /// Float `min`/`max` follow Rust: a NaN operand yields the other one, on either side.
 #[test]
 #[allow(clippy::needless_range_loop)] // accelerated code indexes; it has no iterators

@@ -817,15 +817,18 @@ impl<'a, 'g> FnCx<'a, 'g> {
         let bool_ty = Type::Scalar(ScalarType::Bool);
         if let Some(cmp) = comparison(op) {
             let w = if s.is_float() {
-                let cc = match cmp {
-                    IntCC::Equal => FloatCC::Equal,
-                    IntCC::NotEqual => FloatCC::NotEqual,
-                    IntCC::SignedLessThan => FloatCC::LessThan,
-                    IntCC::SignedLessThanOrEqual => FloatCC::LessThanOrEqual,
-                    IntCC::SignedGreaterThan => FloatCC::GreaterThan,
-                    _ => FloatCC::GreaterThanOrEqual,
-                };
-                self.b.ins().fcmp(cc, x, y)
+                // `a > b` as `b < a` (the same for NaNs): the form whose select x64
+                // lowers to one `maxsd`/`minsd` (`if v > best { best = v }`).
+                match cmp {
+                    IntCC::Equal => self.b.ins().fcmp(FloatCC::Equal, x, y),
+                    IntCC::NotEqual => self.b.ins().fcmp(FloatCC::NotEqual, x, y),
+                    IntCC::SignedLessThan => self.b.ins().fcmp(FloatCC::LessThan, x, y),
+                    IntCC::SignedLessThanOrEqual => {
+                        self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, y)
+                    }
+                    IntCC::SignedGreaterThan => self.b.ins().fcmp(FloatCC::LessThan, y, x),
+                    _ => self.b.ins().fcmp(FloatCC::LessThanOrEqual, y, x),
+                }
             } else {
                 let cc = if signed(s) || matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
                     cmp
@@ -1308,6 +1311,11 @@ impl<'a, 'g> FnCx<'a, 'g> {
     }
 
     fn if_(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> R<V> {
+        if els.is_none() {
+            if let Some(assigns) = self.plain_assignments(then) {
+                return self.if_converted(cond, &assigns);
+            }
+        }
         let c = self.expr(cond)?;
         let then_block = self.b.create_block();
         let else_block = self.b.create_block();
@@ -1545,6 +1553,56 @@ impl<'a, 'g> FnCx<'a, 'g> {
             },
             Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => Ok(()),
         }
+    }
+
+    /// The assignments of an `if` without `else` whose body only assigns variables or
+    /// literals to mutable scalar variables (`best = d; arg = i;`): it can run as selects
+    /// instead of a branch that a data-dependent condition would mispredict.
+    fn plain_assignments<'e>(&self, then: &'e Expr) -> Option<Vec<(&'e str, &'e Expr)>> {
+        let stmts: Vec<&Expr> = match then {
+            Expr::Block {
+                stmts,
+                result: None,
+            } => stmts
+                .iter()
+                .map(|st| match st {
+                    Stmt::Expr(e) => Some(e),
+                    Stmt::Let { .. } => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+            e @ Expr::Assign { .. } => vec![e],
+            _ => return None,
+        };
+        let mut out = Vec::new();
+        for e in stmts {
+            let Expr::Assign { target, value } = e else {
+                return None;
+            };
+            let (Expr::Var(name), Expr::Var(_) | Expr::Lit(_)) = (&**target, &**value) else {
+                return None;
+            };
+            if !matches!(self.vars.get(name), Some((Type::Scalar(_), _))) {
+                return None;
+            }
+            out.push((name.as_str(), &**value));
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// `if cond { a = x; b = y; }` as `a = select(cond, x, a); b = select(cond, y, b)`.
+    fn if_converted(&mut self, cond: &Expr, assigns: &[(&str, &Expr)]) -> R<V> {
+        let c = self.expr(cond)?.w[0];
+        for (name, value) in assigns {
+            let new = self.expr(value)?;
+            let (_, vars) = self.vars[*name].clone();
+            let old = self.b.use_var(vars[0]);
+            let w = self.b.ins().select(c, new.w[0], old);
+            self.b.def_var(vars[0], w);
+        }
+        Ok(V {
+            ty: Type::Unit,
+            w: vec![],
+        })
     }
 
     fn assign(&mut self, target: &Expr, v: V) -> R<()> {
