@@ -422,19 +422,7 @@ impl Gen {
             | Expr::Binary(..)
             | Expr::Cast(..)
             | Expr::If { .. }
-            | Expr::Array(_) => {
-                let mut out = e.clone();
-                let mut err = None;
-                out.for_each_child_mut(&mut |c| {
-                    if err.is_none() {
-                        match self.host(c) {
-                            Ok(x) => *c = x,
-                            Err(m) => err = Some(m),
-                        }
-                    }
-                });
-                err.map_or(Ok(out), Err)
-            }
+            | Expr::Array(_) => self.host_children(e),
             Expr::Method { recv, method, args } => {
                 let rt = self.type_of(recv)?;
                 let scalar_method = matches!(rt, Type::Scalar(_))
@@ -491,7 +479,7 @@ impl Gen {
             Expr::Seq(es) if es.is_empty() => {
                 Err(unsupported("an empty `vec![]` outside parallel operations"))
             }
-            Expr::Seq(es) => {
+            Expr::Seq(_) | Expr::SeqRepeat(..) => {
                 match self.type_of(e)? {
                     Type::Seq(t) if is_flat(&t) => {}
                     t => {
@@ -500,29 +488,28 @@ impl Gen {
                         )))
                     }
                 }
-                Ok(Expr::Seq(
-                    es.iter().map(|x| self.host(x)).collect::<R<_>>()?,
-                ))
-            }
-            Expr::SeqRepeat(x, n) => {
-                match self.type_of(e)? {
-                    Type::Seq(t) if is_flat(&t) => {}
-                    t => {
-                        return Err(unsupported(format!(
-                            "a `vec!` of type {t} outside parallel operations"
-                        )))
-                    }
-                }
-                Ok(Expr::SeqRepeat(
-                    Box::new(self.host(x)?),
-                    Box::new(self.host(n)?),
-                ))
+                self.host_children(e)
             }
             other => Err(unsupported(format!(
                 "{} outside parallel operations",
                 describe(other)
             ))),
         }
+    }
+
+    /// `e` with each child lowered by [`Self::host`].
+    fn host_children(&mut self, e: &Expr) -> R<Expr> {
+        let mut out = e.clone();
+        let mut err = None;
+        out.for_each_child_mut(&mut |c| {
+            if err.is_none() {
+                match self.host(c) {
+                    Ok(x) => *c = x,
+                    Err(m) => err = Some(m),
+                }
+            }
+        });
+        err.map_or(Ok(out), Err)
     }
 
     /// A top-level parallel operation: its kernels, and the launch that replaces it.
