@@ -346,6 +346,15 @@ impl Expr {
         Expr::Lit(Lit::Int(value, None))
     }
 
+    /// The value of an integer literal, when it fits a `usize` (a length written as a
+    /// literal).
+    pub fn literal_usize(&self) -> Option<usize> {
+        match self {
+            Expr::Lit(Lit::Int(v, _)) => usize::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
     /// A parallel operation at an unknown location.
     pub fn par(op: ParOp, args: Vec<Expr>) -> Expr {
         Expr::Par {

@@ -17,8 +17,11 @@ mod print;
 mod program;
 mod types;
 
+pub mod consts;
+pub mod methods;
+pub mod ops;
 pub mod passes;
 
 pub use expr::{BinOp, Expr, Lit, Loc, MatchArm, ParOp, Pat, Stmt, UnOp};
 pub use program::{FnDef, Param, Program, SiteDef};
-pub use types::{ScalarType, Type};
+pub use types::{Records, ScalarType, Type};

@@ -1,6 +1,7 @@
 //! Types of accelerated code.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fmt;
 
 /// A scalar element type.
@@ -80,10 +81,75 @@ pub enum Type {
     Infer,
 }
 
+/// The records a program knows, by name: their fields in declaration order.
+pub type Records = HashMap<String, Vec<(String, Type)>>;
+
 impl Type {
     /// Whether values of this type are functions.
     pub fn is_fn(&self) -> bool {
         matches!(self, Type::Fn(..))
+    }
+
+    /// The parts of a tuple, record or array type, in order (none for other types).
+    ///
+    /// ```
+    /// use accel_ir::{ScalarType, Type};
+    /// let t = Type::Array(Box::new(Type::Scalar(ScalarType::F32)), 2);
+    /// assert_eq!(t.parts(), vec![Type::Scalar(ScalarType::F32); 2]);
+    /// ```
+    pub fn parts(&self) -> Vec<Type> {
+        match self {
+            Type::Tuple(ts) => ts.clone(),
+            Type::Record(_, fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+            Type::Array(e, n) => vec![(**e).clone(); *n],
+            _ => vec![],
+        }
+    }
+
+    /// The type of field `f` (a record field, or a tuple or array element by position) and
+    /// its offset in the flat list of words of a value of this type, where a value of type
+    /// `u` has `word_count(u)` words (each backend counts its own words).
+    pub fn field_offset(
+        &self,
+        f: &str,
+        word_count: impl Fn(&Type) -> Result<usize, String>,
+    ) -> Result<(Type, usize), String> {
+        let named: Vec<(String, Type)> = match self {
+            Type::Record(_, fs) => fs.clone(),
+            Type::Tuple(_) | Type::Array(..) => self
+                .parts()
+                .into_iter()
+                .enumerate()
+                .map(|(k, t)| (k.to_string(), t))
+                .collect(),
+            t => return Err(format!("`.{f}` of a value of type {t}")),
+        };
+        let mut off = 0;
+        for (name, ft) in named {
+            if name == f {
+                return Ok((ft, off));
+            }
+            off += word_count(&ft)?;
+        }
+        Err(format!("no field `{f}` in {self}"))
+    }
+
+    /// The type of field `f` (a record field, or a tuple or array element by position).
+    pub fn field_type(&self, f: &str) -> Result<Type, String> {
+        self.field_offset(f, |_| Ok(0)).map(|(t, _)| t)
+    }
+
+    /// Adds the records that appear in this type to `out`.
+    pub fn learn_records(&self, out: &mut Records) {
+        match self {
+            Type::Record(n, fs) => {
+                out.insert(n.clone(), fs.clone());
+                fs.iter().for_each(|(_, t)| t.learn_records(out));
+            }
+            Type::Tuple(ts) => ts.iter().for_each(|t| t.learn_records(out)),
+            Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => t.learn_records(out),
+            _ => {}
+        }
     }
 }
 

@@ -9,68 +9,6 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-/// Methods of numbers that accelerated code may call.
-const MATH_METHODS: &[&str] = &[
-    "sqrt",
-    "exp",
-    "exp2",
-    "ln",
-    "log",
-    "log2",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "powf",
-    "powi",
-    "pow",
-    "abs",
-    "min",
-    "max",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "signum",
-    "mul_add",
-    "hypot",
-    "recip",
-    "cbrt",
-    "clamp",
-    "to_degrees",
-    "to_radians",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "rem_euclid",
-    "div_euclid",
-    "abs_diff",
-    "wrapping_add",
-    "wrapping_sub",
-    "wrapping_mul",
-    "saturating_add",
-    "saturating_sub",
-    "count_ones",
-    "leading_zeros",
-    "trailing_zeros",
-    "is_multiple_of",
-    "sin_cos",
-];
-/// Methods of sequences and tensors.
-const DATA_METHODS: &[&str] = &[
-    "len", "is_empty", "get", "set", "sub", "shape", "rank", "to_vec",
-];
 const ITERATOR_METHODS: &[&str] = &[
     "iter",
     "into_iter",
@@ -486,7 +424,9 @@ impl Lowerer {
         let ok = match ty.as_str() {
             "Tensor" => matches!(func.as_str(), "zeros" | "from_vec"),
             "cmp" => matches!(func.as_str(), "max" | "min") && (first == "std" || first == "core"),
-            t if ScalarType::from_name(t).is_some() => MATH_METHODS.contains(&func.as_str()),
+            t if ScalarType::from_name(t).is_some() => {
+                accel_ir::methods::number_method(&func).is_some()
+            }
             _ => false,
         };
         if ok {
@@ -620,7 +560,7 @@ impl Lowerer {
             return recv;
         }
         let n = name.as_str();
-        if MATH_METHODS.contains(&n) || DATA_METHODS.contains(&n) {
+        if accel_ir::methods::method(n).is_some() {
             let args = m.args.iter().map(|a| self.expr(a)).collect();
             return Expr::Method {
                 recv: Box::new(recv),

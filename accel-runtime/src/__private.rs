@@ -1,9 +1,10 @@
 //! What the macros' expansions use. Not part of the API: names here may change at any time.
 
 pub use crate::accel_type::marshal_part;
-pub use crate::checks::{CheckCtx, ValuePath};
-pub use crate::cpu::abi::{Marshal, Unmarshal};
+pub use crate::backend::abi::{Marshal, Unmarshal};
+pub use crate::backend::{failure, layout};
 pub use crate::site::{check_site, FnDesc, OpUse, SiteDesc};
+pub use crate::structure::{CheckCtx, ValuePath};
 pub use accel_ir::{ScalarType, Type};
 
 use crate::accel_type::Accel;
@@ -52,19 +53,19 @@ pub const fn const_value<T: Accel + Sync>(value: &'static T) -> &'static (dyn In
 /// Checks at compile time that a parameter or result type of an `#[accel]` fn is an accel type.
 pub fn assert_accel_type<T: Accel + ?Sized>() {}
 
-pub use crate::checks::Inspect;
-pub use crate::site::Inspected;
+pub use crate::accel_type::Inspect;
+pub use crate::dispatch::Inspected;
 
 /// Inspects a site's captured values (in debug mode).
 pub fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
-    crate::site::inspect(site, captures)
+    crate::dispatch::inspect(site, captures)
 }
 
-pub use crate::site::Plan;
+pub use crate::dispatch::Plan;
 
 /// Decides how a site runs this time.
 pub fn plan<R: Accel>(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Plan<R> {
-    crate::site::plan(site, captures)
+    crate::dispatch::plan(site, captures)
 }
 
 /// Runs a compiled site.
@@ -74,7 +75,7 @@ pub fn run_compiled<R: Accel>(
     captures: &[(&str, &dyn Inspect)],
 ) -> R {
     match plan {
-        Plan::Compiled(c, _) => crate::site::run_compiled(site, &c, captures),
+        Plan::Compiled(c, _) => crate::dispatch::run_compiled(site, &c, captures),
         Plan::Sequential => unreachable!("the expansion runs sequential plans itself"),
     }
 }
@@ -85,7 +86,7 @@ pub fn run_site<R: Accel>(
     inspected: Inspected,
     sequential: impl FnOnce() -> R,
 ) -> R {
-    crate::site::run(site, inspected, sequential)
+    crate::dispatch::run_sequential(site, inspected, sequential)
 }
 
 /// The compile times (ms) of every site the CPU backend compiled, in compilation order.
@@ -99,4 +100,14 @@ pub fn cpu_compile_times() -> Vec<f64> {
 /// How many site compilations the CPU backend has done in this process.
 pub fn cpu_compilations() -> usize {
     crate::cpu::COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How many times the front end (inline, typecheck, fuse) ran in this process.
+pub fn front_end_runs() -> usize {
+    crate::frontend::RUNS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How many site programs were assembled in this process.
+pub fn program_assemblies() -> usize {
+    crate::assembly::ASSEMBLIES.load(std::sync::atomic::Ordering::Relaxed)
 }

@@ -1,9 +1,8 @@
 //! The types accelerated code accepts: their IR types, and what debug mode needs of their
 //! values (printing, tolerant comparison, structural checks).
 
-use crate::checks::{CheckCtx, ValuePath};
-use crate::cpu::abi::{take_column, Marshal, Unmarshal, Word, MAX_RANK};
-use crate::tensor::Tensor;
+use crate::backend::abi::{take_column, Marshal, ScalarWord, Unmarshal};
+use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
 /// A Rust type that accelerated code can take, return and capture. Implemented for the
@@ -243,7 +242,7 @@ tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// Elementwise helpers shared by arrays, vectors and slices.
-fn write_elems<T: Accel>(xs: &[T], out: &mut String) {
+pub(crate) fn write_elems<T: Accel>(xs: &[T], out: &mut String) {
     out.push('[');
     for (i, x) in xs.iter().enumerate() {
         if i > 0 {
@@ -475,68 +474,35 @@ impl<T: Accel + ?Sized> Accel for &T {
     }
 }
 
-impl<T: Accel + Clone> Accel for Tensor<T> {
-    const NESTED: bool = true;
-    fn accel_type() -> Type {
-        Type::Tensor(Box::new(T::accel_type()))
+/// A captured value as the runtime sees it: every accel type.
+pub trait Inspect {
+    /// Checks the value, named `name` (debug mode).
+    fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String>;
+    /// The value's IR type.
+    fn ir_type(&self) -> accel_ir::Type;
+    /// Appends the value's words for compiled code.
+    fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>);
+}
+
+impl std::fmt::Debug for dyn Inspect + Sync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<a value of type {}>", self.ir_type())
     }
-    fn write_value(&self, out: &mut String) {
-        out.push_str(&format!("Tensor {{ shape: {:?}, data: ", self.shape()));
-        write_elems(&self.to_vec(), out);
-        out.push_str(" }");
-    }
-    /// Tensors are handles: two are equal when they view the same memory the same way.
-    fn close_to(&self, other: &Self, _: &[&Self]) -> bool {
-        self.same_view(other)
-    }
-    fn check(&self, path: &ValuePath<'_>, ctx: &mut CheckCtx) -> Result<(), String> {
-        ctx.tensor(path, self.buffer_id(), self.offset(), self.shape())
-    }
-    fn clone_value(&self) -> Self {
-        self.clone()
-    }
-    /// A pointer to the view's first element, the rank and the dimensions. The buffer is
-    /// locked once per run however many views of it are marshaled.
-    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
-        if !matches!(T::accel_type(), Type::Scalar(_)) {
-            m.fail(
-                "tensors of compound elements are not supported by the compiled backends yet"
-                    .into(),
-            );
-            return;
-        }
-        if self.rank() > MAX_RANK {
-            m.fail(format!("tensors of rank {} are not supported by the compiled backends (at most {MAX_RANK})", self.rank()));
-            return;
-        }
-        let base = match m.buffers.get(&self.buffer_id()) {
-            Some(&base) => base,
-            None => {
-                let (base, guard) = self.lock_for_run();
-                m.keep.push(Box::new(guard));
-                m.buffers.insert(self.buffer_id(), base);
-                m.bytes += self.buffer_bytes();
-                m.tensor_buffers.push((base, self.buffer_bytes()));
-                base
-            }
-        };
-        m.push((base + self.offset() * std::mem::size_of::<T>()) as u64);
-        m.push(self.rank() as u64);
-        for k in 0..MAX_RANK {
-            m.push(self.shape().get(k).copied().unwrap_or(1) as u64);
+}
+
+impl<T: Accel> Inspect for T {
+    fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String> {
+        if T::NESTED {
+            self.check(&ValuePath::root(name), ctx)
+        } else {
+            Ok(())
         }
     }
-    fn marshal_columns<'m>(_: &[Self], m: &mut Marshal<'m>)
-    where
-        Self: 'm,
-    {
-        m.fail("sequences of tensors are not supported by the compiled backends".into());
+    fn ir_type(&self) -> accel_ir::Type {
+        T::accel_type()
     }
-    fn unmarshal(_: &mut Unmarshal<'_>) -> Result<Self, String> {
-        Err("a tensor cannot be a result of compiled code yet".into())
-    }
-    fn unmarshal_columns(_: usize, _: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
-        Err("a tensor cannot be a result of compiled code yet".into())
+    fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>) {
+        self.marshal(m)
     }
 }
 
@@ -551,8 +517,8 @@ mod tests {
         assert_eq!(<&Vec<f32>>::accel_type(), seq);
         assert_eq!(<&[f32]>::accel_type(), seq);
         assert_eq!(
-            <(Vec<Vec<i64>>, [bool; 2], Tensor<u32>)>::accel_type().to_string(),
-            "([[i64]], [bool; 2], Tensor<u32>)"
+            <(Vec<Vec<i64>>, [bool; 2], u32)>::accel_type().to_string(),
+            "([[i64]], [bool; 2], u32)"
         );
     }
 
@@ -580,7 +546,7 @@ mod tests {
         let mut m = Marshal::default();
         v.marshal(&mut m);
         assert_eq!(m.error, None);
-        let mut arena = crate::cpu::abi::Arena::default();
+        let mut arena = crate::backend::abi::Arena::default();
         let mut u = Unmarshal {
             words: &m.words,
             at: 0,
@@ -615,22 +581,6 @@ mod tests {
             m.error.as_deref(),
             Some("an irregular nested sequence: row 0 has 1 elements, row 1 has 0")
         );
-    }
-
-    #[test]
-    fn views_of_one_tensor_buffer_are_locked_once() {
-        let t = Tensor::<i64>::zeros(&[4, 2]);
-        let (a, b) = (t.sub(0, 2), t.sub(2, 2));
-        let mut m = Marshal::default();
-        a.marshal(&mut m);
-        b.marshal(&mut m);
-        assert_eq!(m.buffers.len(), 1);
-        assert_eq!(
-            m.words[0] + 4 * 8,
-            m.words[5],
-            "b starts 4 elements after a"
-        );
-        assert_eq!(&m.words[1..5], &[2, 2, 2, 1]);
     }
 
     #[test]

@@ -27,18 +27,28 @@
 
 extern crate self as accel_runtime;
 
-mod accel_type;
-mod checks;
+// The layers, lowest first; imports point down only (tests/architecture.rs checks it).
+// The backend contract: layout, marshaling, failures, caches, dumps, the traits.
+mod backend;
+// The backends.
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
-mod dump;
-mod mode;
+// Values and their sequential semantics (the debug path) and debug-mode checks.
+mod accel_type;
+mod checks;
 mod ops;
+mod report;
 mod seq;
-mod site;
+mod structure;
 mod tensor;
-mod typing;
+// Sites: their descriptions and compile-time checks, program assembly, the front end.
+mod assembly;
+mod frontend;
+mod site;
+// Modes and dispatch.
+mod dispatch;
+mod mode;
 
 #[doc(hidden)]
 pub mod __private;
@@ -46,11 +56,12 @@ pub mod __private;
 pub use accel_ir as ir;
 pub use accel_macros::{accel, accelerate, describe, Accel};
 pub use accel_type::Accel;
-pub use checks::max_tensor_rank;
-pub use mode::{mode, with_mode, Mode, ModeError};
+pub use dispatch::mode;
+pub use mode::{with_mode, Mode, ModeError};
 pub use ops::{create, flatten, map, map2, parallel_loop, reduce, scan};
 pub use seq::Seq;
 pub use site::{FnDesc, OpUse, SiteDesc};
+pub use structure::max_tensor_rank;
 pub use tensor::Tensor;
 
 /// Everything a user of accelerated code needs: `use accel_runtime::prelude::*;`.

@@ -1,8 +1,8 @@
-//! `ACCEL_MODE`: how accelerated code runs, chosen once per process.
+//! `ACCEL_MODE`: how accelerated code runs, chosen once per process (the default, the
+//! best available, is the dispatcher's to know).
 
 use std::cell::Cell;
 use std::fmt;
-use std::sync::OnceLock;
 use thiserror::Error;
 
 /// How accelerated code runs.
@@ -68,22 +68,16 @@ thread_local! {
     static OVERRIDE: Cell<Option<Mode>> = const { Cell::new(None) };
 }
 
-/// The mode accelerated code runs in on this thread: the one [`with_mode`] set, else
-/// `ACCEL_MODE` (read once per process), else the best available.
-pub fn mode() -> Result<Mode, ModeError> {
-    if let Some(m) = OVERRIDE.with(Cell::get) {
-        return Ok(m);
-    }
-    static MODE: OnceLock<Result<Mode, ModeError>> = OnceLock::new();
-    MODE.get_or_init(|| select(std::env::var("ACCEL_MODE").ok().as_deref()))
-        .clone()
+/// The mode [`with_mode`] set on this thread, if any.
+pub(crate) fn overridden() -> Option<Mode> {
+    OVERRIDE.with(Cell::get)
 }
 
 /// Whether the mode was chosen (by `ACCEL_MODE` or [`with_mode`]) rather than defaulted:
 /// a chosen compiled mode reports what it cannot compile as an error, the default falls
 /// back to sequential execution.
 pub(crate) fn mode_was_chosen() -> bool {
-    OVERRIDE.with(Cell::get).is_some() || std::env::var("ACCEL_MODE").is_ok_and(|v| !v.is_empty())
+    overridden().is_some() || std::env::var("ACCEL_MODE").is_ok_and(|v| !v.is_empty())
 }
 
 /// Runs `f` with accelerated code on this thread in `mode`, whatever `ACCEL_MODE` says:
@@ -96,50 +90,23 @@ pub(crate) fn mode_was_chosen() -> bool {
 /// assert_eq!(s, 6);
 /// ```
 pub fn with_mode<R>(mode: Mode, f: impl FnOnce() -> R) -> R {
-    with_cell(&OVERRIDE, Some(mode), f)
+    crate::backend::scoped::with_cell(&OVERRIDE, Some(mode), f)
 }
 
-/// Runs `f` with the thread-local `cell` set to `value`, restoring the old value after it
-/// (also when `f` panics).
-pub(crate) fn with_cell<T: Copy + 'static, R>(
-    cell: &'static std::thread::LocalKey<Cell<T>>,
-    value: T,
-    f: impl FnOnce() -> R,
-) -> R {
-    struct Restore<T: Copy + 'static>(&'static std::thread::LocalKey<Cell<T>>, T);
-    impl<T: Copy + 'static> Drop for Restore<T> {
-        fn drop(&mut self) {
-            self.0.with(|c| c.set(self.1));
-        }
-    }
-    let _restore = Restore(cell, cell.with(|c| c.replace(value)));
-    f()
-}
-
-/// The mode a value of `ACCEL_MODE` selects.
-fn select(var: Option<&str>) -> Result<Mode, ModeError> {
+/// The mode a value of `ACCEL_MODE` selects: `built` says which modes this build has,
+/// `best` gives the default.
+pub(crate) fn select(
+    var: Option<&str>,
+    built: impl Fn(Mode) -> bool,
+    best: impl FnOnce() -> Mode,
+) -> Result<Mode, ModeError> {
     match var {
-        None | Some("") => Ok(best_available()),
+        None | Some("") => Ok(best()),
         Some(v) => match v.parse()? {
-            Mode::Cuda if !cfg!(feature = "cuda") => Err(ModeError::CudaNotBuilt),
+            Mode::Cuda if !built(Mode::Cuda) => Err(ModeError::CudaNotBuilt),
             m => Ok(m),
         },
     }
-}
-
-/// The default mode: the GPU when the `cuda` feature is built and a GPU and NVRTC are
-/// there, else the CPU.
-fn best_available() -> Mode {
-    #[cfg(feature = "cuda")]
-    match crate::cuda::available() {
-        Ok(()) => return Mode::Cuda,
-        Err(why) => {
-            if crate::site::logging() {
-                eprintln!("[accel] the CUDA backend is not used: {why}; sites run on the CPU");
-            }
-        }
-    }
-    Mode::Cpu
 }
 
 #[cfg(test)]
@@ -148,17 +115,19 @@ mod tests {
 
     #[test]
     fn selects_modes_and_explains_bad_values() {
-        assert_eq!(select(None), Ok(best_available()));
-        assert_eq!(select(Some("")), Ok(best_available()));
-        assert_eq!(select(Some("debug")), Ok(Mode::Debug));
-        assert_eq!(select(Some("cpu")), Ok(Mode::Cpu));
-        if cfg!(feature = "cuda") {
-            assert_eq!(select(Some("cuda")), Ok(Mode::Cuda));
-        } else {
-            assert_eq!(select(Some("cuda")), Err(ModeError::CudaNotBuilt));
-        }
+        let all = |_| true;
+        let no_cuda = |m| m != Mode::Cuda;
+        assert_eq!(select(None, all, || Mode::Cpu), Ok(Mode::Cpu));
+        assert_eq!(select(Some(""), all, || Mode::Cuda), Ok(Mode::Cuda));
+        assert_eq!(select(Some("debug"), all, || Mode::Cpu), Ok(Mode::Debug));
+        assert_eq!(select(Some("cpu"), all, || Mode::Cuda), Ok(Mode::Cpu));
+        assert_eq!(select(Some("cuda"), all, || Mode::Cpu), Ok(Mode::Cuda));
         assert_eq!(
-            select(Some("Debug")).unwrap_err().to_string(),
+            select(Some("cuda"), no_cuda, || Mode::Cpu),
+            Err(ModeError::CudaNotBuilt)
+        );
+        assert_eq!(
+            select(Some("Debug"), all, || Mode::Cpu).unwrap_err().to_string(),
             "ACCEL_MODE=\"Debug\" is not a mode: use one of debug, cpu, cuda (or leave it unset for the best available)"
         );
     }

@@ -4,8 +4,8 @@
 
 use crate::accel_type::Accel;
 use crate::checks;
+use crate::report::violation;
 use crate::seq::Seq;
-use crate::site::violation;
 
 /// `[f(x0), f(x1), …]`.
 ///

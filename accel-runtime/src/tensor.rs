@@ -1,7 +1,11 @@
 //! Mutable n-dimensional tensors: shared handles to one buffer, with aliasing views.
 
+use crate::accel_type::{write_elems, Accel};
+use crate::backend::abi::{Marshal, Unmarshal, MAX_RANK};
 use crate::checks;
-use crate::site::violation;
+use crate::report::violation;
+use crate::structure::{CheckCtx, ValuePath};
+use accel_ir::Type;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -233,9 +237,90 @@ impl<T: Clone + fmt::Debug> fmt::Debug for Tensor<T> {
     }
 }
 
+impl<T: Accel + Clone> Accel for Tensor<T> {
+    const NESTED: bool = true;
+    fn accel_type() -> Type {
+        Type::Tensor(Box::new(T::accel_type()))
+    }
+    fn write_value(&self, out: &mut String) {
+        out.push_str(&format!("Tensor {{ shape: {:?}, data: ", self.shape()));
+        write_elems(&self.to_vec(), out);
+        out.push_str(" }");
+    }
+    /// Tensors are handles: two are equal when they view the same memory the same way.
+    fn close_to(&self, other: &Self, _: &[&Self]) -> bool {
+        self.same_view(other)
+    }
+    fn check(&self, path: &ValuePath<'_>, ctx: &mut CheckCtx) -> Result<(), String> {
+        ctx.tensor(path, self.buffer_id(), self.offset(), self.shape())
+    }
+    fn clone_value(&self) -> Self {
+        self.clone()
+    }
+    /// A pointer to the view's first element, the rank and the dimensions. The buffer is
+    /// locked once per run however many views of it are marshaled.
+    fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
+        if !matches!(T::accel_type(), Type::Scalar(_)) {
+            m.fail(
+                "tensors of compound elements are not supported by the compiled backends yet"
+                    .into(),
+            );
+            return;
+        }
+        if self.rank() > MAX_RANK {
+            m.fail(format!("tensors of rank {} are not supported by the compiled backends (at most {MAX_RANK})", self.rank()));
+            return;
+        }
+        let base = match m.buffers.get(&self.buffer_id()) {
+            Some(&base) => base,
+            None => {
+                let (base, guard) = self.lock_for_run();
+                m.keep.push(Box::new(guard));
+                m.buffers.insert(self.buffer_id(), base);
+                m.bytes += self.buffer_bytes();
+                m.tensor_buffers.push((base, self.buffer_bytes()));
+                base
+            }
+        };
+        m.push((base + self.offset() * std::mem::size_of::<T>()) as u64);
+        m.push(self.rank() as u64);
+        for k in 0..MAX_RANK {
+            m.push(self.shape().get(k).copied().unwrap_or(1) as u64);
+        }
+    }
+    fn marshal_columns<'m>(_: &[Self], m: &mut Marshal<'m>)
+    where
+        Self: 'm,
+    {
+        m.fail("sequences of tensors are not supported by the compiled backends".into());
+    }
+    fn unmarshal(_: &mut Unmarshal<'_>) -> Result<Self, String> {
+        Err("a tensor cannot be a result of compiled code yet".into())
+    }
+    fn unmarshal_columns(_: usize, _: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
+        Err("a tensor cannot be a result of compiled code yet".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn views_of_one_tensor_buffer_are_locked_once() {
+        let t = Tensor::<i64>::zeros(&[4, 2]);
+        let (a, b) = (t.sub(0, 2), t.sub(2, 2));
+        let mut m = Marshal::default();
+        a.marshal(&mut m);
+        b.marshal(&mut m);
+        assert_eq!(m.buffers.len(), 1);
+        assert_eq!(
+            m.words[0] + 4 * 8,
+            m.words[5],
+            "b starts 4 elements after a"
+        );
+        assert_eq!(&m.words[1..5], &[2, 2, 2, 1]);
+    }
 
     #[test]
     fn views_alias_and_are_checked_against_their_own_shape() {

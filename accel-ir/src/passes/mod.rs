@@ -9,6 +9,7 @@ pub mod extract;
 pub mod fuse;
 pub mod inline;
 pub mod lift;
+pub mod recognize;
 pub mod resolve;
 pub mod typecheck;
 

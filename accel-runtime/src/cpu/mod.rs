@@ -1,47 +1,62 @@
-//! The CPU backend: a site's program is inlined, typed from its captured values, fused, and
-//! compiled with Cranelift into a host function and kernels that run over chunks of the
-//! index space on all cores (rayon). Compiled sites are cached per combination of captured
-//! types and result type; concurrent first calls compile once.
+//! The CPU backend: the front end's fused program compiled with Cranelift into a host
+//! function and kernels that run over chunks of the index space on all cores ([`pool`]).
+//! Compiled sites are cached per combination of captured types, result type and
+//! compiled-in values; concurrent first calls compile once.
 
-pub mod abi;
 pub mod codegen;
+pub mod helpers;
 pub mod pool;
 
-use crate::accel_type::Accel;
-use crate::checks::Inspect;
-use crate::site::{CompileCache, SiteDesc};
-use abi::{Arena, Marshal, Unmarshal};
+use crate::backend::abi::{Arena, Marshal};
+use crate::backend::cache::CompileCache;
+use crate::backend::dump::{dump_dir, file_stem, write_file};
+use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
 use accel_ir::Type;
 use pool::RunCtx;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The CPU backend (`ACCEL_MODE=cpu`).
+pub struct CpuBackend;
+
 /// A site compiled for one combination of captured types.
-pub struct CompiledSite {
+pub struct CpuSite {
     code: codegen::Compiled,
-    pub compile_ms: f64,
+    compile_ms: f64,
 }
 
+/// Captured integers compiled in as constants: by position among the captures, with
+/// their word.
 type Fixed = Vec<(usize, u64)>;
 
-static CACHE: CompileCache<(usize, Vec<Type>, Type, Fixed), CompiledSite> = CompileCache::new();
+static CACHE: CompileCache<(usize, Vec<Type>, Type, Fixed), CpuSite> = CompileCache::new();
 
-/// The compiled site for these types, compiling it on first use (once, whichever thread
-/// asks first). Returns it and whether it came from the cache. `fixed` are captured
-/// integers compiled in as constants (see [`fixed_values`]).
-pub fn compiled(
-    site: &'static SiteDesc,
-    captures: &[Type],
-    result: &Type,
-    fixed: &[(usize, u64)],
-) -> (Result<Arc<CompiledSite>, String>, bool) {
-    let key = (
-        site as *const SiteDesc as usize,
-        captures.to_vec(),
-        result.clone(),
-        fixed.to_vec(),
-    );
-    CACHE.get(key, || compile(site, captures, result, fixed))
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn compiled(
+        &self,
+        site: SiteKey,
+        captures: &Captures<'_>,
+        result: &Type,
+        front: FrontEndFn<'_>,
+    ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
+        let fixed = fixed_values(site, captures);
+        let key = (
+            site.id,
+            captures.types.to_vec(),
+            result.clone(),
+            fixed.clone(),
+        );
+        let (compiled, hit) = CACHE.get(key, || compile(site, &*front()?, &fixed));
+        (compiled.map(|c| c as Arc<dyn CompiledSite>), hit)
+    }
 }
 
 /// How many sets of compiled-in values one site may have: a capture named like a
@@ -53,27 +68,24 @@ const MAX_FIXED_VERSIONS: usize = 4;
 /// with a non-negative value, by position in `captures` with their word. Constants make
 /// `k / HIDDEN` a shift and strides known to Cranelift. A site sees at most
 /// [`MAX_FIXED_VERSIONS`] distinct sets; after that it runs generic code for new ones.
-pub fn fixed_values<'a>(
-    site: &'static SiteDesc,
-    captures: impl Iterator<Item = (&'a str, &'a dyn Inspect)>,
-) -> Fixed {
+fn fixed_values(site: SiteKey, captures: &Captures<'_>) -> Fixed {
     use accel_ir::ScalarType as S;
     let mut fixed = Vec::new();
-    for (k, (path, v)) in captures.enumerate() {
+    for (k, (path, t)) in captures.names.iter().zip(captures.types).enumerate() {
         let name = path.rsplit("::").next().unwrap_or(path);
         let constant_like = name.chars().any(|c| c.is_ascii_uppercase())
             && name
                 .chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        let Type::Scalar(s) = v.ir_type() else {
+        let Type::Scalar(s) = *t else {
             continue;
         };
         if !constant_like || s.is_float() || s == S::Bool {
             continue;
         }
-        let mut m = Marshal::default();
-        v.marshal_into(&mut m);
-        let Some(&w) = m.words.first() else { continue };
+        let Some(w) = (captures.scalar)(k) else {
+            continue;
+        };
         let negative = match s {
             S::I32 => (w as u32 as i32) < 0,
             S::I64 => (w as i64) < 0,
@@ -88,14 +100,13 @@ pub fn fixed_values<'a>(
     }
     static SEEN: Mutex<Vec<(usize, Fixed)>> = Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    let id = site as *const SiteDesc as usize;
-    if seen.iter().any(|(s, f)| *s == id && *f == fixed) {
+    if seen.iter().any(|(s, f)| *s == site.id && *f == fixed) {
         return fixed;
     }
-    if seen.iter().filter(|(s, _)| *s == id).count() >= MAX_FIXED_VERSIONS {
+    if seen.iter().filter(|(s, _)| *s == site.id).count() >= MAX_FIXED_VERSIONS {
         return Vec::new();
     }
-    seen.push((id, fixed.clone()));
+    seen.push((site.id, fixed.clone()));
     fixed
 }
 
@@ -105,40 +116,39 @@ pub static COMPILE_TIMES: Mutex<Vec<f64>> = Mutex::new(Vec::new());
 /// How many times a site was compiled in this process (tests check the cache with it).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// The pipeline of a site's first run: extraction, inlining, type inference, fusion,
-/// code generation.
+/// Compiles the front end's result (with the `fixed` captures compiled in), dumping the
+/// fused program and the machine code under `ACCEL_DUMP`.
 fn compile(
-    site: &'static SiteDesc,
-    capture_types: &[Type],
-    result: &Type,
+    site: SiteKey,
+    front: &FrontEnd,
     fixed: &[(usize, u64)],
-) -> Result<Arc<CompiledSite>, String> {
+) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
-    let (mut fused, captures) = site.fused(capture_types, result)?;
+    let mut fused = front.fused.clone();
     for &(k, word) in fixed {
-        let (name, t) = &captures[k];
+        let (name, t) = &front.captures[k];
         if let Type::Scalar(s) = t {
             compile_in(&mut fused, name, &accel_ir::Lit::Int(word, Some(*s)));
         }
     }
-    let dump = crate::dump::dump_dir();
-    let code = codegen::compile(&fused, &captures, result, dump.is_some())?;
+    let dump = dump_dir();
+    let code = codegen::compile(&fused, &front.captures, &front.result, dump.is_some())?;
     if let (Some(dir), Some(listing)) = (&dump, &code.listing) {
         let text = format!(
             ";; {} on the CPU: the fused program, then each function's machine code\n;; {}\n{listing}",
             site.location(),
             fused.to_string().replace('\n', "\n;; ")
         );
-        let stem = crate::dump::file_stem(site, &text);
-        crate::dump::write_file(&dir.join(format!("{stem}.cpu.s")), &text)?;
+        let stem = file_stem(site, &text);
+        write_file(&dir.join(format!("{stem}.cpu.s")), &text)?;
     }
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     COMPILE_TIMES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(compile_ms);
-    Ok(Arc::new(CompiledSite {
+    Ok(Arc::new(CpuSite {
         code,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
     }))
@@ -183,63 +193,42 @@ fn compile_in(body: &mut accel_ir::Expr, name: &str, value: &accel_ir::Lit) {
     replace(body, name, value);
 }
 
-impl CompiledSite {
-    /// How many parallel kernels the site launches.
-    pub fn kernels(&self) -> usize {
-        self.code.kernels
+impl CompiledSite for CpuSite {
+    fn summary(&self) -> String {
+        format!("{} parallel kernel(s)", self.code.kernels)
     }
-}
 
-/// What one compiled run did, for ACCEL_LOG.
-pub struct RunReport {
-    pub bytes: usize,
-    pub copied: usize,
-    pub run_ms: f64,
-}
+    fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
 
-/// Runs a compiled site on its captured values.
-pub fn run<R: Accel>(
-    c: &CompiledSite,
-    captures: &[(&str, &dyn Inspect)],
-) -> Result<(R, RunReport), String> {
-    let start = Instant::now();
-    let mut m = Marshal::default();
-    for (_, v) in captures {
-        v.marshal_into(&mut m);
+    fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
+        let ctx = RunCtx::default();
+        let mut out = vec![0u64; self.code.result_words.max(1)];
+        type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
+        // SAFETY: `host` is the address of the site function the JIT compiled with the
+        // `Host` signature; `m.words` holds exactly the words of the captured values in the
+        // order the code reads them, every pointer among them is valid for the whole call
+        // (the values are borrowed and `m.keep` holds columns and buffer locks until after
+        // it), and `out` has room for the result's words.
+        let status = unsafe {
+            let host: Host = std::mem::transmute::<usize, Host>(self.code.host);
+            host(m.words.as_ptr(), out.as_mut_ptr(), &ctx)
+        };
+        if status != 0 {
+            let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+            return Err(
+                failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe())
+            );
+        }
+        let arena: Arena = ctx.take_arena();
+        Ok(Run {
+            words: out,
+            arena,
+            report: format!(
+                "{} bytes in, {} of them copied to marshal",
+                m.bytes, m.copied
+            ),
+        })
     }
-    if let Some(e) = m.error.take() {
-        return Err(e);
-    }
-    let (bytes, copied) = (m.bytes, m.copied);
-    let ctx = RunCtx::default();
-    let mut out = vec![0u64; c.code.result_words.max(1)];
-    type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
-    // SAFETY: `host` is the address of the site function the JIT compiled with the `Host`
-    // signature; `m.words` holds exactly the words of the captured values in the order
-    // the code reads them, every pointer among them is valid for the whole call (the
-    // values are borrowed and `m.keep` holds columns and buffer locks until after it),
-    // and `out` has room for the result's words.
-    let status = unsafe {
-        let host: Host = std::mem::transmute::<usize, Host>(c.code.host);
-        host(m.words.as_ptr(), out.as_mut_ptr(), &ctx)
-    };
-    if status != 0 {
-        let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
-        return Err(failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe()));
-    }
-    let mut arena: Arena = ctx.take_arena();
-    let mut u = Unmarshal {
-        words: &out,
-        at: 0,
-        arena: &mut arena,
-    };
-    let r = R::unmarshal(&mut u)?;
-    Ok((
-        r,
-        RunReport {
-            bytes,
-            copied,
-            run_ms: start.elapsed().as_secs_f64() * 1e3,
-        },
-    ))
 }

@@ -1,7 +1,8 @@
-//! What compiled code calls back into: allocation, parallel launches on the rayon pool,
-//! failure reports, and the math functions Cranelift has no instruction for.
+//! The run-time side of compiled code: parallel launches on the rayon pool, allocation
+//! into the run's arena, and failure reports.
 
-use super::abi::Arena;
+use crate::backend::abi::Arena;
+use crate::backend::failure::Failure;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -40,55 +41,6 @@ impl RunCtx {
             ));
         }
         all
-    }
-}
-
-/// The first failure a compiled run reported.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Failure {
-    pub kind: u32,
-    pub a: u64,
-    pub b: u64,
-}
-
-/// Failure kinds compiled code reports.
-pub const FAIL_INDEX: u32 = 1;
-pub const FAIL_DIV_ZERO: u32 = 2;
-pub const FAIL_DIV_OVERFLOW: u32 = 3;
-pub const FAIL_ALLOC: u32 = 4;
-pub const FAIL_RANK: u32 = 5;
-pub const FAIL_SLICE: u32 = 6;
-pub const FAIL_LENGTHS: u32 = 7;
-pub const FAIL_IRREGULAR: u32 = 8;
-pub const FAIL_ROW_LENGTH: u32 = 9;
-
-impl Failure {
-    /// What went wrong, in words.
-    pub fn describe(&self) -> String {
-        match self.kind {
-            FAIL_INDEX => format!(
-                "index out of bounds: the len is {} but the index is {}",
-                self.b, self.a
-            ),
-            FAIL_DIV_ZERO => "attempt to divide by zero".into(),
-            FAIL_DIV_OVERFLOW => "attempt to divide with overflow".into(),
-            FAIL_ALLOC => format!("could not allocate {} bytes", self.a),
-            FAIL_RANK => format!(
-                "a tensor index has {} coordinates, but the tensor has rank {}",
-                self.a, self.b
-            ),
-            FAIL_SLICE => format!("slice bounds {}..{} are out of range", self.a, self.b),
-            FAIL_LENGTHS => format!("map2 lengths differ: {} vs {}", self.a, self.b),
-            FAIL_IRREGULAR => format!(
-                "a produced sequence of sequences is irregular: row 0 has {} elements, another row {}",
-                self.a, self.b
-            ),
-            FAIL_ROW_LENGTH => format!(
-                "a reduce or scan over rows changed the row length: the neutral element has {} elements, a combined row {}",
-                self.a, self.b
-            ),
-            k => format!("compiled code failed (kind {k})"),
-        }
     }
 }
 
@@ -247,159 +199,7 @@ pub extern "C" fn accel_fail(ctx: *const RunCtx, kind: u32, a: u64, b: u64) {
     // SAFETY: as in `accel_alloc`.
     let ctx = unsafe { &*ctx };
     let mut e = ctx.error.lock().unwrap_or_else(|e| e.into_inner());
-    e.get_or_insert(Failure { kind, a, b });
-}
-
-macro_rules! math1 {
-    ($($name:ident: $t:ty => $f:ident),* $(,)?) => {$(
-        pub extern "C" fn $name(x: $t) -> $t {
-            x.$f()
-        }
-    )*};
-}
-macro_rules! math2 {
-    ($($name:ident: $t:ty => $f:ident),* $(,)?) => {$(
-        pub extern "C" fn $name(x: $t, y: $t) -> $t {
-            x.$f(y)
-        }
-    )*};
-}
-
-math1!(
-    accel_exp_f32: f32 => exp, accel_exp_f64: f64 => exp,
-    accel_exp2_f32: f32 => exp2, accel_exp2_f64: f64 => exp2,
-    accel_ln_f32: f32 => ln, accel_ln_f64: f64 => ln,
-    accel_log2_f32: f32 => log2, accel_log2_f64: f64 => log2,
-    accel_log10_f32: f32 => log10, accel_log10_f64: f64 => log10,
-    accel_sin_f32: f32 => sin, accel_sin_f64: f64 => sin,
-    accel_cos_f32: f32 => cos, accel_cos_f64: f64 => cos,
-    accel_tan_f32: f32 => tan, accel_tan_f64: f64 => tan,
-    accel_asin_f32: f32 => asin, accel_asin_f64: f64 => asin,
-    accel_acos_f32: f32 => acos, accel_acos_f64: f64 => acos,
-    accel_atan_f32: f32 => atan, accel_atan_f64: f64 => atan,
-    accel_sinh_f32: f32 => sinh, accel_sinh_f64: f64 => sinh,
-    accel_cosh_f32: f32 => cosh, accel_cosh_f64: f64 => cosh,
-    accel_tanh_f32: f32 => tanh, accel_tanh_f64: f64 => tanh,
-    accel_asinh_f32: f32 => asinh, accel_asinh_f64: f64 => asinh,
-    accel_acosh_f32: f32 => acosh, accel_acosh_f64: f64 => acosh,
-    accel_atanh_f32: f32 => atanh, accel_atanh_f64: f64 => atanh,
-    accel_cbrt_f32: f32 => cbrt, accel_cbrt_f64: f64 => cbrt,
-    accel_round_f32: f32 => round, accel_round_f64: f64 => round,
-);
-math2!(
-    accel_powf_f32: f32 => powf, accel_powf_f64: f64 => powf,
-    accel_atan2_f32: f32 => atan2, accel_atan2_f64: f64 => atan2,
-    accel_hypot_f32: f32 => hypot, accel_hypot_f64: f64 => hypot,
-    accel_log_f32: f32 => log, accel_log_f64: f64 => log,
-    accel_rem_f32: f32 => rem_euclid_plain, accel_rem_f64: f64 => rem_euclid_plain,
-);
-
-/// Float `%` as Rust defines it (the remainder with the dividend's sign).
-trait PlainRem {
-    fn rem_euclid_plain(self, y: Self) -> Self;
-}
-impl PlainRem for f32 {
-    fn rem_euclid_plain(self, y: f32) -> f32 {
-        self % y
-    }
-}
-impl PlainRem for f64 {
-    fn rem_euclid_plain(self, y: f64) -> f64 {
-        self % y
-    }
-}
-
-/// `x.sin_cos()`, written to `out[0]` and `out[1]` (one combined evaluation).
-pub extern "C" fn accel_sin_cos_f64(x: f64, out: *mut f64) {
-    let (s, c) = x.sin_cos();
-    // SAFETY: compiled code passes a stack slot of two f64.
-    unsafe {
-        *out = s;
-        *out.add(1) = c;
-    }
-}
-
-/// `x.sin_cos()` for `f32`.
-pub extern "C" fn accel_sin_cos_f32(x: f32, out: *mut f32) {
-    let (s, c) = x.sin_cos();
-    // SAFETY: compiled code passes a stack slot of two f32.
-    unsafe {
-        *out = s;
-        *out.add(1) = c;
-    }
-}
-
-pub extern "C" fn accel_powi_f32(x: f32, n: i32) -> f32 {
-    x.powi(n)
-}
-pub extern "C" fn accel_powi_f64(x: f64, n: i32) -> f64 {
-    x.powi(n)
-}
-
-/// The helpers compiled code may call, by the names the code generator imports them as.
-pub fn symbols() -> Vec<(&'static str, *const u8)> {
-    macro_rules! syms {
-        ($($f:ident),* $(,)?) => { vec![$((stringify!($f), $f as *const u8)),*] };
-    }
-    syms!(
-        accel_chunks,
-        accel_par,
-        accel_alloc,
-        accel_fail,
-        accel_copy,
-        accel_sin_cos_f32,
-        accel_sin_cos_f64,
-        accel_exp_f32,
-        accel_exp_f64,
-        accel_exp2_f32,
-        accel_exp2_f64,
-        accel_ln_f32,
-        accel_ln_f64,
-        accel_log2_f32,
-        accel_log2_f64,
-        accel_log10_f32,
-        accel_log10_f64,
-        accel_sin_f32,
-        accel_sin_f64,
-        accel_cos_f32,
-        accel_cos_f64,
-        accel_tan_f32,
-        accel_tan_f64,
-        accel_asin_f32,
-        accel_asin_f64,
-        accel_acos_f32,
-        accel_acos_f64,
-        accel_atan_f32,
-        accel_atan_f64,
-        accel_sinh_f32,
-        accel_sinh_f64,
-        accel_cosh_f32,
-        accel_cosh_f64,
-        accel_tanh_f32,
-        accel_tanh_f64,
-        accel_asinh_f32,
-        accel_asinh_f64,
-        accel_acosh_f32,
-        accel_acosh_f64,
-        accel_atanh_f32,
-        accel_atanh_f64,
-        accel_cbrt_f32,
-        accel_cbrt_f64,
-        accel_round_f32,
-        accel_round_f64,
-        accel_powf_f32,
-        accel_powf_f64,
-        accel_atan2_f32,
-        accel_atan2_f64,
-        accel_hypot_f32,
-        accel_hypot_f64,
-        accel_log_f32,
-        accel_log_f64,
-        accel_rem_f32,
-        accel_rem_f64,
-        accel_powi_f32,
-        accel_powi_f64,
-    )
+    e.get_or_insert(Failure { code: kind, a, b });
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Kernel checks without a GPU: when enabled ([`with_kernel_check`] on this thread, or
-//! `ACCEL_CUDA_CHECK=1`), every site the CPU backend compiles is also lowered for the GPU,
+//! `ACCEL_CUDA_CHECK=1`), every site another backend compiles is also lowered for the GPU,
 //! compiled by NVRTC for `compute_80` and `compute_90` and assembled by `ptxas` for
 //! `sm_80` and `sm_90`. A kernel NVRTC or ptxas rejects, or a reduction kernel that spills
 //! registers, fails the site; every kernel's registers are reported on stderr (and
@@ -7,7 +7,7 @@
 //! check says once, visibly, that it skipped.
 
 use super::nvrtc::{self, KernelReport};
-use crate::site::SiteDesc;
+use crate::backend::{FrontEnd, FrontEndFn, SiteKey};
 use accel_ir::Type;
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -20,7 +20,7 @@ thread_local! {
 
 /// Runs `f` with kernel checks on for the sites it compiles on this thread.
 pub fn with_kernel_check<R>(f: impl FnOnce() -> R) -> R {
-    crate::mode::with_cell(&ON, true, f)
+    crate::backend::scoped::with_cell(&ON, true, f)
 }
 
 fn enabled() -> bool {
@@ -41,12 +41,9 @@ pub enum CheckError {
     Failed(String),
 }
 
-/// Lowers a site, compiles and assembles its kernels for every architecture in [`ARCHES`].
-pub fn check_kernels(
-    site: &'static SiteDesc,
-    captures: &[Type],
-    result: &Type,
-) -> Result<Vec<KernelReport>, CheckError> {
+/// Lowers a site (the front end's result), compiles and assembles its kernels for every
+/// architecture in [`ARCHES`].
+pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelReport>, CheckError> {
     if !nvrtc::available() {
         return Err(CheckError::Skipped(nvrtc::MISSING.into()));
     }
@@ -56,7 +53,9 @@ pub fn check_kernels(
                 .into(),
         ));
     }
-    let program = super::lower(site, captures, result).map_err(CheckError::Unsupported)?;
+    let program = front
+        .and_then(super::codegen::generate)
+        .map_err(CheckError::Unsupported)?;
     let mut reports = Vec::new();
     for (compute, sm) in ARCHES {
         let ptx = nvrtc::compile(&program.source, compute).map_err(CheckError::Failed)?;
@@ -77,19 +76,20 @@ pub fn check_kernels(
     Ok(reports)
 }
 
-/// Called after the CPU backend compiled a site: checks its kernels when enabled (once
+/// Called after another backend compiled a site: checks its kernels when enabled (once
 /// per site and types), panicking on a failure.
-pub(crate) fn after_cpu_compile(site: &'static SiteDesc, captures: &[Type], result: &Type) {
+pub(crate) fn after_compile(
+    site: SiteKey,
+    captures: &[Type],
+    result: &Type,
+    front: FrontEndFn<'_>,
+) {
     if !enabled() {
         return;
     }
     type Key = (usize, Vec<Type>, Type);
     static DONE: Mutex<Option<HashSet<Key>>> = Mutex::new(None);
-    let key = (
-        site as *const SiteDesc as usize,
-        captures.to_vec(),
-        result.clone(),
-    );
+    let key = (site.id, captures.to_vec(), result.clone());
     if !DONE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -101,7 +101,8 @@ pub(crate) fn after_cpu_compile(site: &'static SiteDesc, captures: &[Type], resu
     // Written to stderr directly: the test harness captures `eprintln!`, and a skipped
     // or reported check must be visible.
     let mut err = std::io::stderr();
-    match check_kernels(site, captures, result) {
+    let front = front();
+    match check_kernels(front.as_deref().map_err(Clone::clone)) {
         Ok(reports) => {
             let mut lines = String::new();
             for k in &reports {

@@ -34,7 +34,7 @@ thread_local! {
 
 /// Runs `f` with the emulator standing in for the GPU on this thread (tests).
 pub fn with_emulator<R>(f: impl FnOnce() -> R) -> R {
-    crate::mode::with_cell(&EMULATE, true, f)
+    crate::backend::scoped::with_cell(&EMULATE, true, f)
 }
 
 /// Whether this thread runs on the emulator: under [`with_emulator`], or in a process

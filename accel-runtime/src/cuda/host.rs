@@ -3,12 +3,13 @@
 //! program (scalar code between launches, evaluated here), the launches, and the result
 //! back to host memory.
 
-use super::codegen::{columns, launch_name, words, Launch, LaunchKind, Word};
+use super::codegen::{columns, launch_name, words, Launch, LaunchKind};
 use super::device::{DevBuf, Kernel, Session};
-use crate::cpu::abi::{Arena, MAX_RANK};
-use crate::cpu::pool::{Failure, FAIL_LENGTHS};
-use crate::typing::{constant_lit, field_offset, parts};
-use accel_ir::passes::typecheck::const_type;
+use crate::backend::abi::{Arena, MAX_RANK};
+use crate::backend::failure::{Failure, FailureKind};
+use crate::backend::layout::Word;
+use crate::backend::layout::{self, size_of};
+use accel_ir::consts::{const_type, constant_lit};
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
 use std::collections::HashMap;
 
@@ -19,14 +20,6 @@ type R<T> = Result<T, String>;
 pub struct HostVal {
     pub ty: Type,
     pub w: Vec<u64>,
-}
-
-fn size_of(s: ScalarType) -> usize {
-    match s {
-        ScalarType::Bool => 1,
-        ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
-        _ => 8,
-    }
 }
 
 /// Scalar methods the host program evaluates (others make the site run elsewhere).
@@ -68,6 +61,43 @@ impl Run<'_, '_> {
         self.keep.push(b);
     }
 
+    /// Uploads every tensor buffer the captured values view (each once, however many
+    /// views of it there are: one device allocation per host buffer); returns each
+    /// buffer's host address, size and device address.
+    pub fn upload_tensor_buffers(
+        &mut self,
+        buffers: &[(usize, usize)],
+    ) -> R<Vec<(usize, usize, u64)>> {
+        let mut roots = Vec::new();
+        for &(base, bytes) in buffers {
+            let data: &[u8] = if bytes == 0 {
+                &[]
+            } else {
+                // SAFETY: the marshal holds the buffer's lock for the run; it has `bytes` bytes.
+                unsafe { std::slice::from_raw_parts(base as *const u8, bytes) }
+            };
+            let buf = self.session.upload(data)?;
+            self.bytes_in += bytes;
+            roots.push((base, bytes, buf.ptr));
+            self.hold(buf);
+        }
+        Ok(roots)
+    }
+
+    /// Copies the tensors the kernels wrote back to their host buffers.
+    pub fn download_tensor_buffers(&mut self, roots: &[(usize, usize, u64)]) -> R<()> {
+        for &(base, bytes, dev) in roots {
+            if bytes > 0 {
+                // SAFETY: the marshal holds the buffer's lock until after the run; the buffer
+                // has `bytes` bytes and nothing else reads it meanwhile.
+                let dst = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, bytes) };
+                self.session.download(dev, dst)?;
+                self.bytes_out += bytes;
+            }
+        }
+        Ok(())
+    }
+
     /// Uploads a captured value: `words` are its host words (host addresses).
     /// `roots` maps each tensor buffer's host base address to its device copy.
     pub fn upload(
@@ -89,7 +119,7 @@ impl Run<'_, '_> {
             Type::Unit => vec![],
             Type::Tuple(_) | Type::Record(..) | Type::Array(..) => {
                 let mut out = Vec::new();
-                for p in parts(t) {
+                for p in t.parts() {
                     out.extend(self.upload(&p, words_in, at, roots)?);
                 }
                 out
@@ -152,7 +182,7 @@ impl Run<'_, '_> {
             Type::Unit => vec![],
             t => {
                 let mut out = Vec::new();
-                for p in parts(t) {
+                for p in t.parts() {
                     out.extend(self.upload_columns(&p, count, words_in, at)?);
                 }
                 out
@@ -192,7 +222,7 @@ impl Run<'_, '_> {
                 return Err("a tensor cannot be a result of compiled code yet".into())
             }
             t => {
-                for p in parts(t) {
+                for p in t.parts() {
                     self.download_value(&p, w, at, arena, out)?;
                 }
             }
@@ -235,7 +265,7 @@ impl Run<'_, '_> {
             }
             Type::Unit => {}
             t => {
-                for p in parts(t) {
+                for p in t.parts() {
                     self.download_columns(&p, count, w, at, arena, out)?;
                 }
             }
@@ -252,7 +282,7 @@ impl Run<'_, '_> {
         match word(0) {
             0 => Ok(()),
             kind => Err(Failure {
-                kind: kind as u32,
+                code: kind as u32,
                 a: word(1),
                 b: word(2),
             }
@@ -363,12 +393,9 @@ impl Run<'_, '_> {
                 let a = args.iter().map(|x| self.eval(x)).collect::<R<Vec<_>>>()?;
                 if (ty.as_str(), func.as_str()) == ("accel", "same_len") {
                     if a[0].w[0] != a[1].w[0] {
-                        return Err(Failure {
-                            kind: FAIL_LENGTHS,
-                            a: a[0].w[0],
-                            b: a[1].w[0],
-                        }
-                        .describe());
+                        return Err(
+                            Failure::new(FailureKind::Lengths, a[0].w[0], a[1].w[0]).describe()
+                        );
                     }
                     return Ok(a[0].clone());
                 }
@@ -512,12 +539,7 @@ impl Run<'_, '_> {
                     return Err(format!("slicing {}", v.ty));
                 };
                 if lo > hi || hi > v.w[0] {
-                    return Err(Failure {
-                        kind: crate::cpu::pool::FAIL_SLICE,
-                        a: lo,
-                        b: hi,
-                    }
-                    .describe());
+                    return Err(Failure::new(FailureKind::Slice, lo, hi).describe());
                 }
                 let mut at = 1;
                 let mut cols = vec![hi - lo];
@@ -635,7 +657,7 @@ impl Run<'_, '_> {
             Type::Unit => vec![],
             t => {
                 let mut out = Vec::new();
-                for p in parts(t) {
+                for p in t.parts() {
                     out.extend(self.element_of(&p, w, at, k)?);
                 }
                 out
@@ -965,7 +987,7 @@ fn offset_columns(e: &Type, w: &[u64], at: &mut usize, k: u64, out: &mut Vec<u64
         }
         Type::Unit => {}
         t => {
-            for p in parts(t) {
+            for p in t.parts() {
                 offset_columns(&p, w, at, k, out)?;
             }
         }
@@ -974,12 +996,7 @@ fn offset_columns(e: &Type, w: &[u64], at: &mut usize, k: u64, out: &mut Vec<u64
 }
 
 fn index_failure(k: u64, len: u64) -> String {
-    Failure {
-        kind: crate::cpu::pool::FAIL_INDEX,
-        a: k,
-        b: len,
-    }
-    .describe()
+    Failure::new(FailureKind::Index, k, len).describe()
 }
 
 fn unit() -> HostVal {
@@ -990,7 +1007,7 @@ fn unit() -> HostVal {
 }
 
 fn field(v: &HostVal, f: &str) -> R<HostVal> {
-    let (ft, off) = field_offset(&v.ty, f, |t| Ok(words(t)?.len()))?;
+    let (ft, off) = layout::field_offset(&v.ty, f)?;
     let n = words(&ft)?.len();
     Ok(HostVal {
         ty: ft,

@@ -1,5 +1,5 @@
-//! The CUDA backend (feature `cuda`): a site's program is inlined, typed, fused (as for the
-//! CPU backend) and lowered to CUDA C kernels plus a host program ([`codegen`]); NVRTC
+//! The CUDA backend (feature `cuda`): the front end's fused program is lowered to CUDA C
+//! kernels plus a host program ([`codegen`]); NVRTC
 //! compiles the kernels to PTX for the GPU's architecture ([`nvrtc`]), the driver loads
 //! them ([`device`]), and each run uploads the captured values, evaluates the host program
 //! with its launches and copies the result back ([`host`]).
@@ -16,11 +16,10 @@ pub mod emulator;
 pub mod host;
 pub mod nvrtc;
 
-use crate::accel_type::Accel;
-use crate::checks::Inspect;
-use crate::cpu::abi::{Arena, Marshal, Unmarshal};
-use crate::dump::{dump_dir, file_stem, fnv1a, write_file};
-use crate::site::{CompileCache, SiteDesc};
+use crate::backend::abi::{Arena, Marshal};
+use crate::backend::cache::CompileCache;
+use crate::backend::dump::{dump_dir, file_stem, fnv1a, write_file};
+use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
 use accel_ir::Type;
 use device::Kernel;
 use std::collections::HashMap;
@@ -28,19 +27,53 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The CUDA backend (`ACCEL_MODE=cuda`).
+pub struct CudaBackend;
+
 /// A site compiled for the GPU, for one combination of captured types.
 pub struct CudaSite {
     program: codegen::Program,
     kernels: Vec<Vec<Kernel>>,
-    pub compile_ms: f64,
+    compile_ms: f64,
     /// Whether the PTX came from the disk cache (NVRTC was not called).
-    pub from_disk: bool,
+    from_disk: bool,
 }
 
 impl CudaSite {
     /// How many kernels the site has.
     pub fn kernels(&self) -> usize {
         self.kernels.iter().map(Vec::len).sum()
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn available(&self) -> Result<(), String> {
+        available()
+    }
+
+    fn compiled(
+        &self,
+        site: SiteKey,
+        captures: &Captures<'_>,
+        result: &Type,
+        front: FrontEndFn<'_>,
+    ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
+        let key = (
+            site.id,
+            captures.types.to_vec(),
+            result.clone(),
+            device::emulating(),
+        );
+        let (compiled, hit) = CACHE.get(key, || compile(site, &*front()?));
+        (compiled.map(|c| c as Arc<dyn CompiledSite>), hit)
+    }
+
+    fn check_other(&self, site: SiteKey, types: &[Type], result: &Type, front: FrontEndFn<'_>) {
+        check::after_compile(site, types, result, front);
     }
 }
 
@@ -66,41 +99,12 @@ pub static NVRTC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 pub static PROFILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 pub static KERNEL_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The compiled site for these types (compiled once, whichever thread asks first), and
-/// whether it came from the in-memory cache.
-pub fn compiled(
-    site: &'static SiteDesc,
-    captures: &[Type],
-    result: &Type,
-) -> (Result<Arc<CudaSite>, String>, bool) {
-    let key = (
-        site as *const SiteDesc as usize,
-        captures.to_vec(),
-        result.clone(),
-        device::emulating(),
-    );
-    CACHE.get(key, || compile(site, captures, result))
-}
-
-/// Lowers a site for the GPU: the CPU backend's front (extraction, inlining, typing,
-/// fusion), then CUDA C generation.
-pub fn lower(
-    site: &'static SiteDesc,
-    capture_types: &[Type],
-    result: &Type,
-) -> Result<codegen::Program, String> {
-    let (fused, captures) = site.fused(capture_types, result)?;
-    codegen::generate(&fused, &captures, result)
-}
-
-fn compile(
-    site: &'static SiteDesc,
-    capture_types: &[Type],
-    result: &Type,
-) -> Result<Arc<CudaSite>, String> {
+/// Lowers the front end's result for the GPU and compiles its kernels (PTX from the disk
+/// cache when there), dumping the CUDA C and PTX under `ACCEL_DUMP`.
+fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
-    let program = lower(site, capture_types, result)?;
+    let program = codegen::generate(front)?;
     let dump = dump_dir();
     let stem = file_stem(site, &program.source);
     if let Some(dir) = &dump {
@@ -174,99 +178,70 @@ fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("accel"))
 }
 
-/// What one GPU run did, for ACCEL_LOG.
-pub struct RunReport {
-    pub bytes_in: usize,
-    pub bytes_out: usize,
-    /// The most device memory the run held at once (captured values included).
-    pub peak_bytes: usize,
-    pub run_ms: f64,
-}
+impl CompiledSite for CudaSite {
+    fn summary(&self) -> String {
+        format!(
+            "{} kernel(s){}",
+            self.kernels(),
+            if self.from_disk {
+                "; PTX from the disk cache"
+            } else {
+                ""
+            }
+        )
+    }
 
-/// Runs a compiled site on the GPU.
-pub fn run<R: Accel>(
-    c: &CudaSite,
-    captures: &[(&str, &dyn Inspect)],
-) -> Result<(R, RunReport), String> {
-    let start = Instant::now();
-    let gpu = device::gpu()?;
-    let session = gpu.enter()?;
-    let mut m = Marshal::default();
-    for (_, v) in captures {
-        v.marshal_into(&mut m);
+    fn compile_ms(&self) -> f64 {
+        self.compile_ms
     }
-    if let Some(e) = m.error.take() {
-        return Err(e);
-    }
-    let err_buf = session.upload(&[0u8; 32])?;
-    let mut run = host::Run {
-        session: &session,
-        launches: &c.program.launches,
-        kernels: &c.kernels,
-        keep: Vec::new(),
-        err: err_buf.ptr,
-        env: HashMap::new(),
-        bytes_in: 0,
-        bytes_out: 0,
-        held: 0,
-        peak: 0,
-    };
-    // Tensors: one device allocation per host buffer, however many views of it.
-    let mut roots = Vec::new();
-    for &(base, bytes) in &m.tensor_buffers {
-        let data: &[u8] = if bytes == 0 {
-            &[]
-        } else {
-            // SAFETY: the marshal holds the buffer's lock for the run; it has `bytes` bytes.
-            unsafe { std::slice::from_raw_parts(base as *const u8, bytes) }
+
+    /// Runs the site on the GPU: the captured values to device memory, the host program
+    /// with its launches, the result back.
+    fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
+        let gpu = device::gpu()?;
+        let session = gpu.enter()?;
+        let err_buf = session.upload(&[0u8; 32])?;
+        let mut run = host::Run {
+            session: &session,
+            launches: &self.program.launches,
+            kernels: &self.kernels,
+            keep: Vec::new(),
+            err: err_buf.ptr,
+            env: HashMap::new(),
+            bytes_in: 0,
+            bytes_out: 0,
+            held: 0,
+            peak: 0,
         };
-        let buf = session.upload(data)?;
-        run.bytes_in += bytes;
-        roots.push((base, bytes, buf.ptr));
-        run.hold(buf);
-    }
-    let mut at = 0;
-    for (name, (_, v)) in c.program.captures.iter().zip(captures) {
-        let t = v.ir_type();
-        let w = run.upload(&t, &m.words, &mut at, &roots)?;
-        run.env.insert(name.clone(), host::HostVal { ty: t, w });
-    }
-    let value = run.eval(&c.program.host)?;
-    run.check_failure()?;
-    let mut arena = Arena::default();
-    let words = run.download(&value, &mut arena)?;
-    // Tensors the kernels wrote go back to their host buffers.
-    for &(base, bytes, dev) in &roots {
-        if bytes > 0 {
-            // SAFETY: the marshal holds the buffer's lock until it drops after this; the
-            // buffer has `bytes` bytes and nothing else reads it meanwhile.
-            let dst = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, bytes) };
-            session.download(dev, dst)?;
-            run.bytes_out += bytes;
+        let roots = run.upload_tensor_buffers(&m.tensor_buffers)?;
+        let mut at = 0;
+        for (name, t) in self
+            .program
+            .captures
+            .iter()
+            .zip(&self.program.capture_types)
+        {
+            let w = run.upload(t, &m.words, &mut at, &roots)?;
+            run.env
+                .insert(name.clone(), host::HostVal { ty: t.clone(), w });
         }
+        let value = run.eval(&self.program.host)?;
+        run.check_failure()?;
+        let mut arena = Arena::default();
+        let words = run.download(&value, &mut arena)?;
+        run.download_tensor_buffers(&roots)?;
+        let report = format!(
+            "{} bytes to the GPU, {} back; at most {} bytes of device memory held",
+            run.bytes_in, run.bytes_out, run.peak
+        );
+        drop(run);
+        drop(err_buf);
+        Ok(Run {
+            words,
+            arena,
+            report,
+        })
     }
-    let report = RunReport {
-        bytes_in: run.bytes_in,
-        bytes_out: run.bytes_out,
-        peak_bytes: run.peak,
-        run_ms: 0.0,
-    };
-    drop(run);
-    drop(err_buf);
-    let mut u = Unmarshal {
-        words: &words,
-        at: 0,
-        arena: &mut arena,
-    };
-    let r = R::unmarshal(&mut u)?;
-    drop(m);
-    Ok((
-        r,
-        RunReport {
-            run_ms: start.elapsed().as_secs_f64() * 1e3,
-            ..report
-        },
-    ))
 }
 
 pub use check::with_kernel_check;

@@ -159,14 +159,14 @@ impl Unmarshal<'_> {
 }
 
 /// A scalar's conversion to and from a word.
-pub trait Word: Copy + 'static {
+pub trait ScalarWord: Copy + 'static {
     fn to_word(self) -> u64;
     fn from_word(w: u64) -> Self;
 }
 
 macro_rules! word_int {
     ($($t:ty),*) => {$(
-        impl Word for $t {
+        impl ScalarWord for $t {
             fn to_word(self) -> u64 {
                 self as u64
             }
@@ -178,7 +178,7 @@ macro_rules! word_int {
 }
 word_int!(i32, i64, u32, u64, usize);
 
-impl Word for bool {
+impl ScalarWord for bool {
     fn to_word(self) -> u64 {
         self as u64
     }
@@ -187,7 +187,7 @@ impl Word for bool {
     }
 }
 
-impl Word for f32 {
+impl ScalarWord for f32 {
     fn to_word(self) -> u64 {
         self.to_bits() as u64
     }
@@ -196,7 +196,7 @@ impl Word for f32 {
     }
 }
 
-impl Word for f64 {
+impl ScalarWord for f64 {
     fn to_word(self) -> u64 {
         self.to_bits()
     }
@@ -207,7 +207,7 @@ impl Word for f64 {
 
 /// A column of scalars read back from compiled code: adopted without a copy when the
 /// compiled code allocated it for the result, copied otherwise (it may be an input).
-pub fn take_column<T: Word>(u: &mut Unmarshal<'_>, len: usize) -> Result<Vec<T>, String> {
+pub fn take_column<T: ScalarWord>(u: &mut Unmarshal<'_>, len: usize) -> Result<Vec<T>, String> {
     let ptr = u.word()? as usize;
     if len == 0 {
         return Ok(Vec::new());

@@ -1,11 +1,11 @@
 //! `ACCEL_DUMP=DIR`: what each compiled site ran, written where users can read it (the
 //! CPU backend's optimised machine code per function, the CUDA backend's CUDA C and PTX).
 
-use crate::site::SiteDesc;
+use super::SiteKey;
 use std::path::{Path, PathBuf};
 
 /// The folder `ACCEL_DUMP` names, if any.
-pub(crate) fn dump_dir() -> Option<PathBuf> {
+pub fn dump_dir() -> Option<PathBuf> {
     std::env::var_os("ACCEL_DUMP")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -13,7 +13,7 @@ pub(crate) fn dump_dir() -> Option<PathBuf> {
 
 /// FNV-1a over byte strings (each followed by a separator): stable across processes and
 /// builds, for file names and the disk cache's keys.
-pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for &b in *p {
@@ -28,7 +28,7 @@ pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
 
 /// `file_line_col_hash` of a site, for dump file names (`text` is what is dumped, so that
 /// each compiled version of a site gets its own file).
-pub(crate) fn file_stem(site: &SiteDesc, text: &str) -> String {
+pub fn file_stem(site: SiteKey, text: &str) -> String {
     let loc: String = site
         .location()
         .chars()
@@ -38,7 +38,7 @@ pub(crate) fn file_stem(site: &SiteDesc, text: &str) -> String {
 }
 
 /// Writes a file atomically (a temporary file renamed into place), creating its folder.
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), String> {
+pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }

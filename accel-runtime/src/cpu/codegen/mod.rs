@@ -12,10 +12,13 @@
 //! saturate as Rust's `as` does; a failure is reported through `accel_fail` and the
 //! function returns a non-zero status.
 
-use super::abi::MAX_RANK;
-use super::pool;
-use crate::typing::{constant_lit, learn_records, literal, primitive, type_of, Prim};
-use accel_ir::passes::typecheck::const_type;
+use super::helpers::{helpers, math_name};
+use crate::backend::abi::MAX_RANK;
+use crate::backend::failure::FailureKind;
+use crate::backend::layout::{self, Word};
+use accel_ir::consts::{const_type, constant_lit};
+use accel_ir::passes::recognize::Prim;
+use accel_ir::passes::typecheck::type_of;
 use accel_ir::{BinOp, Expr, Lit, ParOp, Pat, ScalarType, Stmt, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
@@ -101,43 +104,41 @@ fn split_columns<'c>(t: &Type, cols: &'c [Value]) -> R<Vec<(Type, &'c [Value])>>
     Ok(out)
 }
 
+/// The Cranelift type of a word.
+fn clif_word(w: Word) -> CType {
+    match w {
+        Word::Scalar(s) => clif(s),
+        Word::Ptr(_) => ct::I64,
+    }
+}
+
 /// The words of a value of type `t`.
 pub fn words(t: &Type) -> R<Vec<CType>> {
-    Ok(match t {
-        Type::Scalar(s) => vec![clif(*s)],
-        Type::Seq(e) => {
-            let mut w = vec![ct::I64];
-            w.extend(columns(e)?);
-            w
-        }
-        Type::Tensor(e) => {
-            if !matches!(**e, Type::Scalar(_)) {
-                return Err(unsupported("tensors of compound elements"));
-            }
-            vec![ct::I64; 2 + MAX_RANK]
-        }
-        t => match parts(t) {
-            Some(ps) => ps.iter().map(words).collect::<R<Vec<_>>>()?.concat(),
-            None => return Err(unsupported(format!("values of type {t}"))),
-        },
-    })
+    Ok(layout::words(t)
+        .map_err(unsupported)?
+        .into_iter()
+        .map(clif_word)
+        .collect())
 }
 
 /// The columns of a sequence of `e`.
 fn columns(e: &Type) -> R<Vec<CType>> {
-    Ok(match e {
-        Type::Scalar(_) => vec![ct::I64],
-        Type::Seq(u) => {
-            let mut w = vec![ct::I64];
-            w.extend(columns(u)?);
-            w
+    Ok(layout::columns(e)
+        .map_err(unsupported)?
+        .into_iter()
+        .map(clif_word)
+        .collect())
+}
+
+/// The primitive a reduction operator is, when written as a closure whose body is the
+/// operation itself.
+fn primitive(op: &Expr) -> Option<Prim> {
+    match op {
+        Expr::Lambda { body, .. } if !matches!(**body, Expr::Block { .. }) => {
+            accel_ir::passes::recognize::primitive(op)
         }
-        Type::Tensor(_) => return Err(unsupported("sequences of tensors")),
-        t => match parts(t) {
-            Some(ps) => ps.iter().map(columns).collect::<R<Vec<_>>>()?.concat(),
-            None => return Err(unsupported(format!("sequences of {t}"))),
-        },
-    })
+        _ => None,
+    }
 }
 
 /// A value being computed: its type and its words.
@@ -171,15 +172,15 @@ pub fn compile(
         .finish(settings::Flags::new(flags))
         .map_err(|e| e.to_string())?;
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for (name, f) in pool::symbols() {
-        jb.symbol(name, f);
+    for h in helpers() {
+        jb.symbol(h.name, h.address);
     }
     let module = JITModule::new(jb);
     let mut records = HashMap::new();
     for (_, t) in captures {
-        learn_records(t, &mut records);
+        t.learn_records(&mut records);
     }
-    learn_records(result, &mut records);
+    result.learn_records(&mut records);
     let mut g = Gen {
         module,
         helpers: HashMap::new(),
@@ -272,53 +273,20 @@ impl Gen {
         Ok(())
     }
 
+    /// Declares every helper compiled code may call.
     fn declare_helpers(&mut self) -> R<()> {
-        let i64_ = ct::I64;
-        let declare =
-            |g: &mut Gen, name: &'static str, params: &[CType], ret: Option<CType>| -> R<()> {
-                let mut sig = g.module.make_signature();
-                sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-                if let Some(r) = ret {
-                    sig.returns.push(AbiParam::new(r));
-                }
-                let id = g
-                    .module
-                    .declare_function(name, Linkage::Import, &sig)
-                    .map_err(|e| e.to_string())?;
-                g.helpers.insert(name, id);
-                Ok(())
-            };
-        declare(self, "accel_chunks", &[i64_; 2], Some(i64_))?;
-        declare(self, "accel_par", &[i64_; 7], Some(ct::I32))?;
-        declare(self, "accel_alloc", &[i64_; 3], Some(i64_))?;
-        declare(self, "accel_fail", &[i64_, ct::I32, i64_, i64_], None)?;
-        declare(self, "accel_copy", &[i64_; 3], None)?;
-        declare(self, "accel_sin_cos_f32", &[ct::F32, i64_], None)?;
-        declare(self, "accel_sin_cos_f64", &[ct::F64, i64_], None)?;
-        for (name, _) in pool::symbols() {
-            if let Some(rest) = name
-                .strip_prefix("accel_")
-                .filter(|r| !r.starts_with("sin_cos"))
-            {
-                let t = if rest.ends_with("_f32") {
-                    ct::F32
-                } else if rest.ends_with("_f64") {
-                    ct::F64
-                } else {
-                    continue;
-                };
-                let params: Vec<CType> = if rest.starts_with("powi") {
-                    vec![t, ct::I32]
-                } else if ["powf", "atan2", "hypot", "log_", "rem"]
-                    .iter()
-                    .any(|p| rest.starts_with(p))
-                {
-                    vec![t, t]
-                } else {
-                    vec![t]
-                };
-                declare(self, name, &params, Some(t))?;
+        for h in helpers() {
+            let mut sig = self.module.make_signature();
+            sig.params
+                .extend(h.params.iter().map(|&t| AbiParam::new(t)));
+            if let Some(r) = h.result {
+                sig.returns.push(AbiParam::new(r));
             }
+            let id = self
+                .module
+                .declare_function(h.name, Linkage::Import, &sig)
+                .map_err(|e| e.to_string())?;
+            self.helpers.insert(h.name, id);
         }
         Ok(())
     }
@@ -427,13 +395,13 @@ impl<'a, 'g> FnCx<'a, 'g> {
     }
 
     /// Reports a failure when `bad` holds.
-    fn fail_if(&mut self, bad: Value, kind: u32, a: Value, b: Value) {
+    fn fail_if(&mut self, bad: Value, kind: FailureKind, a: Value, b: Value) {
         let report = self.b.create_block();
         let ok = self.b.create_block();
         self.b.set_cold_block(report);
         self.b.ins().brif(bad, report, &[], ok, &[]);
         self.b.switch_to_block(report);
-        let kind = self.b.ins().iconst(ct::I32, i64::from(kind));
+        let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
         let ctx = self.ctx;
         self.helper("accel_fail", &[ctx, kind, a, b]);
         let fail = self.fail;
@@ -476,12 +444,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
     // ---- types of expressions (binders are annotated, so types follow from the parts) ----
 
     fn type_of(&self, e: &Expr) -> R<Type> {
-        let mut scope: HashMap<String, Type> = self
-            .vars
-            .iter()
-            .map(|(k, (t, _))| (k.clone(), t.clone()))
-            .collect();
-        type_of(e, &mut scope, &self.g.records)
+        let vars = |v: &str| self.vars.get(v).map(|(t, _)| t.clone());
+        type_of(e, &vars, &self.g.records).map_err(|e| e.to_string())
     }
 
     // ---- expressions ----
@@ -513,7 +477,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
             }
             Expr::ArrayRepeat(x, n) => {
                 let v = self.expr(x)?;
-                let n = literal(n)
+                let n = n
+                    .literal_usize()
                     .ok_or_else(|| unsupported("`[x; n]` with a length that is not a literal"))?;
                 Ok(V {
                     ty: Type::Array(Box::new(v.ty.clone()), n),
@@ -551,7 +516,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let v = self.expr(base)?;
                 let iv = self.expr(i)?;
                 // An array element at a literal index is just its words.
-                if let (Type::Array(_, _), Some(k)) = (&v.ty, literal(i)) {
+                if let (Type::Array(_, _), Some(k)) = (&v.ty, i.literal_usize()) {
                     let len = self.iconst(match v.ty {
                         Type::Array(_, n) => n as i64,
                         _ => 0,
@@ -561,7 +526,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         .b
                         .ins()
                         .icmp(IntCC::UnsignedGreaterThanOrEqual, at, len);
-                    self.fail_if(oob, pool::FAIL_INDEX, at, len);
+                    self.fail_if(oob, FailureKind::Index, at, len);
                     return field(&v, &k.to_string());
                 }
                 if let (Expr::Var(s), Type::Seq(elem)) = (&**base, &v.ty) {
@@ -735,7 +700,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let backwards = self.b.ins().icmp(IntCC::UnsignedGreaterThan, lo, hi);
                 let past = self.b.ins().icmp(IntCC::UnsignedGreaterThan, hi, len);
                 let bad = self.b.ins().bor(backwards, past);
-                self.fail_if(bad, pool::FAIL_SLICE, lo, hi);
+                self.fail_if(bad, FailureKind::Slice, lo, hi);
                 let Type::Seq(elem) = &v.ty else {
                     return Err("slicing a value that is not a sequence".into());
                 };
@@ -873,7 +838,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 BinOp::Div | BinOp::Rem => {
                     let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
                     let (xa, ya) = (self.widen(x, s), self.widen(y, s));
-                    self.fail_if(zero, pool::FAIL_DIV_ZERO, xa, ya);
+                    self.fail_if(zero, FailureKind::DivZero, xa, ya);
                     if signed(s) {
                         let min = if s == ScalarType::I32 {
                             i32::MIN as i64
@@ -883,7 +848,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                         let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, x, min);
                         let is_neg1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
                         let overflow = self.b.ins().band(is_min, is_neg1);
-                        self.fail_if(overflow, pool::FAIL_DIV_OVERFLOW, xa, ya);
+                        self.fail_if(overflow, FailureKind::DivOverflow, xa, ya);
                         if op == BinOp::Div {
                             self.b.ins().sdiv(x, y)
                         } else {
@@ -964,13 +929,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     }
 
     fn math(&mut self, s: ScalarType, name: &str, args: &[Value]) -> R<Value> {
-        let suffix = if s == ScalarType::F32 { "f32" } else { "f64" };
-        let full = format!("accel_{name}_{suffix}");
-        let key = pool::symbols()
-            .into_iter()
-            .map(|(n, _)| n)
-            .find(|n| *n == full)
-            .ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
+        let key = math_name(name, s).ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
         Ok(self.helper(key, args)[0])
     }
 
@@ -1217,7 +1176,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let n = self.expr(&args[0])?;
             let m = self.expr(&args[1])?;
             let differ = self.b.ins().icmp(IntCC::NotEqual, n.w[0], m.w[0]);
-            self.fail_if(differ, pool::FAIL_LENGTHS, n.w[0], m.w[0]);
+            self.fail_if(differ, FailureKind::Lengths, n.w[0], m.w[0]);
             return Ok(n);
         }
         match (ty, func) {
@@ -1258,14 +1217,14 @@ impl<'a, 'g> FnCx<'a, 'g> {
                             .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
                     let c = self.iconst(coords as i64);
                     let rank = t.w[1];
-                    self.fail_if(wrong_rank, pool::FAIL_RANK, c, rank);
+                    self.fail_if(wrong_rank, FailureKind::Rank, c, rank);
                 }
                 let mut flat = self.iconst(0);
                 for (k, &i) in idx.w.iter().enumerate() {
                     let dim = t.w[2 + k];
                     if checked {
                         let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
-                        self.fail_if(oob, pool::FAIL_INDEX, i, dim);
+                        self.fail_if(oob, FailureKind::Index, i, dim);
                     }
                     let scaled = self.b.ins().imul(flat, dim);
                     flat = self.b.ins().iadd(scaled, i);
@@ -1385,7 +1344,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
         // Rust checked exhaustiveness: no arm matching cannot happen.
         let zero = self.iconst(0);
         let one = self.b.ins().iconst(ct::I8, 1);
-        self.fail_if(one, 99, zero, zero);
+        self.fail_if(one, FailureKind::NoArm, zero, zero);
         let (ty, ps) = params.unwrap_or((Type::Unit, vec![]));
         let dummy: Vec<_> = ps
             .iter()
@@ -1623,7 +1582,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 }
                 Expr::Index(base, i) => {
                     let (n, t, at) = place(base, vars)?;
-                    let k = literal(i).ok_or_else(|| {
+                    let k = i.literal_usize().ok_or_else(|| {
                         unsupported("assigning to an array element at a computed index")
                     })?;
                     let (ft, off) = field_offset(&t, &k.to_string())?;
@@ -1648,7 +1607,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             Type::Seq(elem) => {
                 let len = v.w[0];
                 let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
-                self.fail_if(oob, pool::FAIL_INDEX, i, len);
+                self.fail_if(oob, FailureKind::Index, i, len);
                 let w = self.load_elem(elem, &v.w[1..], i)?;
                 Ok(V {
                     ty: (**elem).clone(),
@@ -1660,7 +1619,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let per = words(elem)?.len();
                 let len = self.iconst(n as i64);
                 let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
-                self.fail_if(oob, pool::FAIL_INDEX, i, len);
+                self.fail_if(oob, FailureKind::Index, i, len);
                 // Spill the array and load the element at the computed index.
                 let slot = self.b.create_sized_stack_slot(StackSlotData::new(
                     StackSlotKind::ExplicitSlot,
@@ -1791,7 +1750,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             let addr = f.b.ins().iadd(lens, off);
             let len = f.load(ct::I64, addr, 0);
             let differ = f.b.ins().icmp(IntCC::NotEqual, len, width);
-            f.fail_if(differ, pool::FAIL_IRREGULAR, width, len);
+            f.fail_if(differ, FailureKind::Irregular, width, len);
             Ok(())
         })?;
         let total = self.b.ins().imul(n, width);
@@ -1823,7 +1782,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let ctx = self.ctx;
                 let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
                 let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
                 Ok(vec![p])
             }
             // Rows are made one by one: their lengths and column pointers first ("jagged"
@@ -1837,7 +1796,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 for _ in 0..=leaves.len() {
                     let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
                     let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                    self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                    self.fail_if(null, FailureKind::Alloc, bytes, bytes);
                     out.push(p);
                 }
                 Ok(out)
@@ -2357,7 +2316,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let (n, _) = self.input_shape(&args[1])?;
                 let (m, _) = self.input_shape(&args[2])?;
                 let differ = self.b.ins().icmp(IntCC::NotEqual, n, m);
-                self.fail_if(differ, pool::FAIL_LENGTHS, n, m);
+                self.fail_if(differ, FailureKind::Lengths, n, m);
                 n
             }
         };
@@ -2509,7 +2468,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
                 let ctx = self.ctx;
                 let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
                 let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.fail_if(null, pool::FAIL_ALLOC, bytes, bytes);
+                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
                 (chunks, p, pw)
             }
             None => (self.iconst(0), self.iconst(0), 0),
@@ -3286,7 +3245,7 @@ fn comparison(op: BinOp) -> Option<IntCC> {
 
 /// The type and word offset of a field (or tuple element, or array element) of `t`.
 fn field_offset(t: &Type, f: &str) -> R<(Type, usize)> {
-    crate::typing::field_offset(t, f, |t| Ok(words(t)?.len()))
+    layout::field_offset(t, f)
 }
 
 fn field(v: &V, f: &str) -> R<V> {

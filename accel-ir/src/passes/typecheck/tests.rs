@@ -1,0 +1,158 @@
+//! Tests of type inference.
+
+use super::*;
+use crate::expr::{BinOp, ParOp};
+use crate::expr::{Loc, MatchArm};
+
+fn f32s() -> Type {
+    Type::Seq(Box::new(Type::Scalar(ScalarType::F32)))
+}
+
+fn lam(params: &[&str], body: Expr) -> Expr {
+    Expr::Lambda {
+        params: params.iter().map(|p| (Pat::bind(p), Type::Infer)).collect(),
+        body: Box::new(body),
+    }
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary(op, Box::new(a), Box::new(b))
+}
+
+#[test]
+fn literals_take_the_types_of_what_they_meet() {
+    // reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, xs)) over f32
+    let body = Expr::par(
+        ParOp::Reduce,
+        vec![
+            lam(&["a", "b"], bin(BinOp::Add, Expr::var("a"), Expr::var("b"))),
+            Expr::Lit(Lit::Float(0.0, None)),
+            Expr::par(
+                ParOp::Map,
+                vec![
+                    lam(
+                        &["x"],
+                        bin(BinOp::Mul, Expr::var("x"), Expr::Lit(Lit::Float(2.0, None))),
+                    ),
+                    Expr::var("xs"),
+                ],
+            ),
+        ],
+    );
+    let typed = typecheck(
+        &body,
+        &[("xs".into(), f32s())],
+        &Type::Scalar(ScalarType::F32),
+    )
+    .unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(reduce (lambda (a: f32 b: f32) (+ a b)) 0.0f32 (map (lambda (x: f32) (* x 2.0f32)) xs))"
+    );
+}
+
+#[test]
+fn lets_learn_their_types_from_later_uses() {
+    // { let mut acc = 0.0; for i in 0..n { acc = acc + xs[i]; } acc } with xs: [f32], n: usize
+    let body = Expr::Block {
+        stmts: vec![
+            Stmt::Let {
+                pat: Pat::Bind {
+                    name: "acc".into(),
+                    mutable: true,
+                },
+                ty: Type::Infer,
+                init: Some(Expr::Lit(Lit::Float(0.0, None))),
+            },
+            Stmt::Expr(Expr::For {
+                var: "i".into(),
+                lo: Box::new(Expr::int(0)),
+                hi: Box::new(Expr::var("n")),
+                body: Box::new(Expr::Assign {
+                    target: Box::new(Expr::var("acc")),
+                    value: Box::new(bin(
+                        BinOp::Add,
+                        Expr::var("acc"),
+                        Expr::Index(Box::new(Expr::var("xs")), Box::new(Expr::var("i"))),
+                    )),
+                }),
+            }),
+        ],
+        result: Some(Box::new(Expr::var("acc"))),
+    };
+    let caps = [
+        ("xs".into(), f32s()),
+        ("n".into(), Type::Scalar(ScalarType::Usize)),
+    ];
+    let typed = typecheck(&body, &caps, &Type::Scalar(ScalarType::F32)).unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(do (let mut acc: f32 0.0f32) (for i 0usize n (set! acc (+ acc (index xs i)))) acc)"
+    );
+}
+
+#[test]
+fn unconstrained_literals_default_as_in_rust_and_records_are_known() {
+    let point = Type::Record(
+        "P".into(),
+        vec![
+            ("x".into(), Type::Scalar(ScalarType::F64)),
+            ("y".into(), Type::Scalar(ScalarType::F64)),
+        ],
+    );
+    let body = Expr::Match {
+        scrutinee: Box::new(Expr::var("p")),
+        arms: vec![MatchArm {
+            pat: Pat::Record {
+                name: "P".into(),
+                fields: vec![("x".into(), Pat::bind("x"))],
+                rest: true,
+            },
+            guard: None,
+            body: Expr::Tuple(vec![
+                Expr::var("x"),
+                Expr::int(7),
+                Expr::Lit(Lit::Float(1.5, None)),
+            ]),
+        }],
+    };
+    let want = Type::Tuple(vec![
+        Type::Scalar(ScalarType::F64),
+        Type::Scalar(ScalarType::I32),
+        Type::Scalar(ScalarType::F64),
+    ]);
+    let typed = typecheck(&body, &[("p".into(), point)], &want).unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(match p (P { x: x, .. } => (tuple x 7i32 1.5f64)))"
+    );
+}
+
+#[test]
+fn mismatches_are_errors_that_say_where() {
+    let body = Expr::par(
+        ParOp::Map,
+        vec![
+            lam(
+                &["x"],
+                bin(BinOp::Add, Expr::var("x"), Expr::Lit(Lit::Bool(true))),
+            ),
+            Expr::var("xs"),
+        ],
+    );
+    let e = typecheck(&body, &[("xs".into(), f32s())], &f32s()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "type error in accelerated code: the operands of `+`: f32 and bool differ"
+    );
+    let body = Expr::Par {
+        op: ParOp::Create,
+        args: vec![Expr::var("xs"), lam(&["i"], Expr::var("i"))],
+        loc: Loc::default(),
+    };
+    let e = typecheck(&body, &[("xs".into(), f32s())], &f32s()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "type error in accelerated code: the length of `create`: [f32] and usize differ"
+    );
+}

@@ -1,0 +1,120 @@
+//! How compiled code fails: every backend reports the same kinds (by their codes, at the
+//! ABI), with two words of detail, and the runtime describes them the same way.
+
+/// What went wrong in compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum FailureKind {
+    Index = 1,
+    DivZero = 2,
+    DivOverflow = 3,
+    Alloc = 4,
+    Rank = 5,
+    Slice = 6,
+    Lengths = 7,
+    Irregular = 8,
+    RowLength = 9,
+    /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
+    NoArm = 99,
+}
+
+impl FailureKind {
+    /// Every kind.
+    pub const ALL: [FailureKind; 10] = [
+        FailureKind::Index,
+        FailureKind::DivZero,
+        FailureKind::DivOverflow,
+        FailureKind::Alloc,
+        FailureKind::Rank,
+        FailureKind::Slice,
+        FailureKind::Lengths,
+        FailureKind::Irregular,
+        FailureKind::RowLength,
+        FailureKind::NoArm,
+    ];
+
+    /// The code compiled code reports the kind by.
+    pub const fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// The kind a code stands for.
+    pub fn from_code(code: u32) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+/// The first failure a compiled run reported: its kind's code and two words of detail.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Failure {
+    pub code: u32,
+    pub a: u64,
+    pub b: u64,
+}
+
+impl Failure {
+    /// A failure of a known kind.
+    pub fn new(kind: FailureKind, a: u64, b: u64) -> Failure {
+        Failure {
+            code: kind.code(),
+            a,
+            b,
+        }
+    }
+
+    /// What went wrong, in words.
+    ///
+    /// ```
+    /// use accel_runtime::__private::failure::{Failure, FailureKind};
+    /// assert_eq!(
+    ///     Failure::new(FailureKind::Index, 7, 3).describe(),
+    ///     "index out of bounds: the len is 3 but the index is 7"
+    /// );
+    /// ```
+    pub fn describe(&self) -> String {
+        let (a, b) = (self.a, self.b);
+        match FailureKind::from_code(self.code) {
+            Some(FailureKind::Index) => {
+                format!("index out of bounds: the len is {b} but the index is {a}")
+            }
+            Some(FailureKind::DivZero) => "attempt to divide by zero".into(),
+            Some(FailureKind::DivOverflow) => "attempt to divide with overflow".into(),
+            Some(FailureKind::Alloc) => format!("could not allocate {a} bytes"),
+            Some(FailureKind::Rank) => {
+                format!("a tensor index has {a} coordinates, but the tensor has rank {b}")
+            }
+            Some(FailureKind::Slice) => format!("slice bounds {a}..{b} are out of range"),
+            Some(FailureKind::Lengths) => format!("map2 lengths differ: {a} vs {b}"),
+            Some(FailureKind::Irregular) => format!(
+                "a produced sequence of sequences is irregular: row 0 has {a} elements, another row {b}"
+            ),
+            Some(FailureKind::RowLength) => format!(
+                "a reduce or scan over rows changed the row length: the neutral element has {a} elements, a combined row {b}"
+            ),
+            Some(FailureKind::NoArm) | None => {
+                format!("compiled code failed (kind {})", self.code)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_unknown_codes_are_described() {
+        for k in FailureKind::ALL {
+            assert_eq!(FailureKind::from_code(k.code()), Some(k));
+        }
+        assert_eq!(
+            Failure {
+                code: 42,
+                a: 0,
+                b: 0
+            }
+            .describe(),
+            "compiled code failed (kind 42)"
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! The word layout of values, which every backend and the marshaling code follow (see
+//! [`super::abi`]): a value is a flat list of words, each a scalar or a pointer to a
+//! column of scalars.
+//!
+//! ```text
+//! scalar                 the value
+//! tuple, record, [T; N]  the parts' words, in order
+//! sequence of E          its length, then the columns of E
+//! tensor of scalars      pointer to the view's first element, rank, MAX_RANK dimensions
+//! ```
+//!
+//! Errors name the construct that has no layout (for a backend's "cannot compile" message).
+
+use super::abi::MAX_RANK;
+use accel_ir::{ScalarType, Type};
+
+/// One word of a value: a scalar, or a pointer to a column of scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Word {
+    Scalar(ScalarType),
+    Ptr(ScalarType),
+}
+
+/// The words of a value of type `t`.
+///
+/// ```
+/// use accel_runtime::__private::layout::{words, Word};
+/// use accel_runtime::__private::{ScalarType, Type};
+/// let xs = Type::Seq(Box::new(Type::Tuple(vec![Type::Scalar(ScalarType::F32); 2])));
+/// assert_eq!(
+///     words(&xs).unwrap(),
+///     vec![Word::Scalar(ScalarType::Usize), Word::Ptr(ScalarType::F32), Word::Ptr(ScalarType::F32)]
+/// );
+/// ```
+pub fn words(t: &Type) -> Result<Vec<Word>, String> {
+    Ok(match t {
+        Type::Scalar(s) => vec![Word::Scalar(*s)],
+        Type::Unit => vec![],
+        Type::Tuple(_) | Type::Record(..) | Type::Array(..) => t
+            .parts()
+            .iter()
+            .map(words)
+            .collect::<Result<Vec<_>, _>>()?
+            .concat(),
+        Type::Seq(e) => [vec![Word::Scalar(ScalarType::Usize)], columns(e)?].concat(),
+        Type::Tensor(e) => match **e {
+            Type::Scalar(s) => [
+                vec![Word::Ptr(s)],
+                vec![Word::Scalar(ScalarType::Usize); 1 + MAX_RANK],
+            ]
+            .concat(),
+            _ => return Err("tensors of compound elements".into()),
+        },
+        t => return Err(format!("values of type {t}")),
+    })
+}
+
+/// The column words of a sequence of `e`: a pointer per scalar leaf; a nested sequence its
+/// inner length and then the columns of its elements.
+pub fn columns(e: &Type) -> Result<Vec<Word>, String> {
+    Ok(match e {
+        Type::Scalar(s) => vec![Word::Ptr(*s)],
+        Type::Unit => vec![],
+        Type::Tuple(_) | Type::Record(..) | Type::Array(..) => e
+            .parts()
+            .iter()
+            .map(columns)
+            .collect::<Result<Vec<_>, _>>()?
+            .concat(),
+        Type::Seq(t) => [vec![Word::Scalar(ScalarType::Usize)], columns(t)?].concat(),
+        Type::Tensor(_) => return Err("sequences of tensors".into()),
+        t => return Err(format!("sequences of {t}")),
+    })
+}
+
+/// Whether `e` is flat: scalars, tuples, records and arrays of them.
+pub fn is_flat(e: &Type) -> bool {
+    match e {
+        Type::Scalar(_) | Type::Unit => true,
+        Type::Tuple(ts) => ts.iter().all(is_flat),
+        Type::Record(_, fs) => fs.iter().all(|(_, t)| is_flat(t)),
+        Type::Array(t, _) => is_flat(t),
+        _ => false,
+    }
+}
+
+/// The size in bytes of a scalar in memory (a column element).
+pub fn size_of(s: ScalarType) -> usize {
+    match s {
+        ScalarType::Bool => 1,
+        ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
+        _ => 8,
+    }
+}
+
+/// The type and word offset of field `f` of a value of type `t`.
+pub fn field_offset(t: &Type, f: &str) -> Result<(Type, usize), String> {
+    t.field_offset(f, |t| Ok(words(t)?.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensors_and_nested_sequences_have_their_words() {
+        let f32_ = Type::Scalar(ScalarType::F32);
+        let t = Type::Tensor(Box::new(f32_.clone()));
+        assert_eq!(words(&t).unwrap().len(), 2 + MAX_RANK);
+        let rows = Type::Seq(Box::new(Type::Seq(Box::new(f32_.clone()))));
+        assert_eq!(
+            words(&rows).unwrap(),
+            vec![
+                Word::Scalar(ScalarType::Usize),
+                Word::Scalar(ScalarType::Usize),
+                Word::Ptr(ScalarType::F32)
+            ]
+        );
+        let pair = Type::Tuple(vec![f32_.clone(), Type::Scalar(ScalarType::I64)]);
+        assert_eq!(field_offset(&pair, "1").unwrap().1, 1);
+        assert_eq!(
+            columns(&Type::Tensor(Box::new(f32_))).unwrap_err(),
+            "sequences of tensors"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! The backend contract: what the dispatcher hands a backend (a site's front-end result
+//! and its captured values, marshaled) and what a backend hands back (compiled code that
+//! runs), with the facts every backend shares: the word layout and marshaling ([`abi`],
+//! [`layout`]), failure kinds ([`failure`]), the compile cache ([`cache`]), dumps
+//! ([`dump`]) and the log switch ([`log`]).
+//!
+//! Imports point one way: `accel_ir` ← this contract ← the backends ← the dispatcher. A
+//! backend never calls back up into site assembly or dispatch.
+
+pub mod abi;
+pub mod cache;
+pub mod dump;
+pub mod failure;
+pub mod layout;
+pub mod log;
+pub mod scoped;
+
+use abi::{Arena, Marshal};
+use accel_ir::{Expr, Type};
+use std::sync::Arc;
+
+/// A site as backends know it: its identity (for caches) and its place in the source (for
+/// messages and dump file names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SiteKey {
+    /// Unique per site in the process.
+    pub id: usize,
+    pub file: &'static str,
+    pub line: u32,
+    /// 0-based, as rustc counts.
+    pub column: u32,
+}
+
+impl SiteKey {
+    /// `src/main.rs:12:5`.
+    pub fn location(&self) -> String {
+        format!("{}:{}:{}", self.file, self.line, self.column + 1)
+    }
+}
+
+/// The front end's result for one site and one combination of captured and result types:
+/// the site's program inlined, typed from those types and fused. Every backend compiles
+/// from it; the dispatcher computes it once.
+#[derive(Debug)]
+pub struct FrontEnd {
+    /// The fused body: one expression, no calls, every binder typed.
+    pub fused: Expr,
+    /// The captured values (the functions' constants included) with their types, in the
+    /// order they are marshaled.
+    pub captures: Vec<(String, Type)>,
+    pub result: Type,
+}
+
+/// The front end of the site being compiled, run on first use (a backend whose cache
+/// holds the site never asks for it).
+pub type FrontEndFn<'a> = &'a dyn Fn() -> Result<Arc<FrontEnd>, String>;
+
+/// A site's captured values as a backend sees them when it compiles.
+pub struct Captures<'a> {
+    /// Names, in marshaling order (a function's constant is `path::NAME`).
+    pub names: &'a [&'a str],
+    pub types: &'a [Type],
+    /// The word of scalar capture `k` (`None` for other values), read on demand: a backend
+    /// may compile values in.
+    pub scalar: &'a dyn Fn(usize) -> Option<u64>,
+}
+
+/// A backend: compiles sites for one mode.
+pub trait Backend: Sync {
+    /// The mode's name (`cpu`, `cuda`), as logs and messages say it.
+    fn name(&self) -> &'static str;
+
+    /// Whether the backend can run here, or why not.
+    fn available(&self) -> Result<(), String>;
+
+    /// The site compiled for these captured values and result type (compiled on first
+    /// use, then cached), and whether it came from the cache.
+    fn compiled(
+        &self,
+        site: SiteKey,
+        captures: &Captures<'_>,
+        result: &Type,
+        front: FrontEndFn<'_>,
+    ) -> (Result<Arc<dyn CompiledSite>, String>, bool);
+
+    /// Called after another backend compiled a site for the first time: a chance to check
+    /// what this backend would make of it (the CUDA kernel checks without a GPU).
+    fn check_other(&self, _site: SiteKey, _types: &[Type], _result: &Type, _front: FrontEndFn<'_>) {
+    }
+}
+
+/// A site compiled by a backend.
+pub trait CompiledSite: Send + Sync {
+    /// What was made, for `ACCEL_LOG`: "1 parallel kernel(s)".
+    fn summary(&self) -> String;
+
+    /// How long compiling took, in milliseconds.
+    fn compile_ms(&self) -> f64;
+
+    /// Runs the site on its marshaled captured values.
+    fn run(&self, captures: &Marshal<'_>) -> Result<Run, String>;
+}
+
+/// What one run of a compiled site gives back.
+pub struct Run {
+    /// The result's words (see [`layout`]).
+    pub words: Vec<u64>,
+    /// The memory the result's columns point into.
+    pub arena: Arena,
+    /// What the run moved, for `ACCEL_LOG`: "4000 bytes in, 0 of them copied to marshal".
+    pub report: String,
+}

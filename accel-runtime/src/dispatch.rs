@@ -1,0 +1,389 @@
+//! Dispatch: how each run of a site goes. This is the one place that knows the modes'
+//! order, the fallbacks and what `ACCEL_LOG` says. Debug mode runs the expression as
+//! checked sequential Rust; a compiled mode tries its backends in order (the GPU, then
+//! the CPU when the mode was not chosen), every one compiling from the front end's single
+//! result; what no backend compiles runs sequentially when the mode was defaulted, and is
+//! an error naming the site when it was chosen.
+
+use crate::accel_type::{Accel, Inspect};
+use crate::backend::abi::{Marshal, Unmarshal};
+use crate::backend::log::logging;
+use crate::backend::{Backend, Captures, CompiledSite};
+use crate::checks;
+use crate::frontend;
+use crate::mode::{self, Mode, ModeError};
+use crate::report;
+use crate::site::SiteDesc;
+use crate::structure::TensorName;
+use accel_ir::Type;
+use std::collections::HashSet;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// One backend in a mode's chain, and what happens when it cannot compile a site.
+struct Step {
+    backend: &'static dyn Backend,
+    /// The advice when the mode was chosen (the failure is an error).
+    advice: &'static str,
+    /// What runs instead when the mode was defaulted.
+    instead: &'static str,
+}
+
+static CPU: crate::cpu::CpuBackend = crate::cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+static CUDA: crate::cuda::CudaBackend = crate::cuda::CudaBackend;
+
+const CPU_STEP: Step = Step {
+    backend: &CPU,
+    advice: "run it with ACCEL_MODE=debug, or leave ACCEL_MODE unset to fall back to sequential execution",
+    instead: "running sequentially instead",
+};
+#[cfg(feature = "cuda")]
+const CUDA_STEP: Step = Step {
+    backend: &CUDA,
+    advice: "use ACCEL_MODE=cpu, or leave ACCEL_MODE unset to fall back to the CPU",
+    instead: "running on the CPU instead",
+};
+
+/// The backends a compiled mode tries, in order.
+fn chain(mode: Mode) -> &'static [Step] {
+    match mode {
+        #[cfg(feature = "cuda")]
+        Mode::Cuda => &[CUDA_STEP, CPU_STEP],
+        _ => &[CPU_STEP],
+    }
+}
+
+/// Every backend this build has.
+fn backends() -> &'static [&'static dyn Backend] {
+    #[cfg(feature = "cuda")]
+    const ALL: &[&dyn Backend] = &[&CUDA, &CPU];
+    #[cfg(not(feature = "cuda"))]
+    const ALL: &[&dyn Backend] = &[&CPU];
+    ALL
+}
+
+/// The mode accelerated code runs in on this thread: the one [`with_mode`] set, else
+/// `ACCEL_MODE` (read once per process), else the best available (the GPU when the
+/// `cuda` feature is built and a GPU and NVRTC are there, else the CPU).
+///
+/// [`with_mode`]: crate::with_mode
+pub fn mode() -> Result<Mode, ModeError> {
+    if let Some(m) = mode::overridden() {
+        return Ok(m);
+    }
+    static MODE: OnceLock<Result<Mode, ModeError>> = OnceLock::new();
+    MODE.get_or_init(|| {
+        let var = std::env::var("ACCEL_MODE").ok();
+        mode::select(
+            var.as_deref(),
+            |m| m != Mode::Cuda || cfg!(feature = "cuda"),
+            best_available,
+        )
+    })
+    .clone()
+}
+
+/// The modes the default tries, best first, with their backends and names in messages.
+fn preferred() -> &'static [(Mode, &'static dyn Backend, &'static str)] {
+    #[cfg(feature = "cuda")]
+    const ALL: &[(Mode, &dyn Backend, &str)] =
+        &[(Mode::Cuda, &CUDA, "CUDA"), (Mode::Cpu, &CPU, "CPU")];
+    #[cfg(not(feature = "cuda"))]
+    const ALL: &[(Mode, &dyn Backend, &str)] = &[(Mode::Cpu, &CPU, "CPU")];
+    ALL
+}
+
+/// The default mode: the best one whose backend can run here.
+fn best_available() -> Mode {
+    for &(mode, backend, name) in preferred() {
+        match backend.available() {
+            Ok(()) => return mode,
+            Err(why) => {
+                if logging() {
+                    eprintln!(
+                        "[accel] the {name} backend is not used: {why}; sites run on the CPU"
+                    );
+                }
+            }
+        }
+    }
+    Mode::Cpu
+}
+
+fn mode_at(site: &'static SiteDesc) -> Mode {
+    mode().unwrap_or_else(|e| panic!("accelerate! at {}: {e}", site.location()))
+}
+
+/// How a site runs this time.
+pub enum Plan<R> {
+    /// Compiled code for the captured values' types.
+    Compiled(Compiled, PhantomData<fn() -> R>),
+    /// The expression as sequential Rust (debug mode, or the fallback).
+    Sequential,
+}
+
+/// A site compiled by one backend.
+pub struct Compiled {
+    backend: &'static str,
+    code: Arc<dyn CompiledSite>,
+}
+
+/// The captured values and the constants of the functions a site reaches, in marshaling
+/// order.
+fn all_captures<'a>(
+    captures: &[(&'a str, &'a dyn Inspect)],
+    constants: &'a [(String, &'static (dyn Inspect + Sync))],
+) -> Vec<(&'a str, &'a dyn Inspect)> {
+    captures
+        .iter()
+        .copied()
+        .chain(
+            constants
+                .iter()
+                .map(|(n, v)| (n.as_str(), *v as &dyn Inspect)),
+        )
+        .collect()
+}
+
+/// The word of a scalar value.
+fn scalar_word(v: &dyn Inspect) -> Option<u64> {
+    let Type::Scalar(_) = v.ir_type() else {
+        return None;
+    };
+    let mut m = Marshal::default();
+    v.marshal_into(&mut m);
+    m.words.first().copied()
+}
+
+/// Decides how a site runs: compiled by the first backend of the mode's chain that
+/// compiles it (compiling on first use), the sequential path in debug mode and when the
+/// default mode cannot compile the site.
+pub(crate) fn plan<R: Accel>(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+) -> Plan<R> {
+    let mode = mode_at(site);
+    if mode == Mode::Debug {
+        return Plan::Sequential;
+    }
+    let constants = site.constants();
+    let all = all_captures(captures, &constants);
+    let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+    let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
+    let scalar = |k: usize| all.get(k).and_then(|(_, v)| scalar_word(*v));
+    let result = R::accel_type();
+    let front = || frontend::front_end(site, &types, &result);
+    let key = site.key();
+    let chosen = mode::mode_was_chosen();
+    for step in chain(mode) {
+        let name = step.backend.name();
+        let described = Captures {
+            names: &names,
+            types: &types,
+            scalar: &scalar,
+        };
+        let (compiled, hit) = step.backend.compiled(key, &described, &result, &front);
+        if !hit {
+            for other in backends().iter().filter(|b| b.name() != name) {
+                other.check_other(key, &types, &result, &front);
+            }
+        }
+        match compiled {
+            Ok(code) => {
+                log_compiled(site, hit, name, &*code);
+                return Plan::Compiled(
+                    Compiled {
+                        backend: name,
+                        code,
+                    },
+                    PhantomData,
+                );
+            }
+            Err(e) if chosen => panic!(
+                "accelerate! at {}: {e} (ACCEL_MODE={name}); {}",
+                site.location(),
+                step.advice
+            ),
+            Err(e) => {
+                if logging() && !hit {
+                    eprintln!("[accel] {}: {name}: {e}; {}", site.location(), step.instead);
+                }
+            }
+        }
+    }
+    Plan::Sequential
+}
+
+/// Logs (under `ACCEL_LOG`) how a backend compiled a site on its first run, or a cache hit.
+fn log_compiled(site: &SiteDesc, hit: bool, backend: &str, code: &dyn CompiledSite) {
+    if !logging() {
+        return;
+    }
+    let what = if hit {
+        "cache hit".to_string()
+    } else {
+        format!(
+            "compiled in {:.3} ms ({})",
+            code.compile_ms(),
+            code.summary()
+        )
+    };
+    eprintln!("[accel] {}: {backend}: {what}", site.location());
+}
+
+/// Runs compiled code on the captured values; a failure names the site.
+pub(crate) fn run_compiled<R: Accel>(
+    site: &'static SiteDesc,
+    c: &Compiled,
+    captures: &[(&str, &dyn Inspect)],
+) -> R {
+    let start = Instant::now();
+    let constants = site.constants();
+    let all = all_captures(captures, &constants);
+    match run_marshaled::<R>(&*c.code, &all) {
+        Ok((r, report)) => {
+            if logging() {
+                first_run_report(site);
+                eprintln!(
+                    "[accel] {}: {}: ran in {:.3} ms; {report}",
+                    site.location(),
+                    c.backend,
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            r
+        }
+        Err(e) => panic!("accelerate! at {}: {e}", site.location()),
+    }
+}
+
+/// Marshals the captured values, runs the code, and reads the result back (the captured
+/// values stay marshaled, their buffers locked, until it is read).
+fn run_marshaled<R: Accel>(
+    code: &dyn CompiledSite,
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<(R, String), String> {
+    let mut m = Marshal::default();
+    for (_, v) in captures {
+        v.marshal_into(&mut m);
+    }
+    if let Some(e) = m.error.take() {
+        return Err(e);
+    }
+    let run = code.run(&m)?;
+    let mut arena = run.arena;
+    let mut u = Unmarshal {
+        words: &run.words,
+        at: 0,
+        arena: &mut arena,
+    };
+    let r = R::unmarshal(&mut u)?;
+    drop(m);
+    Ok((r, run.report))
+}
+
+/// What debug mode learned of a site's captured values before running it.
+pub struct Inspected {
+    tensors: Vec<TensorName>,
+}
+
+/// Inspects a site's captured values in debug mode (regular nesting, tensor ranks, tensor
+/// names for messages); does nothing in the other modes.
+pub(crate) fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
+    if mode() != Ok(Mode::Debug) {
+        return Inspected {
+            tensors: Vec::new(),
+        };
+    }
+    match checks::inspect_captures(captures) {
+        Ok(tensors) => Inspected { tensors },
+        Err(e) => panic!("accelerate! at {}: captured {e}", site.location()),
+    }
+}
+
+/// Runs a site sequentially. `sequential` is the expression itself compiled by rustc: the
+/// debug path.
+pub(crate) fn run_sequential<R: Accel>(
+    site: &'static SiteDesc,
+    inspected: Inspected,
+    sequential: impl FnOnce() -> R,
+) -> R {
+    let mode = mode_at(site);
+    let log = logging();
+    if log {
+        first_run_report(site);
+    }
+    let start = Instant::now();
+    let result = report::in_site(site.key(), || match mode {
+        Mode::Debug => run_checked(site, inspected, sequential),
+        Mode::Cpu | Mode::Cuda => sequential(),
+    });
+    if log {
+        let how = match mode {
+            Mode::Debug => "debug: ran as checked sequential Rust",
+            Mode::Cpu | Mode::Cuda => "ran as sequential Rust",
+        };
+        eprintln!(
+            "[accel] {}: {how} in {:.3} ms",
+            site.location(),
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    result
+}
+
+/// Debug mode: the expression with every check on. A panic raised by the expression
+/// itself (an index out of bounds, an integer overflow in a build with overflow checks) is
+/// re-raised naming the site.
+fn run_checked<R: Accel>(
+    site: &'static SiteDesc,
+    inspected: Inspected,
+    sequential: impl FnOnce() -> R,
+) -> R {
+    let result = {
+        let _checks = checks::enable(inspected.tensors);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(sequential))
+    };
+    match result {
+        Ok(r) => {
+            if let Err(e) = checks::check_result(&r) {
+                panic!("accelerate! at {}: {e}", site.location());
+            }
+            r
+        }
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied());
+            match message {
+                Some(m) if !m.contains(&site.location()) => {
+                    panic!("accelerate! at {}: {m}", site.location())
+                }
+                _ => std::panic::resume_unwind(payload),
+            }
+        }
+    }
+}
+
+/// Logs a site's program, once per site.
+fn first_run_report(site: &'static SiteDesc) {
+    static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.get_or_insert_with(HashSet::new).insert(site.key().id) {
+        return;
+    }
+    drop(seen);
+    match site.assembled() {
+        Ok(p) => eprintln!(
+            "[accel] {}: program of {} function(s) [{}], captures [{}]",
+            site.location(),
+            p.functions.len(),
+            p.function_names().join(", "),
+            p.site.captures.join(", ")
+        ),
+        Err(e) => eprintln!("[accel] {}: program assembly failed: {e}", site.location()),
+    }
+}
