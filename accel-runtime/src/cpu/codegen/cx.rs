@@ -1,0 +1,417 @@
+//! The function context of code generation (rustc_codegen_cranelift's `FunctionCx`): the
+//! state of one function being generated, the values it computes ([`V`]: a type and its
+//! words), the word layout in Cranelift types, and the small builder helpers every
+//! construct uses.
+
+use super::super::helpers::helpers;
+use crate::backend::failure::FailureKind;
+use crate::backend::layout::{self, Word};
+use accel_ir::passes::typecheck::type_of;
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::{
+    types as ct, AbiParam, Block, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::{FuncId, Linkage, Module};
+use std::collections::HashMap;
+
+/// What code generation gives: a value, or why the construct cannot be compiled.
+pub(super) type R<T> = Result<T, String>;
+/// A Cranelift type.
+pub(super) type CType = cranelift_codegen::ir::Type;
+
+pub(super) fn unsupported(what: impl std::fmt::Display) -> String {
+    format!("the cpu backend cannot compile {what} yet")
+}
+
+pub(super) fn clif(s: ScalarType) -> CType {
+    match s {
+        ScalarType::I32 | ScalarType::U32 => ct::I32,
+        ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => ct::I64,
+        ScalarType::F32 => ct::F32,
+        ScalarType::F64 => ct::F64,
+        ScalarType::Bool => ct::I8,
+    }
+}
+
+pub(super) fn size_of(s: ScalarType) -> i64 {
+    i64::from(clif(s).bytes())
+}
+
+pub(super) fn signed(s: ScalarType) -> bool {
+    matches!(s, ScalarType::I32 | ScalarType::I64)
+}
+
+pub(super) fn parts(t: &Type) -> Option<Vec<Type>> {
+    match t {
+        Type::Tuple(ts) => Some(ts.clone()),
+        Type::Record(_, fs) => Some(fs.iter().map(|(_, t)| t.clone()).collect()),
+        Type::Array(t, n) => Some(vec![(**t).clone(); *n]),
+        Type::Unit => Some(vec![]),
+        _ => None,
+    }
+}
+
+/// The scalar types of the columns of an element type (rows of these can be packed).
+pub(super) fn scalar_leaves(t: &Type) -> R<Vec<ScalarType>> {
+    match t {
+        Type::Scalar(s) => Ok(vec![*s]),
+        Type::Seq(_) => Err(unsupported(
+            "sequences nested three or more levels deep as results",
+        )),
+        t => Ok(parts(t)
+            .ok_or_else(|| unsupported(format!("elements of type {t}")))?
+            .iter()
+            .map(scalar_leaves)
+            .collect::<R<Vec<_>>>()?
+            .concat()),
+    }
+}
+
+/// The columns of each part of a compound element type, in order.
+pub(super) fn split_columns<'c>(t: &Type, cols: &'c [Value]) -> R<Vec<(Type, &'c [Value])>> {
+    let ps = parts(t).ok_or_else(|| unsupported(format!("elements of type {t}")))?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    for p in ps {
+        let n = columns(&p)?.len();
+        out.push((p, &cols[at..at + n]));
+        at += n;
+    }
+    Ok(out)
+}
+
+/// The Cranelift type of a word.
+pub(super) fn clif_word(w: Word) -> CType {
+    match w {
+        Word::Scalar(s) => clif(s),
+        Word::Ptr(_) => ct::I64,
+    }
+}
+
+/// The words of a value of type `t`.
+pub fn words(t: &Type) -> R<Vec<CType>> {
+    Ok(layout::words(t)
+        .map_err(unsupported)?
+        .into_iter()
+        .map(clif_word)
+        .collect())
+}
+
+/// The columns of a sequence of `e`.
+pub(super) fn columns(e: &Type) -> R<Vec<CType>> {
+    Ok(layout::columns(e)
+        .map_err(unsupported)?
+        .into_iter()
+        .map(clif_word)
+        .collect())
+}
+
+/// The type and word offset of a field (or tuple element, or array element) of `t`.
+pub(super) fn field_offset(t: &Type, f: &str) -> R<(Type, usize)> {
+    layout::field_offset(t, f)
+}
+
+pub(super) fn field(v: &V, f: &str) -> R<V> {
+    let (ft, off) = field_offset(&v.ty, f)?;
+    let n = words(&ft)?.len();
+    Ok(V {
+        ty: ft,
+        w: v.w[off..off + n].to_vec(),
+    })
+}
+
+/// A value being computed: its type and its words.
+#[derive(Clone)]
+pub(super) struct V {
+    pub(super) ty: Type,
+    pub(super) w: Vec<Value>,
+}
+
+impl V {
+    /// `()`: no words.
+    pub(super) fn unit() -> V {
+        V {
+            ty: Type::Unit,
+            w: vec![],
+        }
+    }
+}
+
+/// Code generation state shared by a site's functions.
+pub struct Gen {
+    pub(super) module: JITModule,
+    pub(super) helpers: HashMap<&'static str, FuncId>,
+    pub(super) records: HashMap<String, Vec<(String, Type)>>,
+    pub(super) kernels: usize,
+    pub(super) listing: Option<String>,
+}
+
+impl Gen {
+    /// Compiles a function; its machine code joins the listing when there is one.
+    pub(super) fn define(
+        &mut self,
+        id: FuncId,
+        ctx: &mut cranelift_codegen::Context,
+        what: &str,
+    ) -> R<()> {
+        ctx.set_disasm(self.listing.is_some());
+        self.module
+            .define_function(id, ctx)
+            .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
+        if let Some(listing) = &mut self.listing {
+            let code = ctx
+                .compiled_code()
+                .and_then(|c| c.vcode.clone())
+                .unwrap_or_default();
+            listing.push_str(&format!("\n;; {what}\n{code}"));
+        }
+        Ok(())
+    }
+
+    /// Declares every helper compiled code may call.
+    pub(super) fn declare_helpers(&mut self) -> R<()> {
+        for h in helpers() {
+            let mut sig = self.module.make_signature();
+            sig.params
+                .extend(h.params.iter().map(|&t| AbiParam::new(t)));
+            if let Some(r) = h.result {
+                sig.returns.push(AbiParam::new(r));
+            }
+            let id = self
+                .module
+                .declare_function(h.name, Linkage::Import, &sig)
+                .map_err(|e| e.to_string())?;
+            self.helpers.insert(h.name, id);
+        }
+        Ok(())
+    }
+}
+
+/// The state of one function being generated (the host or a kernel).
+pub(super) struct FnCx<'a, 'g> {
+    pub(super) b: FunctionBuilder<'a>,
+    pub(super) g: &'g mut Gen,
+    pub(super) vars: HashMap<String, (Type, Vec<Variable>)>,
+    pub(super) ctx: Value,
+    /// Whether parallel operations launch kernels (only at the host's top level).
+    pub(super) host: bool,
+    /// Returns status 1 (after `accel_fail` recorded why).
+    pub(super) fail: Block,
+    pub(super) refs: HashMap<&'static str, cranelift_codegen::ir::FuncRef>,
+    /// `(sequence, index)` variable pairs known to be in bounds here: the index of a
+    /// producer over that sequence, or the variable of a loop versioned on its length.
+    pub(super) safe: Vec<(String, String)>,
+    /// Tensor accesses `t.get([coords])`/`t.set([coords], _)` known to be in bounds here
+    /// (inside a loop versioned on them), by tensor name and coordinate expressions.
+    pub(super) safe_tensors: Vec<(String, Vec<Expr>)>,
+    /// Loads `seq[index]` known to be in bounds here (inside a loop versioned on them): an
+    /// index affine in the loop variable, by sequence name and index expression.
+    pub(super) safe_affine: Vec<(String, Expr)>,
+    /// Whether element loads are proven in bounds (and so may be hoisted by Cranelift).
+    pub(super) movable_loads: bool,
+    /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
+    /// [`super::proofs::affine_key`], checked in bounds for the whole loop before it.
+    pub(super) affine: HashMap<String, Value>,
+}
+
+impl<'a, 'g> FnCx<'a, 'g> {
+    pub(super) fn new(b: FunctionBuilder<'a>, g: &'g mut Gen, host: bool) -> Self {
+        let placeholder = Block::from_u32(0);
+        FnCx {
+            b,
+            g,
+            vars: HashMap::new(),
+            ctx: Value::from_u32(0),
+            host,
+            fail: placeholder,
+            refs: HashMap::new(),
+            safe: Vec::new(),
+            safe_tensors: Vec::new(),
+            safe_affine: Vec::new(),
+            movable_loads: false,
+            affine: HashMap::new(),
+        }
+    }
+
+    /// Creates the block that returns status 1; [`Self::finish`] fills it, last, so that
+    /// the entry block stays first in the layout.
+    pub(super) fn make_fail_block(&mut self) {
+        let fail = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.fail = fail;
+    }
+
+    /// Returns status 0 from the current block, fills the failure block, and seals.
+    pub(super) fn finish(&mut self) {
+        let zero = self.b.ins().iconst(ct::I32, 0);
+        self.b.ins().return_(&[zero]);
+        let fail = self.fail;
+        self.b.switch_to_block(fail);
+        let one = self.b.ins().iconst(ct::I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.seal_all_blocks();
+    }
+
+    pub(super) fn flags() -> MemFlagsData {
+        MemFlagsData::trusted()
+    }
+
+    pub(super) fn load(&mut self, t: CType, base: Value, offset: i32) -> Value {
+        self.b.ins().load(t, Self::flags(), base, offset)
+    }
+
+    pub(super) fn store(&mut self, v: Value, base: Value, offset: i32) {
+        self.b.ins().store(Self::flags(), v, base, offset);
+    }
+
+    pub(super) fn helper(&mut self, name: &'static str, args: &[Value]) -> Vec<Value> {
+        let fr = match self.refs.get(name) {
+            Some(fr) => *fr,
+            None => {
+                let id = self.g.helpers[name];
+                let fr = self.g.module.declare_func_in_func(id, self.b.func);
+                self.refs.insert(name, fr);
+                fr
+            }
+        };
+        let call = self.b.ins().call(fr, args);
+        self.b.inst_results(call).to_vec()
+    }
+
+    /// `i * size_of(s)`, as a shift (element sizes are powers of two), which the x64
+    /// backend folds into a scaled addressing mode.
+    pub(super) fn scaled(&mut self, i: Value, s: ScalarType) -> Value {
+        let shift = size_of(s).trailing_zeros();
+        self.b.ins().ishl_imm_u(i, i64::from(shift))
+    }
+
+    pub(super) fn iconst(&mut self, v: i64) -> Value {
+        self.b.ins().iconst(ct::I64, v)
+    }
+
+    /// Reports a failure when `bad` holds.
+    pub(super) fn fail_if(&mut self, bad: Value, kind: FailureKind, a: Value, b: Value) {
+        let report = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(report);
+        self.b.ins().brif(bad, report, &[], ok, &[]);
+        self.b.switch_to_block(report);
+        let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
+        let ctx = self.ctx;
+        self.helper("accel_fail", &[ctx, kind, a, b]);
+        let fail = self.fail;
+        self.b.ins().jump(fail, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    pub(super) fn bind_var(&mut self, name: &str, v: V) {
+        let vars: Vec<Variable> =
+            v.w.iter()
+                .map(|w| {
+                    let t = self.b.func.dfg.value_type(*w);
+                    let var = self.b.declare_var(t);
+                    self.b.def_var(var, *w);
+                    var
+                })
+                .collect();
+        self.vars.insert(name.to_string(), (v.ty, vars));
+    }
+
+    pub(super) fn var(&mut self, name: &str) -> R<V> {
+        let (ty, vars) = self
+            .vars
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("`{name}` is not bound in compiled code"))?;
+        Ok(V {
+            ty,
+            w: vars.iter().map(|v| self.b.use_var(*v)).collect(),
+        })
+    }
+
+    pub(super) fn scalar(&self, v: &V) -> R<ScalarType> {
+        match v.ty {
+            Type::Scalar(s) => Ok(s),
+            ref t => Err(format!("expected a number or bool, found {t}")),
+        }
+    }
+
+    pub(super) fn type_of(&self, e: &Expr) -> R<Type> {
+        let vars = |v: &str| self.vars.get(v).map(|(t, _)| t.clone());
+        type_of(e, &vars, &self.g.records).map_err(|e| e.to_string())
+    }
+
+    /// `v` stored to the stack and loaded back: computed here, where it is bound.
+    /// Cranelift places pure computations at their first use, which for a value used only
+    /// inside a loop that may run zero times is the loop body (two divisions per iteration
+    /// in Mandelbrot's escape loop); a load from a stack slot stays where it is.
+    pub(super) fn pin(&mut self, v: V) -> V {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            8 * v.w.len() as u32,
+            3,
+        ));
+        let w =
+            v.w.iter()
+                .enumerate()
+                .map(|(k, &x)| {
+                    let t = self.b.func.dfg.value_type(x);
+                    self.b.ins().stack_store(ct::I64, x, slot, 8 * k as i32);
+                    self.b.ins().stack_load(ct::I64, t, slot, 8 * k as i32)
+                })
+                .collect();
+        V { ty: v.ty, w }
+    }
+
+    /// The value of `v` when it is an integer constant of this function.
+    pub(super) fn iconst_value(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let cranelift_codegen::ir::ValueDef::Result(inst, _) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            cranelift_codegen::ir::InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        }
+    }
+
+    pub(super) fn declare_like(&mut self, v: &V) -> Vec<Variable> {
+        v.w.iter()
+            .map(|w| {
+                let t = self.b.func.dfg.value_type(*w);
+                let var = self.b.declare_var(t);
+                self.b.def_var(var, *w);
+                var
+            })
+            .collect()
+    }
+
+    pub(super) fn use_vars(&mut self, ty: &Type, vars: &[Variable]) -> V {
+        V {
+            ty: ty.clone(),
+            w: vars.iter().map(|v| self.b.use_var(*v)).collect(),
+        }
+    }
+
+    pub(super) fn def_vars(&mut self, vars: &[Variable], v: &V) {
+        for (var, w) in vars.iter().zip(&v.w) {
+            self.b.def_var(*var, *w);
+        }
+    }
+
+    /// Applies a lambda to arguments.
+    pub(super) fn apply(&mut self, f: &Expr, args: Vec<V>) -> R<V> {
+        let Expr::Lambda { params, body } = f else {
+            return Err(unsupported("a function argument that is not a closure"));
+        };
+        for ((p, _), a) in params.iter().zip(args) {
+            self.bind(p, a)?;
+        }
+        self.expr(body)
+    }
+}

@@ -1,0 +1,274 @@
+//! The plumbing every top-level parallel operation shares (rayon's plumbing, under the
+//! operations of [`super::ops`]): a launch's output columns, per-chunk partial results and
+//! environment (the host values its kernel reads, spilled to the stack), a kernel
+//! function `(env, lo, hi, partial, ctx) -> status` around an operation's chunk body, and
+//! the call that runs it on all cores through [`crate::cpu::pool::accel_par`].
+
+use super::cx::*;
+use crate::backend::failure::FailureKind;
+use accel_ir::{Expr, ParOp, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types as ct, AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module};
+
+/// A top-level operation's launch, set up on the host.
+pub(super) struct Launch {
+    /// The index space, `0..n`.
+    pub(super) n: Value,
+    /// The element type of the output, when the operation makes a sequence.
+    out_elem: Option<Type>,
+    /// Its columns (allocated for `n` elements).
+    pub(super) out_cols: Vec<Value>,
+    /// How many chunks the launch has, and their partial results (`partial_words` words
+    /// each), when the operation reduces.
+    pub(super) chunks: Value,
+    pub(super) partials: Value,
+    pub(super) partial_words: i64,
+    /// The environment: the host values the kernel reads, then the output columns.
+    env: Value,
+    env_layout: Vec<(String, Type, Vec<CType>)>,
+    out_at: usize,
+    grain: i64,
+}
+
+/// A chunk `lo..hi` of a launch, as its kernel sees it.
+pub(super) struct Chunk {
+    pub(super) lo: Value,
+    pub(super) hi: Value,
+    /// The chunk's partial result slot.
+    pub(super) slot: Value,
+    /// The output columns.
+    pub(super) out_cols: Vec<Value>,
+}
+
+impl FnCx<'_, '_> {
+    /// Sets up the launch of an operation with arguments `args` over `0..n`: columns for
+    /// `out_elem` outputs, a partial result of type `partial` per chunk, and the
+    /// environment its kernels read.
+    pub(super) fn begin_launch(
+        &mut self,
+        args: &[&Expr],
+        n: Value,
+        out_elem: Option<Type>,
+        partial: Option<&Type>,
+    ) -> R<Launch> {
+        let out_cols = match &out_elem {
+            Some(elem) => self.alloc_columns(elem, n)?,
+            None => vec![],
+        };
+        let grain = grain(args);
+        let (chunks, partials, partial_words) = match partial {
+            Some(t) => {
+                let pw = words(t)?.len().max(1) as i64;
+                let chunks = {
+                    let grain = self.iconst(grain);
+                    self.helper("accel_chunks", &[n, grain])[0]
+                };
+                let bytes = self.b.ins().imul_imm_s(chunks, 8 * pw);
+                let eight = self.iconst(8);
+                let ctx = self.ctx;
+                let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
+                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+                (chunks, p, pw)
+            }
+            None => (self.iconst(0), self.iconst(0), 0),
+        };
+        // The environment: free variables of the operation, then the output columns.
+        let free = self.free_vars(args);
+        let mut env_words: Vec<Value> = Vec::new();
+        let mut env_layout: Vec<(String, Type, Vec<CType>)> = Vec::new();
+        for name in &free {
+            let v = self.var(name)?;
+            let tys = v.w.iter().map(|w| self.b.func.dfg.value_type(*w)).collect();
+            env_layout.push((name.clone(), v.ty.clone(), tys));
+            env_words.extend(v.w);
+        }
+        let out_at = env_words.len();
+        env_words.extend(out_cols.iter().copied());
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (8 * env_words.len().max(1)) as u32,
+            3,
+        ));
+        let env = self.b.ins().stack_addr(ct::I64, slot, 0);
+        for (k, w) in env_words.iter().enumerate() {
+            self.store(*w, env, 8 * k as i32);
+        }
+        Ok(Launch {
+            n,
+            out_elem,
+            out_cols,
+            chunks,
+            partials,
+            partial_words,
+            env,
+            env_layout,
+            out_at,
+            grain,
+        })
+    }
+
+    /// Compiles a kernel whose chunk body is `chunk` (`label` names it in listings) and
+    /// runs it over the launch's chunks on all cores.
+    pub(super) fn run_chunks(
+        &mut self,
+        l: &Launch,
+        label: ParOp,
+        chunk: impl FnOnce(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+    ) -> R<()> {
+        let kernel = self.kernel(l, label, chunk)?;
+        self.run_kernel(kernel, l)
+    }
+
+    /// The address and value of chunk `c`'s partial result of type `t`.
+    pub(super) fn partial_slot(
+        &mut self,
+        t: &Type,
+        partials: Value,
+        c: Value,
+        partial_words: i64,
+    ) -> R<(Value, V)> {
+        let base = self.b.ins().imul_imm_s(c, 8 * partial_words);
+        let addr = self.b.ins().iadd(partials, base);
+        let w = words(t)?
+            .iter()
+            .enumerate()
+            .map(|(k, &ty)| self.load(ty, addr, 8 * k as i32))
+            .collect();
+        Ok((addr, V { ty: t.clone(), w }))
+    }
+
+    /// Launches `kernel` over the launch's index space; a failing chunk fails the host.
+    fn run_kernel(&mut self, kernel: FuncId, l: &Launch) -> R<()> {
+        let fr = self.g.module.declare_func_in_func(kernel, self.b.func);
+        let addr = self.b.ins().func_addr(ct::I64, fr);
+        let pw = self.iconst(l.partial_words);
+        let ctx = self.ctx;
+        let g = self.iconst(l.grain);
+        let status = self.helper("accel_par", &[ctx, addr, l.env, l.n, l.partials, pw, g])[0];
+        let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
+        let fail = self.fail;
+        let ok = self.b.create_block();
+        self.b.ins().brif(bad, fail, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        Ok(())
+    }
+
+    /// The variables of the enclosing function that the operation's arguments use.
+    fn free_vars(&self, args: &[&Expr]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for a in args {
+            a.walk(&mut |x| {
+                if let Expr::Var(v) = x {
+                    if self.vars.contains_key(v) && !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                }
+            });
+        }
+        // Manifest inputs computed by the host are variables too.
+        for k in self.vars.keys() {
+            if k.starts_with("manifest#") && !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
+    /// Compiles the kernel of a launch: `(env, lo, hi, partial, ctx) -> status`, loading
+    /// the environment and the output columns, then the chunk body.
+    fn kernel(
+        &mut self,
+        l: &Launch,
+        label: ParOp,
+        chunk: impl FnOnce(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+    ) -> R<FuncId> {
+        let g: &mut Gen = self.g;
+        g.kernels += 1;
+        let mut sig = g.module.make_signature();
+        for _ in 0..5 {
+            sig.params.push(AbiParam::new(ct::I64));
+        }
+        sig.returns.push(AbiParam::new(ct::I32));
+        let name = format!("kernel{}", g.kernels);
+        let id = g
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        let mut ctx = g.module.make_context();
+        ctx.func.signature = sig;
+        let mut fbc = FunctionBuilderContext::new();
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let mut f = FnCx::new(b, g, false);
+            let entry = f.b.create_block();
+            f.b.append_block_params_for_function_params(entry);
+            f.b.switch_to_block(entry);
+            let ps = f.b.block_params(entry).to_vec();
+            let (env, lo, hi, slot) = (ps[0], ps[1], ps[2], ps[3]);
+            f.ctx = ps[4];
+            f.make_fail_block();
+            let mut at = 0;
+            for (name, ty, tys) in &l.env_layout {
+                let w: Vec<Value> = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &t)| f.load(t, env, 8 * (at + k) as i32))
+                    .collect();
+                at += tys.len();
+                f.bind_var(name, V { ty: ty.clone(), w });
+            }
+            let out_cols: Vec<Value> = match &l.out_elem {
+                Some(e) => (0..columns(e)?.len())
+                    .map(|k| f.load(ct::I64, env, 8 * (l.out_at + k) as i32))
+                    .collect(),
+                None => vec![],
+            };
+            chunk(
+                &mut f,
+                Chunk {
+                    lo,
+                    hi,
+                    slot,
+                    out_cols,
+                },
+            )?;
+            f.finish();
+            let config = f.g.module.target_config();
+            f.b.finalize(config);
+        }
+        g.define(
+            id,
+            &mut ctx,
+            &format!("{name}: the `{}` chunks", label.name()),
+        )?;
+        g.module.clear_context(&mut ctx);
+        Ok(id)
+    }
+}
+
+/// The grain of a parallel operation: iterations with loops or nested parallel operations
+/// are costly and may be spread one per chunk; cheap ones run at least 4096 per chunk,
+/// so that launching a chunk costs little beside its work.
+fn grain(args: &[&Expr]) -> i64 {
+    let mut costly = false;
+    for a in args {
+        a.walk(&mut |e| {
+            if matches!(e, Expr::For { .. } | Expr::While { .. }) {
+                costly = true;
+            }
+            if let Expr::Lambda { body, .. } = e {
+                body.walk(&mut |x| costly |= matches!(x, Expr::Par { .. }));
+            }
+        });
+    }
+    if costly {
+        1
+    } else {
+        4096
+    }
+}

@@ -1,0 +1,332 @@
+//! Sequences in memory: columns of elements (structure of arrays), indexing and bounds
+//! checks, allocation in the run's arena, packing produced rows (checked regular).
+
+use super::cx::*;
+use crate::backend::failure::FailureKind;
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types as ct, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+
+impl FnCx<'_, '_> {
+    /// `base[i]`: an array element at a literal index is its words; an index proven in
+    /// bounds (the index of a producer over the sequence, a loop versioned on it) loads
+    /// without a check; any other is checked.
+    pub(super) fn index_expr(&mut self, base: &Expr, i: &Expr) -> R<V> {
+        let v = self.expr(base)?;
+        let iv = self.expr(i)?;
+        if let (Type::Array(_, n), Some(k)) = (&v.ty, i.literal_usize()) {
+            let len = self.iconst(*n as i64);
+            let at = self.iconst(k as i64);
+            let oob = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, at, len);
+            self.fail_if(oob, FailureKind::Index, at, len);
+            return field(&v, &k.to_string());
+        }
+        if let (Expr::Var(s), Type::Seq(elem)) = (base, &v.ty) {
+            let by_var =
+                matches!(i, Expr::Var(j) if self.safe.iter().any(|(a, b)| a == s && b == j));
+            let by_affine = self.safe_affine.iter().any(|(a, x)| a == s && x == i);
+            if by_var || by_affine {
+                // In bounds by construction: no check, and a load Cranelift may move.
+                self.movable_loads = true;
+                let w = self.load_elem(elem, &v.w[1..], iv.w[0]);
+                self.movable_loads = false;
+                return Ok(V {
+                    ty: (**elem).clone(),
+                    w: w?,
+                });
+            }
+        }
+        self.index(&v, iv.w[0])
+    }
+
+    /// `vec![a, b, c]`.
+    pub(super) fn seq_literal(&mut self, es: &[Expr]) -> R<V> {
+        let elem = match es.first() {
+            Some(x) => self.type_of(x)?,
+            None => return Err(unsupported("an empty `vec![]`")),
+        };
+        let n = self.iconst(es.len() as i64);
+        let cols = self.alloc_columns(&elem, n)?;
+        for (k, x) in es.iter().enumerate() {
+            let v = self.expr(x)?;
+            let i = self.iconst(k as i64);
+            self.store_elem(&elem, &cols, i, &v.w)?;
+        }
+        let cols = self.finish_columns(&elem, n, cols)?;
+        Ok(V {
+            ty: Type::Seq(Box::new(elem)),
+            w: [vec![n], cols].concat(),
+        })
+    }
+
+    /// `vec![x; n]`.
+    pub(super) fn seq_repeat(&mut self, x: &Expr, n: &Expr) -> R<V> {
+        let v = self.expr(x)?;
+        let n = self.expr(n)?.w[0];
+        let cols = self.alloc_columns(&v.ty, n)?;
+        let zero = self.iconst(0);
+        let elem = v.ty.clone();
+        let words = v.w.clone();
+        self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+            f.store_elem(&elem, &cols, i, &words)
+        })?;
+        let cols = self.finish_columns(&elem, n, cols)?;
+        Ok(V {
+            ty: Type::Seq(Box::new(v.ty)),
+            w: [vec![n], cols].concat(),
+        })
+    }
+
+    /// `&xs[lo..hi]`: a view (the columns advanced by `lo`), bounds checked.
+    pub(super) fn slice(&mut self, seq: &Expr, lo: &Expr, hi: &Expr) -> R<V> {
+        let v = self.expr(seq)?;
+        let lo = self.expr(lo)?.w[0];
+        let hi = self.expr(hi)?.w[0];
+        let len = v.w[0];
+        let backwards = self.b.ins().icmp(IntCC::UnsignedGreaterThan, lo, hi);
+        let past = self.b.ins().icmp(IntCC::UnsignedGreaterThan, hi, len);
+        let bad = self.b.ins().bor(backwards, past);
+        self.fail_if(bad, FailureKind::Slice, lo, hi);
+        let Type::Seq(elem) = &v.ty else {
+            return Err("slicing a value that is not a sequence".into());
+        };
+        let cols = self.offset_columns(elem, &v.w[1..], lo)?;
+        let n = self.b.ins().isub(hi, lo);
+        Ok(V {
+            ty: v.ty.clone(),
+            w: [vec![n], cols].concat(),
+        })
+    }
+
+    /// `xs[i]` for a sequence or an array value.
+    pub(super) fn index(&mut self, v: &V, i: Value) -> R<V> {
+        match &v.ty {
+            Type::Seq(elem) => {
+                let len = v.w[0];
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+                self.fail_if(oob, FailureKind::Index, i, len);
+                let w = self.load_elem(elem, &v.w[1..], i)?;
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+            Type::Array(elem, n) => {
+                let n = *n;
+                let per = words(elem)?.len();
+                let len = self.iconst(n as i64);
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+                self.fail_if(oob, FailureKind::Index, i, len);
+                // Spill the array and load the element at the computed index.
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (8 * v.w.len().max(1)) as u32,
+                    3,
+                ));
+                let base = self.b.ins().stack_addr(ct::I64, slot, 0);
+                for (k, w) in v.w.iter().enumerate() {
+                    self.store(*w, base, 8 * k as i32);
+                }
+                let stride = self.b.ins().imul_imm_s(i, (8 * per) as i64);
+                let at = self.b.ins().iadd(base, stride);
+                let tys = words(elem)?;
+                let w = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &t)| self.load(t, at, 8 * k as i32))
+                    .collect();
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+            t => Err(format!("indexing a value of type {t}")),
+        }
+    }
+
+    /// The words of element `i` of columns `cols` of element type `elem`.
+    pub(super) fn load_elem(&mut self, elem: &Type, cols: &[Value], i: Value) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.scaled(i, *s);
+                let addr = self.b.ins().iadd(cols[0], off);
+                if self.movable_loads {
+                    // Sequences never change during a run, and this element is in bounds.
+                    let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+                    return Ok(vec![self.b.ins().load(clif(*s), flags, addr, 0)]);
+                }
+                Ok(vec![self.load(clif(*s), addr, 0)])
+            }
+            // Element `i` of a sequence of sequences is the sub-sequence at `i`.
+            Type::Seq(_) => self.offset_columns(elem, cols, i),
+            t => {
+                let mut out = Vec::new();
+                for (p, c) in split_columns(t, cols)? {
+                    out.extend(self.load_elem(&p, c, i)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Columns advanced by `k` elements.
+    pub(super) fn offset_columns(
+        &mut self,
+        elem: &Type,
+        cols: &[Value],
+        k: Value,
+    ) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.scaled(k, *s);
+                Ok(vec![self.b.ins().iadd(cols[0], off)])
+            }
+            Type::Seq(u) => {
+                let inner = cols[0];
+                let kk = self.b.ins().imul(k, inner);
+                let sub = self.offset_columns(u, &cols[1..], kk)?;
+                Ok([vec![inner], sub].concat())
+            }
+            t => {
+                let mut out = Vec::new();
+                for (p, c) in split_columns(t, cols)? {
+                    out.extend(self.offset_columns(&p, c, k)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    pub(super) fn store_elem(
+        &mut self,
+        elem: &Type,
+        cols: &[Value],
+        i: Value,
+        w: &[Value],
+    ) -> R<()> {
+        match elem {
+            Type::Scalar(s) => {
+                let off = self.scaled(i, *s);
+                let addr = self.b.ins().iadd(cols[0], off);
+                self.store(w[0], addr, 0);
+                Ok(())
+            }
+            // A row: its length and its columns' pointers into the jagged columns.
+            Type::Seq(_) => {
+                for (k, word) in w.iter().enumerate() {
+                    let off = self.b.ins().ishl_imm_u(i, 3);
+                    let addr = self.b.ins().iadd(cols[k], off);
+                    self.store(*word, addr, 0);
+                }
+                Ok(())
+            }
+            t => {
+                let mut at = 0;
+                for (p, c) in split_columns(t, cols)? {
+                    let nw = words(&p)?.len();
+                    self.store_elem(&p, c, i, &w[at..at + nw])?;
+                    at += nw;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The final columns of `n` produced elements: the columns themselves, or for rows (a
+    /// sequence of sequences) the common row length and the rows packed into flat columns,
+    /// after checking that all rows have one length.
+    pub(super) fn finish_columns(
+        &mut self,
+        elem: &Type,
+        n: Value,
+        cols: Vec<Value>,
+    ) -> R<Vec<Value>> {
+        let Type::Seq(u) = elem else { return Ok(cols) };
+        let leaves = scalar_leaves(u)?;
+        let lens = cols[0];
+        let inner = self.b.declare_var(ct::I64);
+        let zero = self.iconst(0);
+        self.b.def_var(inner, zero);
+        let some = self.b.create_block();
+        let after = self.b.create_block();
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, n, 0);
+        self.b.ins().brif(empty, after, &[], some, &[]);
+        self.b.switch_to_block(some);
+        let first = self.load(ct::I64, lens, 0);
+        self.b.def_var(inner, first);
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        let width = self.b.use_var(inner);
+        let one = self.iconst(1);
+        self.counted_loop(one, n, ScalarType::Usize, |f, i| {
+            let off = f.b.ins().ishl_imm_u(i, 3);
+            let addr = f.b.ins().iadd(lens, off);
+            let len = f.load(ct::I64, addr, 0);
+            let differ = f.b.ins().icmp(IntCC::NotEqual, len, width);
+            f.fail_if(differ, FailureKind::Irregular, width, len);
+            Ok(())
+        })?;
+        let total = self.b.ins().imul(n, width);
+        let mut flat = Vec::new();
+        for (k, s) in leaves.iter().enumerate() {
+            let dst = self.alloc_columns(&Type::Scalar(*s), total)?[0];
+            let row_bytes = self.scaled(width, *s);
+            let rows = cols[1 + k];
+            let zero = self.iconst(0);
+            self.counted_loop(zero, n, ScalarType::Usize, |f, i| {
+                let off = f.b.ins().ishl_imm_u(i, 3);
+                let addr = f.b.ins().iadd(rows, off);
+                let src = f.load(ct::I64, addr, 0);
+                let at = f.b.ins().imul(i, row_bytes);
+                let to = f.b.ins().iadd(dst, at);
+                f.helper("accel_copy", &[to, src, row_bytes]);
+                Ok(())
+            })?;
+            flat.push(dst);
+        }
+        Ok([vec![width], flat].concat())
+    }
+
+    pub(super) fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
+        match elem {
+            Type::Scalar(s) => {
+                let bytes = self.scaled(n, *s);
+                let align = self.iconst(size_of(*s));
+                let ctx = self.ctx;
+                let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
+                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+                Ok(vec![p])
+            }
+            // Rows are made one by one: their lengths and column pointers first ("jagged"
+            // columns); `finish_columns` checks regularity and packs them.
+            Type::Seq(u) => {
+                let leaves = scalar_leaves(u)?;
+                let bytes = self.b.ins().ishl_imm_u(n, 3);
+                let eight = self.iconst(8);
+                let ctx = self.ctx;
+                let mut out = Vec::new();
+                for _ in 0..=leaves.len() {
+                    let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
+                    let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+                    self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+                    out.push(p);
+                }
+                Ok(out)
+            }
+            t => {
+                let ps = parts(t).ok_or_else(|| unsupported(format!("sequences of {t}")))?;
+                let mut out = Vec::new();
+                for p in &ps {
+                    out.extend(self.alloc_columns(p, n)?);
+                }
+                Ok(out)
+            }
+        }
+    }
+}

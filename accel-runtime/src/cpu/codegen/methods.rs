@@ -1,0 +1,357 @@
+//! Methods and associated functions: of sequences, tensors, arrays and numbers (the math
+//! functions Cranelift has no instruction for call Rust's own, see [`super::super::helpers`]).
+
+use super::super::helpers::math_name;
+use super::cx::*;
+use crate::backend::abi::MAX_RANK;
+use crate::backend::failure::FailureKind;
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
+
+impl FnCx<'_, '_> {
+    pub(super) fn math(&mut self, s: ScalarType, name: &str, args: &[Value]) -> R<Value> {
+        let key = math_name(name, s).ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
+        Ok(self.helper(key, args)[0])
+    }
+
+    /// A method call: on a sequence, a tensor, an array or a number.
+    pub(super) fn method(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<V> {
+        let r = self.expr(recv)?;
+        let a = args.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+        if let Type::Seq(_) = r.ty {
+            return self.seq_method(r, method);
+        }
+        if let Type::Tensor(_) = r.ty {
+            let proven = match (recv, args.first()) {
+                (Expr::Var(t), Some(Expr::Array(coords))) => {
+                    self.safe_tensors.iter().any(|(u, c)| u == t && c == coords)
+                }
+                _ => false,
+            };
+            return self.tensor_method(&r, method, &a, !proven);
+        }
+        if let Type::Array(_, n) = r.ty {
+            if method == "len" {
+                let w = self.iconst(n as i64);
+                return Ok(V {
+                    ty: Type::Scalar(ScalarType::Usize),
+                    w: vec![w],
+                });
+            }
+        }
+        let s = self.scalar(&r)?;
+        if s.is_float() {
+            self.float_method(s, r, method, &a)
+        } else {
+            self.int_method(s, r, method, &a)
+        }
+    }
+
+    /// `xs.len()`, `xs.is_empty()`, `xs.to_vec()`.
+    fn seq_method(&mut self, r: V, method: &str) -> R<V> {
+        match method {
+            "len" => Ok(V {
+                ty: Type::Scalar(ScalarType::Usize),
+                w: vec![r.w[0]],
+            }),
+            "is_empty" => {
+                let w = self.b.ins().icmp_imm_s(IntCC::Equal, r.w[0], 0);
+                Ok(V {
+                    ty: Type::Scalar(ScalarType::Bool),
+                    w: vec![w],
+                })
+            }
+            "to_vec" => Ok(r),
+            m => Err(unsupported(format!("`.{m}()` on a sequence"))),
+        }
+    }
+
+    /// A method of `f32` or `f64`.
+    fn float_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
+        let x = r.w[0];
+        let ty = r.ty.clone();
+        let bool_ty = Type::Scalar(ScalarType::Bool);
+        let w = match method {
+            "sqrt" => self.b.ins().sqrt(x),
+            "abs" => self.b.ins().fabs(x),
+            "floor" => self.b.ins().floor(x),
+            "ceil" => self.b.ins().ceil(x),
+            "trunc" => self.b.ins().trunc(x),
+            "fract" => {
+                let t = self.b.ins().trunc(x);
+                self.b.ins().fsub(x, t)
+            }
+            "recip" => {
+                let one = self.fconst(s, 1.0);
+                self.b.ins().fdiv(one, x)
+            }
+            "mul_add" => {
+                let m = self.b.ins().fmul(x, a[0].w[0]);
+                self.b.ins().fadd(m, a[1].w[0])
+            }
+            "min" | "max" => self.fminmax(method == "max", x, a[0].w[0]),
+            "clamp" => {
+                let lo = self.fminmax(true, x, a[0].w[0]);
+                self.fminmax(false, lo, a[1].w[0])
+            }
+            "signum" => {
+                let one = self.fconst(s, 1.0);
+                let c = self.b.ins().fcopysign(one, x);
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                self.b.ins().select(nan, x, c)
+            }
+            "to_degrees" => {
+                let k = self.fconst(s, 180.0 / std::f64::consts::PI);
+                self.b.ins().fmul(x, k)
+            }
+            "to_radians" => {
+                let k = self.fconst(s, std::f64::consts::PI / 180.0);
+                self.b.ins().fmul(x, k)
+            }
+            "is_nan" => {
+                let w = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                return Ok(V {
+                    ty: bool_ty,
+                    w: vec![w],
+                });
+            }
+            "is_finite" | "is_infinite" => {
+                let abs = self.b.ins().fabs(x);
+                let inf = self.fconst(s, f64::INFINITY);
+                let w = if method == "is_infinite" {
+                    self.b.ins().fcmp(FloatCC::Equal, abs, inf)
+                } else {
+                    self.b.ins().fcmp(FloatCC::LessThan, abs, inf)
+                };
+                return Ok(V {
+                    ty: bool_ty,
+                    w: vec![w],
+                });
+            }
+            "sin_cos" => {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    16,
+                    3,
+                ));
+                let out = self.b.ins().stack_addr(ct::I64, slot, 0);
+                let name = if s == ScalarType::F32 {
+                    "accel_sin_cos_f32"
+                } else {
+                    "accel_sin_cos_f64"
+                };
+                self.helper(name, &[x, out]);
+                let t = clif(s);
+                let step = t.bytes() as i32;
+                let (sin, cos) = (self.load(t, out, 0), self.load(t, out, step));
+                return Ok(V {
+                    ty: Type::Tuple(vec![ty.clone(), ty]),
+                    w: vec![sin, cos],
+                });
+            }
+            "powi" => self.math(s, "powi", &[x, a[0].w[0]])?,
+            "log" => self.math(s, "log", &[x, a[0].w[0]])?,
+            "powf" | "atan2" | "hypot" => self.math(s, method, &[x, a[0].w[0]])?,
+            m => self.math(s, m, &[x])?,
+        };
+        Ok(V { ty, w: vec![w] })
+    }
+
+    /// A method of an integer type.
+    fn int_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
+        let x = r.w[0];
+        let ty = r.ty.clone();
+        let bool_ty = Type::Scalar(ScalarType::Bool);
+        let w = match method {
+            "abs" if signed(s) => self.b.ins().iabs(x),
+            "abs" => x,
+            "min" | "max" => {
+                let cc = match (method, signed(s)) {
+                    ("max", true) => IntCC::SignedGreaterThan,
+                    ("max", false) => IntCC::UnsignedGreaterThan,
+                    (_, true) => IntCC::SignedLessThan,
+                    _ => IntCC::UnsignedLessThan,
+                };
+                let c = self.b.ins().icmp(cc, x, a[0].w[0]);
+                self.b.ins().select(c, x, a[0].w[0])
+            }
+            "wrapping_add" => self.b.ins().iadd(x, a[0].w[0]),
+            "wrapping_sub" => self.b.ins().isub(x, a[0].w[0]),
+            "wrapping_mul" => self.b.ins().imul(x, a[0].w[0]),
+            "count_ones" | "leading_zeros" | "trailing_zeros" => {
+                let c = match method {
+                    "count_ones" => self.b.ins().popcnt(x),
+                    "leading_zeros" => self.b.ins().clz(x),
+                    _ => self.b.ins().ctz(x),
+                };
+                let w = self.cast(
+                    c,
+                    if clif(s) == ct::I64 {
+                        ScalarType::U64
+                    } else {
+                        ScalarType::U32
+                    },
+                    ScalarType::U32,
+                );
+                return Ok(V {
+                    ty: Type::Scalar(ScalarType::U32),
+                    w: vec![w],
+                });
+            }
+            "is_multiple_of" => {
+                let y = a[0].w[0];
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                let safe = self.b.ins().select(zero, x, y);
+                let safe = {
+                    let one = self.b.ins().iconst(clif(s), 1);
+                    let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, safe, 0);
+                    self.b.ins().select(is_zero, one, safe)
+                };
+                let rem = self.b.ins().urem(x, safe);
+                let by_rem = self.b.ins().icmp_imm_s(IntCC::Equal, rem, 0);
+                let x_zero = self.b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                let w = self.b.ins().select(zero, x_zero, by_rem);
+                return Ok(V {
+                    ty: bool_ty,
+                    w: vec![w],
+                });
+            }
+            "pow" => self.int_pow(s, x, a[0].w[0]),
+            m => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
+        };
+        Ok(V { ty, w: vec![w] })
+    }
+
+    /// `x.pow(e)`: square-and-multiply over the `u32` exponent, wrapping like release Rust.
+    fn int_pow(&mut self, s: ScalarType, x: Value, exponent: Value) -> Value {
+        let t = clif(s);
+        let acc = self.b.declare_var(t);
+        let base = self.b.declare_var(t);
+        let e = self.b.declare_var(ct::I32);
+        let one = self.b.ins().iconst(t, 1);
+        self.b.def_var(acc, one);
+        self.b.def_var(base, x);
+        self.b.def_var(e, exponent);
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let ev = self.b.use_var(e);
+        self.b.ins().brif(ev, body, &[], exit, &[]);
+        self.b.switch_to_block(body);
+        let ev = self.b.use_var(e);
+        let bit = self.b.ins().band_imm_u(ev, 1);
+        let av = self.b.use_var(acc);
+        let bv = self.b.use_var(base);
+        let prod = self.b.ins().imul(av, bv);
+        let nacc = self.b.ins().select(bit, prod, av);
+        self.b.def_var(acc, nacc);
+        let sq = self.b.ins().imul(bv, bv);
+        self.b.def_var(base, sq);
+        let ne = self.b.ins().ushr_imm_u(ev, 1);
+        self.b.def_var(e, ne);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        self.b.use_var(acc)
+    }
+
+    pub(super) fn assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<V> {
+        if (ty, func) == ("accel", "same_len") {
+            let n = self.expr(&args[0])?;
+            let m = self.expr(&args[1])?;
+            let differ = self.b.ins().icmp(IntCC::NotEqual, n.w[0], m.w[0]);
+            self.fail_if(differ, FailureKind::Lengths, n.w[0], m.w[0]);
+            return Ok(n);
+        }
+        match (ty, func) {
+            ("cmp", "max" | "min") | (_, _)
+                if ScalarType::from_name(ty).is_some() || ty == "cmp" =>
+            {
+                let (recv, rest) = args
+                    .split_first()
+                    .ok_or_else(|| format!("`{ty}::{func}` needs arguments"))?;
+                self.method(recv, func, rest)
+            }
+            _ => Err(unsupported(format!("`{ty}::{func}`"))),
+        }
+    }
+
+    /// A tensor method; `checked` false when the access is proven in bounds (the rank and
+    /// every coordinate).
+    pub(super) fn tensor_method(&mut self, t: &V, method: &str, a: &[V], checked: bool) -> R<V> {
+        let Type::Tensor(elem) = &t.ty else {
+            unreachable!("a tensor")
+        };
+        let Type::Scalar(s) = **elem else {
+            return Err(unsupported("tensors of compound elements"));
+        };
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        match method {
+            "rank" => Ok(V {
+                ty: usize_ty,
+                w: vec![t.w[1]],
+            }),
+            "get" | "set" => {
+                let idx = &a[0];
+                let coords = idx.w.len();
+                if checked {
+                    let wrong_rank =
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
+                    let c = self.iconst(coords as i64);
+                    let rank = t.w[1];
+                    self.fail_if(wrong_rank, FailureKind::Rank, c, rank);
+                }
+                let mut flat = self.iconst(0);
+                for (k, &i) in idx.w.iter().enumerate() {
+                    let dim = t.w[2 + k];
+                    if checked {
+                        let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
+                        self.fail_if(oob, FailureKind::Index, i, dim);
+                    }
+                    let scaled = self.b.ins().imul(flat, dim);
+                    flat = self.b.ins().iadd(scaled, i);
+                }
+                let off = self.scaled(flat, s);
+                let addr = self.b.ins().iadd(t.w[0], off);
+                if method == "get" {
+                    let w = self.load(clif(s), addr, 0);
+                    Ok(V {
+                        ty: Type::Scalar(s),
+                        w: vec![w],
+                    })
+                } else {
+                    self.store(a[1].w[0], addr, 0);
+                    Ok(V {
+                        ty: Type::Unit,
+                        w: vec![],
+                    })
+                }
+            }
+            "shape" => {
+                // A shape as a sequence needs memory: copy the dimensions.
+                let rank = t.w[1];
+                let cols = self.alloc_columns(&usize_ty, rank)?;
+                for k in 0..MAX_RANK {
+                    let i = self.iconst(k as i64);
+                    let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, rank);
+                    let store = self.b.create_block();
+                    let after = self.b.create_block();
+                    self.b.ins().brif(inside, store, &[], after, &[]);
+                    self.b.switch_to_block(store);
+                    self.store_elem(&usize_ty, &cols, i, &[t.w[2 + k]])?;
+                    self.b.ins().jump(after, &[]);
+                    self.b.switch_to_block(after);
+                }
+                Ok(V {
+                    ty: Type::Seq(Box::new(usize_ty)),
+                    w: [vec![rank], cols].concat(),
+                })
+            }
+            m => Err(unsupported(format!("`.{m}()` on a tensor"))),
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The producers, `map`, `map2` and `create`: delayed arrays whose consumers compute an
+//! element where they need it; manifest (at the top level: a kernel writing each chunk's
+//! elements, SIMD when the element allows; nested: a loop) when nothing consumes them.
+
+use super::super::cx::*;
+use super::super::proofs::Proofs;
+use crate::backend::failure::FailureKind;
+use accel_ir::ops::{Create, Map, Map2, OpView};
+use accel_ir::{Expr, ParOp, Pat, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value};
+
+/// A producer, named.
+#[derive(Clone, Copy)]
+pub(in crate::cpu::codegen) enum Producer<'a> {
+    Map(Map<'a>),
+    Map2(Map2<'a>),
+    Create(Create<'a>),
+}
+
+impl<'a> Producer<'a> {
+    /// The producer `e` is, if it is one.
+    pub(in crate::cpu::codegen) fn of(e: &'a Expr) -> Option<Producer<'a>> {
+        let Expr::Par { op, args, .. } = e else {
+            return None;
+        };
+        match op.view(args).ok()? {
+            OpView::Map(m) => Some(Producer::Map(m)),
+            OpView::Map2(m) => Some(Producer::Map2(m)),
+            OpView::Create(c) => Some(Producer::Create(c)),
+            _ => None,
+        }
+    }
+
+    fn op(self) -> ParOp {
+        match self {
+            Producer::Map(_) => ParOp::Map,
+            Producer::Map2(_) => ParOp::Map2,
+            Producer::Create(_) => ParOp::Create,
+        }
+    }
+
+    /// Its arguments, in order.
+    pub(in crate::cpu::codegen) fn args(self) -> Vec<&'a Expr> {
+        match self {
+            Producer::Map(m) => vec![m.f, m.xs],
+            Producer::Map2(m) => vec![m.f, m.xs, m.ys],
+            Producer::Create(c) => vec![c.n, c.f],
+        }
+    }
+
+    /// The producer as an expression (for its type).
+    fn expr(self) -> Expr {
+        Expr::Par {
+            op: self.op(),
+            args: self.args().into_iter().cloned().collect(),
+            loc: Default::default(),
+        }
+    }
+}
+
+impl FnCx<'_, '_> {
+    /// A producer made manifest: a launch at the top level, a loop inside an element.
+    pub(super) fn producer(&mut self, p: Producer<'_>) -> R<V> {
+        if self.host {
+            return self.launch_producer(p);
+        }
+        let (n, elem) = self.producer_shape(p)?;
+        let cols = self.alloc_columns(&elem, n)?;
+        self.each(n, |f, i| {
+            let v = f.element(p, i)?;
+            f.store_elem(&elem, &cols, i, &v.w)
+        })?;
+        let cols = self.finish_columns(&elem, n, cols)?;
+        Ok(V {
+            ty: Type::Seq(Box::new(elem)),
+            w: [vec![n], cols].concat(),
+        })
+    }
+
+    /// The length and element type of a producer (checking that `map2`'s inputs have one
+    /// length).
+    pub(super) fn producer_shape(&mut self, p: Producer<'_>) -> R<(Value, Type)> {
+        let elem = match self.type_of(&p.expr())? {
+            Type::Seq(e) => *e,
+            t => return Err(format!("a producer of type {t}")),
+        };
+        let n = match p {
+            Producer::Create(c) => self.expr(c.n)?.w[0],
+            Producer::Map(m) => self.input_shape(m.xs)?.0,
+            Producer::Map2(m) => {
+                let (n, _) = self.input_shape(m.xs)?;
+                let (len, _) = self.input_shape(m.ys)?;
+                let differ = self.b.ins().icmp(IntCC::NotEqual, n, len);
+                self.fail_if(differ, FailureKind::Lengths, n, len);
+                n
+            }
+        };
+        Ok((n, elem))
+    }
+
+    /// Element `i` of a producer.
+    pub(super) fn element(&mut self, p: Producer<'_>, i: Value) -> R<V> {
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        match p {
+            Producer::Create(c) => {
+                // The index ranges over 0..n: sequences n is the length of are safe to index.
+                let before = self.safe.len();
+                if let Expr::Lambda { params, .. } = c.f {
+                    if let Some((Pat::Bind { name, .. }, _)) = params.first() {
+                        for s in Self::length_sources(c.n) {
+                            self.safe.push((s, name.clone()));
+                        }
+                    }
+                }
+                let r = self.apply(
+                    c.f,
+                    vec![V {
+                        ty: usize_ty,
+                        w: vec![i],
+                    }],
+                );
+                self.safe.truncate(before);
+                r
+            }
+            Producer::Map(m) => {
+                let x = self.input_element(m.xs, i)?;
+                self.apply(m.f, vec![x])
+            }
+            Producer::Map2(m) => {
+                let x = self.input_element(m.xs, i)?;
+                let y = self.input_element(m.ys, i)?;
+                self.apply(m.f, vec![x, y])
+            }
+        }
+    }
+
+    /// A top-level producer: a kernel writes each chunk's elements into the output.
+    fn launch_producer(&mut self, p: Producer<'_>) -> R<V> {
+        let (n, elem) = self.producer_shape(p)?;
+        let l = self.begin_launch(&p.args(), n, Some(elem.clone()), None)?;
+        self.run_chunks(&l, p.op(), |f, c| {
+            let rest = match f.vector_map(p, &elem, &c.out_cols, c.lo, c.hi)? {
+                Some(rest) => rest,
+                None => c.lo,
+            };
+            // Versioned on the sequences the element indexes by the index (beyond those
+            // the length already covers): N-body's `ys[i]` in its inner loop.
+            let (param, indexed) = match p {
+                Producer::Create(Create {
+                    f: Expr::Lambda { params, body },
+                    ..
+                }) => match params.first() {
+                    Some((Pat::Bind { name, .. }, _)) => (name.clone(), f.indexed_by(body, name)),
+                    _ => (String::new(), vec![]),
+                },
+                _ => (String::new(), vec![]),
+            };
+            let proofs = Proofs {
+                indexed,
+                ..Proofs::default()
+            };
+            f.versioned(&proofs, &param, c.lo, c.hi, |f| {
+                f.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
+                    let v = f.element(p, i)?;
+                    f.store_elem(&elem, &c.out_cols, i, &v.w)
+                })
+            })
+        })?;
+        let out_cols = self.finish_columns(&elem, n, l.out_cols.clone())?;
+        Ok(V {
+            ty: Type::Seq(Box::new(elem)),
+            w: [vec![n], out_cols].concat(),
+        })
+    }
+}

@@ -1,0 +1,157 @@
+//! The parallel operations on the CPU, one module each, behind [`Operations`]: at the host
+//! function's top level an operation launches a kernel over chunks of its index space on
+//! all cores (the plumbing is [`super::kernel`]); nested inside an element it is a
+//! sequential loop. Producers (`map`, `map2`, `create`) are delayed arrays: their
+//! consumers compute an element where they need it ([`FnCx::input_element`]).
+
+mod flatten;
+mod map;
+mod parallel_loop;
+mod reduce;
+mod scan;
+
+use super::cx::*;
+use accel_ir::ops::{Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, Scan};
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::Value;
+use cranelift_frontend::Variable;
+pub(super) use map::Producer;
+
+impl Operations for FnCx<'_, '_> {
+    type Out = R<V>;
+
+    fn map(&mut self, op: Map<'_>) -> R<V> {
+        self.producer(Producer::Map(op))
+    }
+
+    fn map2(&mut self, op: Map2<'_>) -> R<V> {
+        self.producer(Producer::Map2(op))
+    }
+
+    fn create(&mut self, op: Create<'_>) -> R<V> {
+        self.producer(Producer::Create(op))
+    }
+
+    fn reduce(&mut self, op: Reduce<'_>) -> R<V> {
+        if self.host {
+            self.launch_reduce(op)
+        } else {
+            self.nested_reduce(op)
+        }
+    }
+
+    fn scan(&mut self, op: Scan<'_>) -> R<V> {
+        if self.host {
+            self.launch_scan(op)
+        } else {
+            self.nested_scan(op)
+        }
+    }
+
+    fn flatten(&mut self, op: Flatten<'_>) -> R<V> {
+        self.flattened(op)
+    }
+
+    fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> R<V> {
+        if self.host {
+            self.launch_loop(op)
+        } else {
+            self.nested_loop(op)
+        }
+    }
+}
+
+impl FnCx<'_, '_> {
+    /// The length and element type of a sequence input: a delayed array's, or a manifest
+    /// one's (remembered for [`Self::input_element`]).
+    pub(super) fn input_shape(&mut self, e: &Expr) -> R<(Value, Type)> {
+        if let Some(p) = Producer::of(e) {
+            return self.producer_shape(p);
+        }
+        let v = self.expr(e)?;
+        match &v.ty {
+            Type::Seq(elem) => {
+                let elem = (**elem).clone();
+                // Remember the manifest value for element access.
+                self.manifest(e, v.clone());
+                Ok((v.w[0], elem))
+            }
+            Type::Array(elem, n) => {
+                let (elem, n) = ((**elem).clone(), *n as i64);
+                self.manifest(e, v.clone());
+                Ok((self.iconst(n), elem))
+            }
+            t => Err(format!("a sequence was expected, found {t}")),
+        }
+    }
+
+    /// Element `i` of a sequence input, fusing a delayed producer.
+    pub(super) fn input_element(&mut self, e: &Expr, i: Value) -> R<V> {
+        if let Some(p) = Producer::of(e) {
+            return self.element(p, i);
+        }
+        let v = self.manifested(e)?;
+        match &v.ty {
+            Type::Seq(elem) => {
+                let w = self.load_elem(elem, &v.w[1..], i)?;
+                Ok(V {
+                    ty: (**elem).clone(),
+                    w,
+                })
+            }
+            _ => self.index(&v, i),
+        }
+    }
+
+    /// Binds the value of a manifest input, computed once for [`Self::input_shape`].
+    fn manifest(&mut self, e: &Expr, v: V) {
+        let key = format!("manifest#{:p}", e as *const Expr);
+        self.bind_var(&key, v);
+    }
+
+    /// The value of a manifest input: the one bound by [`Self::manifest`], else computed.
+    fn manifested(&mut self, e: &Expr) -> R<V> {
+        let key = format!("manifest#{:p}", e as *const Expr);
+        if self.vars.contains_key(&key) {
+            self.var(&key)
+        } else {
+            self.expr(e)
+        }
+    }
+
+    /// One step of a fold: the accumulator in `accs` (of type `t`) combined by the
+    /// operator `op` with element `i` of the input `xs`; returns the new value.
+    pub(super) fn fold_step(
+        &mut self,
+        op: &Expr,
+        xs: &Expr,
+        t: &Type,
+        accs: &[Variable],
+        i: Value,
+    ) -> R<V> {
+        let x = self.input_element(xs, i)?;
+        let a = self.use_vars(t, accs);
+        let r = self.apply(op, vec![a, x])?;
+        self.def_vars(accs, &r);
+        Ok(r)
+    }
+
+    /// One iteration `i` of a `parallel_loop` body `f`.
+    pub(super) fn iteration(&mut self, f: &Expr, i: Value) -> R<()> {
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        self.apply(
+            f,
+            vec![V {
+                ty: usize_ty,
+                w: vec![i],
+            }],
+        )
+        .map(|_| ())
+    }
+
+    /// A counted loop over `0..n` (the nested form of every operation).
+    fn each(&mut self, n: Value, body: impl FnMut(&mut Self, Value) -> R<()>) -> R<()> {
+        let zero = self.iconst(0);
+        self.counted_loop(zero, n, ScalarType::Usize, body)
+    }
+}
