@@ -9,6 +9,7 @@
 //! source (a function of the IR and the types) and the architecture, so a second process
 //! does not call NVRTC. `ACCEL_DUMP=DIR` writes each site's CUDA C and PTX.
 
+mod c;
 pub mod check;
 pub mod codegen;
 pub mod device;
@@ -223,7 +224,7 @@ impl CompiledSite for CudaSite {
         {
             let w = run.upload(t, &m.words, &mut at, &roots)?;
             run.env
-                .insert(name.clone(), host::HostVal { ty: t.clone(), w });
+                .insert(name.clone(), host::scalar::HostVal { ty: t.clone(), w });
         }
         let value = run.eval(&self.program.host)?;
         run.check_failure()?;

@@ -85,10 +85,10 @@ impl FnCx<'_, '_> {
         let r = self.expr(b)?;
         self.b.ins().jump(merge, &[r.w[0].into()]);
         self.b.switch_to_block(merge);
-        return Ok(V {
+        Ok(V {
             ty: Type::Scalar(ScalarType::Bool),
             w: vec![r_param],
-        });
+        })
     }
 
     /// A comparison of two scalars of type `s`.
@@ -177,7 +177,7 @@ impl FnCx<'_, '_> {
             BinOp::BitXor => self.b.ins().bxor(x, y),
             BinOp::Shl | BinOp::Shr => {
                 let t = self.b.func.dfg.value_type(x);
-                let amount = self.cast(y, self.scalar(&r)?, ScalarType::U32);
+                let amount = self.cast(y, self.scalar(r)?, ScalarType::U32);
                 let amount = if t == ct::I64 {
                     self.b.ins().uextend(ct::I64, amount)
                 } else {

@@ -1,0 +1,440 @@
+//! The host side of a GPU run: captured values to device memory (tensors that share a
+//! host buffer become views of one device allocation: the paper's Algorithm 2), the host
+//! program ([`eval`]: scalar code between launches), the launches, and the result back to
+//! host memory.
+
+pub mod eval;
+pub mod scalar;
+
+use super::codegen::kernel::KernelParams;
+use super::codegen::launch::Launch;
+use super::device::{DevBuf, Kernel, Session};
+use crate::backend::abi::{Arena, MAX_RANK};
+use crate::backend::failure::Failure;
+use crate::backend::layout::{size_of, Word};
+use crate::cuda::codegen::kernel::{columns, words};
+use accel_ir::Type;
+use scalar::{normalize, HostVal};
+use std::collections::HashMap;
+
+type R<T> = Result<T, String>;
+
+/// One run of a compiled site on the GPU.
+pub struct Run<'a, 'g> {
+    pub session: &'a Session<'g>,
+    pub launches: &'a [Launch],
+    pub kernels: &'a [Vec<Kernel>],
+    /// Device memory alive until the run ends.
+    pub keep: Vec<DevBuf>,
+    /// The error word kernels record failures in: kind, a, b.
+    pub err: u64,
+    pub env: HashMap<String, HostVal>,
+    /// Bytes copied to and from the device, for ACCEL_LOG.
+    pub bytes_in: usize,
+    pub bytes_out: usize,
+    /// Device memory the run holds now, and the most it held.
+    pub held: usize,
+    pub peak: usize,
+}
+
+/// One launch being run: its kernels, its size, the words of the host values its kernels
+/// read, and the device's shape.
+pub(crate) struct Launching {
+    /// The launch's kernel name prefix, and its kernels' names.
+    pub(crate) prefix: String,
+    pub(crate) names: Vec<String>,
+    pub(crate) kernels: Vec<Kernel>,
+    /// The launch's size.
+    pub(crate) n: u64,
+    pub(crate) free: Vec<u64>,
+    /// Multiprocessors, and threads per block.
+    pub(crate) sms: u64,
+    pub(crate) threads: u64,
+}
+
+impl Launching {
+    /// Blocks enough for `n` threads, at least one and at most `cap`.
+    pub(crate) fn grid(&self, n: u64, cap: u64) -> u32 {
+        n.div_ceil(self.threads).clamp(1, cap) as u32
+    }
+
+    /// The kernel called `PREFIX` + `suffix`.
+    fn kernel(&self, suffix: &str) -> R<Kernel> {
+        let name = format!("{}{suffix}", self.prefix);
+        self.names
+            .iter()
+            .position(|n| *n == name)
+            .map(|k| self.kernels[k])
+            .ok_or_else(|| format!("the launch has no kernel {name}"))
+    }
+}
+
+impl Run<'_, '_> {
+    /// Launches the launch's kernel `P` on `blocks` blocks with the arguments `params`.
+    pub(crate) fn start<P: KernelParams>(
+        &mut self,
+        at: &Launching,
+        blocks: u32,
+        params: &P,
+    ) -> R<()> {
+        let kernel = at.kernel(P::SUFFIX)?;
+        let args = [at.free.clone(), params.words(), vec![self.err]].concat();
+        self.session.launch(kernel, blocks, &args)
+    }
+
+    pub(crate) fn alloc(&mut self, bytes: usize) -> R<u64> {
+        let b = self.session.alloc(bytes)?;
+        let p = b.ptr;
+        self.hold(b);
+        Ok(p)
+    }
+
+    /// Keeps a device buffer until the run ends (or a loop finds it unreachable).
+    pub(crate) fn hold(&mut self, b: DevBuf) {
+        self.held += b.bytes;
+        self.peak = self.peak.max(self.held);
+        self.keep.push(b);
+    }
+
+    /// Uploads every tensor buffer the captured values view (each once, however many
+    /// views of it there are: one device allocation per host buffer); returns each
+    /// buffer's host address, size and device address.
+    pub(crate) fn upload_tensor_buffers(
+        &mut self,
+        buffers: &[(usize, usize)],
+    ) -> R<Vec<(usize, usize, u64)>> {
+        let mut roots = Vec::new();
+        for &(base, bytes) in buffers {
+            let data: &[u8] = if bytes == 0 {
+                &[]
+            } else {
+                // SAFETY: the marshal holds the buffer's lock for the run; it has `bytes` bytes.
+                unsafe { std::slice::from_raw_parts(base as *const u8, bytes) }
+            };
+            let buf = self.session.upload(data)?;
+            self.bytes_in += bytes;
+            roots.push((base, bytes, buf.ptr));
+            self.hold(buf);
+        }
+        Ok(roots)
+    }
+
+    /// Copies the tensors the kernels wrote back to their host buffers.
+    pub(crate) fn download_tensor_buffers(&mut self, roots: &[(usize, usize, u64)]) -> R<()> {
+        for &(base, bytes, dev) in roots {
+            if bytes > 0 {
+                // SAFETY: the marshal holds the buffer's lock until after the run; the buffer
+                // has `bytes` bytes and nothing else reads it meanwhile.
+                let dst = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, bytes) };
+                self.session.download(dev, dst)?;
+                self.bytes_out += bytes;
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads a captured value: `words` are its host words (host addresses).
+    /// `roots` maps each tensor buffer's host base address to its device copy.
+    pub(crate) fn upload(
+        &mut self,
+        t: &Type,
+        words_in: &[u64],
+        at: &mut usize,
+        roots: &[(usize, usize, u64)],
+    ) -> R<Vec<u64>> {
+        let mut next = || -> R<u64> {
+            let w = *words_in
+                .get(*at)
+                .ok_or("a captured value has fewer words than its type")?;
+            *at += 1;
+            Ok(w)
+        };
+        Ok(match t {
+            Type::Scalar(_) => vec![next()?],
+            Type::Unit => vec![],
+            Type::Tuple(_) | Type::Record(..) | Type::Array(..) => {
+                let mut out = Vec::new();
+                for p in t.parts() {
+                    out.extend(self.upload(&p, words_in, at, roots)?);
+                }
+                out
+            }
+            Type::Seq(e) => {
+                let len = next()?;
+                let mut out = vec![len];
+                out.extend(self.upload_columns(e, len, words_in, at)?);
+                out
+            }
+            Type::Tensor(_) => {
+                let host = next()? as usize;
+                let (base, _, dev) = roots
+                    .iter()
+                    .copied()
+                    .find(|&(b, bytes, _)| host >= b && host <= b + bytes)
+                    .ok_or("a captured tensor's buffer was not marshaled")?;
+                let mut out = vec![dev + (host - base) as u64];
+                for _ in 0..1 + MAX_RANK {
+                    out.push(next()?);
+                }
+                out
+            }
+            t => return Err(format!("cannot pass a value of type {t} to the GPU")),
+        })
+    }
+
+    pub(crate) fn upload_columns(
+        &mut self,
+        e: &Type,
+        count: u64,
+        words_in: &[u64],
+        at: &mut usize,
+    ) -> R<Vec<u64>> {
+        Ok(match e {
+            Type::Scalar(s) => {
+                let host = *words_in.get(*at).ok_or("a column is missing")? as usize;
+                *at += 1;
+                let bytes = count as usize * size_of(*s);
+                let data: &[u8] = if bytes == 0 {
+                    &[]
+                } else {
+                    // SAFETY: marshaled columns hold `count` elements of `s` at `host` and
+                    // stay alive (borrowed or kept by the marshal) for the whole run.
+                    unsafe { std::slice::from_raw_parts(host as *const u8, bytes) }
+                };
+                let buf = self.session.upload(data)?;
+                self.bytes_in += bytes;
+                let p = buf.ptr;
+                self.hold(buf);
+                vec![p]
+            }
+            Type::Seq(inner) => {
+                let n = *words_in.get(*at).ok_or("a row length is missing")?;
+                *at += 1;
+                let mut out = vec![n];
+                out.extend(self.upload_columns(inner, count * n, words_in, at)?);
+                out
+            }
+            Type::Unit => vec![],
+            t => {
+                let mut out = Vec::new();
+                for p in t.parts() {
+                    out.extend(self.upload_columns(&p, count, words_in, at)?);
+                }
+                out
+            }
+        })
+    }
+
+    /// Copies a result's columns back into memory of `arena`, giving its host words.
+    pub(crate) fn download(&mut self, v: &HostVal, arena: &mut Arena) -> R<Vec<u64>> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        self.download_value(&v.ty, &v.w, &mut at, arena, &mut out)?;
+        Ok(out)
+    }
+
+    pub(crate) fn download_value(
+        &mut self,
+        t: &Type,
+        w: &[u64],
+        at: &mut usize,
+        arena: &mut Arena,
+        out: &mut Vec<u64>,
+    ) -> R<()> {
+        match t {
+            Type::Scalar(_) => {
+                out.push(w[*at]);
+                *at += 1;
+            }
+            Type::Unit => {}
+            Type::Seq(e) => {
+                let len = w[*at];
+                *at += 1;
+                out.push(len);
+                self.download_columns(e, len, w, at, arena, out)?;
+            }
+            Type::Tensor(_) => {
+                return Err("a tensor cannot be a result of compiled code yet".into())
+            }
+            t => {
+                for p in t.parts() {
+                    self.download_value(&p, w, at, arena, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn download_columns(
+        &mut self,
+        e: &Type,
+        count: u64,
+        w: &[u64],
+        at: &mut usize,
+        arena: &mut Arena,
+        out: &mut Vec<u64>,
+    ) -> R<()> {
+        match e {
+            Type::Scalar(s) => {
+                let dev = w[*at];
+                *at += 1;
+                let bytes = count as usize * size_of(*s);
+                let host = arena.alloc(bytes, size_of(*s));
+                if host.is_null() {
+                    return Err(format!("could not allocate {bytes} bytes for a result"));
+                }
+                if bytes > 0 {
+                    // SAFETY: the arena just allocated `bytes` bytes at `host`, nothing else
+                    // refers to them yet.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+                    self.session.download(dev, dst)?;
+                    self.bytes_out += bytes;
+                }
+                out.push(host as u64);
+            }
+            Type::Seq(inner) => {
+                let n = w[*at];
+                *at += 1;
+                out.push(n);
+                self.download_columns(inner, count * n, w, at, arena, out)?;
+            }
+            Type::Unit => {}
+            t => {
+                for p in t.parts() {
+                    self.download_columns(&p, count, w, at, arena, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The first failure a kernel recorded, if any (waits for the kernels).
+    pub(crate) fn check_failure(&self) -> R<()> {
+        self.session.synchronize()?;
+        let mut bytes = [0u8; 24];
+        self.session.download(self.err, &mut bytes)?;
+        let word = |k: usize| u64::from_le_bytes(bytes[k * 8..k * 8 + 8].try_into().unwrap());
+        match word(0) {
+            0 => Ok(()),
+            kind => Err(Failure {
+                code: kind as u32,
+                a: word(1),
+                b: word(2),
+            }
+            .describe()),
+        }
+    }
+
+    /// Element `k` of a sequence of `e` whose columns are `w[at..]` (read back from the
+    /// device; a row stays a view on it).
+    pub(crate) fn element_of(
+        &mut self,
+        e: &Type,
+        w: &[u64],
+        at: &mut usize,
+        k: u64,
+    ) -> R<Vec<u64>> {
+        Ok(match e {
+            Type::Scalar(s) => {
+                let col = w[*at];
+                *at += 1;
+                let size = size_of(*s);
+                let mut bytes = [0u8; 8];
+                self.session
+                    .download(col + k * size as u64, &mut bytes[..size])?;
+                self.bytes_out += size;
+                vec![normalize(*s, u64::from_le_bytes(bytes))]
+            }
+            Type::Seq(inner) => {
+                let n = w[*at];
+                let mut out = vec![n];
+                let mut rest = *at + 1;
+                offset_columns(inner, w, &mut rest, k * n, &mut out)?;
+                *at = rest;
+                out
+            }
+            Type::Unit => vec![],
+            t => {
+                let mut out = Vec::new();
+                for p in t.parts() {
+                    out.extend(self.element_of(&p, w, at, k)?);
+                }
+                out
+            }
+        })
+    }
+
+    /// A sequence of host values (flat elements) uploaded as columns.
+    pub(crate) fn upload_elements(&mut self, elem: Type, vs: &[HostVal]) -> R<HostVal> {
+        let kinds = words(&elem)?;
+        let mut cols = vec![vs.len() as u64];
+        for (j, kind) in kinds.iter().enumerate() {
+            let Word::Scalar(s) = kind else {
+                return Err("a `vec!` of sequences on the host".into());
+            };
+            let size = size_of(*s);
+            let bytes: Vec<u8> = vs
+                .iter()
+                .flat_map(|v| v.w[j].to_le_bytes()[..size].to_vec())
+                .collect();
+            let buf = self.session.upload(&bytes)?;
+            self.bytes_in += bytes.len();
+            cols.push(buf.ptr);
+            self.hold(buf);
+        }
+        Ok(HostVal {
+            ty: Type::Seq(Box::new(elem)),
+            w: cols,
+        })
+    }
+
+    /// Columns for `rows` rows of `m` elements of `elem`.
+    pub(crate) fn alloc_rows(&mut self, elem: &Type, rows: u64, m: u64) -> R<Vec<u64>> {
+        let mut cols = Vec::new();
+        for c in columns(elem)? {
+            let Word::Ptr(s) = c else {
+                return Err("a row column is not a pointer".into());
+            };
+            let bytes = (rows as usize)
+                .checked_mul(m as usize)
+                .and_then(|k| k.checked_mul(size_of(s)))
+                .ok_or("the rows are too large")?;
+            cols.push(self.alloc(bytes)?);
+        }
+        Ok(cols)
+    }
+}
+
+/// Columns of a sequence of `e` (read from `w` at `at`), advanced by `k` elements.
+pub(crate) fn offset_columns(
+    e: &Type,
+    w: &[u64],
+    at: &mut usize,
+    k: u64,
+    out: &mut Vec<u64>,
+) -> R<()> {
+    match e {
+        Type::Scalar(s) => {
+            let p = w[*at];
+            *at += 1;
+            out.push(if p == 0 {
+                0
+            } else {
+                p + k * size_of(*s) as u64
+            });
+        }
+        Type::Seq(inner) => {
+            let n = w[*at];
+            *at += 1;
+            out.push(n);
+            offset_columns(inner, w, at, k * n, out)?;
+        }
+        Type::Unit => {}
+        t => {
+            for p in t.parts() {
+                offset_columns(&p, w, at, k, out)?;
+            }
+        }
+    }
+    Ok(())
+}
