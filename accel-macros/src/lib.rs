@@ -9,6 +9,8 @@
 //!
 //! Every rejection is a `syn::Error` with the span of the offending code; nothing panics.
 
+#![warn(missing_docs)]
+
 mod expand;
 mod lower;
 mod ty;

@@ -76,7 +76,15 @@ fn main() {
     let runs = if quick { 3 } else { 11 };
     let scale = |full: usize, small: usize| if quick { small } else { full };
     let mut rows = Vec::new();
+    streams(runs, &scale, &mut rows);
+    black_scholes(runs, &scale, &mut rows);
+    mandelbrot(runs, &scale, &mut rows);
+    n_body(runs, &scale, &mut rows);
+    report(&rows, runs, out_dir);
+}
 
+/// Sum, dot product and SAXPY over long `f32` sequences.
+fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let n = scale(1 << 25, 1 << 18);
     let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect();
     let ys: Vec<f32> = (0..n)
@@ -129,7 +137,10 @@ fn main() {
         |a, b| max_rel(a, b),
     ));
     drop((xs, ys));
+}
 
+/// Black-Scholes call prices.
+fn black_scholes(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let m = scale(1 << 23, 1 << 16);
     let s: Vec<f32> = (0..m).map(|i| 5.0 + (i % 25) as f32).collect();
     let x: Vec<f32> = (0..m).map(|i| 1.0 + (i % 100) as f32).collect();
@@ -154,7 +165,10 @@ fn main() {
         |a, b| max_rel(a, b),
     ));
     drop((s, x, t));
+}
 
+/// Escape times of the Mandelbrot set.
+fn mandelbrot(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let side = scale(2048, 256);
     let (w, h) = (side, side);
     rows.push(bench(
@@ -171,7 +185,10 @@ fn main() {
         || (0..w * h).map(|k| mandel(k, w, h)).collect::<Vec<u32>>(),
         |a, b| a.iter().zip(b).filter(|(p, q)| p != q).count() as f64 / a.len() as f64,
     ));
+}
 
+/// N-body accelerations (x components).
+fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let bodies = scale(16384, 1024);
     let px: Vec<f32> = (0..bodies)
         .map(|i| (i as f32 * 0.618).sin() * 100.0)
@@ -220,7 +237,10 @@ fn main() {
         || (0..bodies).map(accel_x).collect::<Vec<f32>>(),
         |a, b| max_rel(a, b),
     ));
+}
 
+/// Prints the table and writes it with the JSON results under `out_dir`.
+fn report(rows: &[Row], runs: usize, out_dir: Option<String>) {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -232,7 +252,7 @@ fn main() {
          |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
         mode().map(|m| m.to_string()).unwrap_or_else(|e| e.to_string())
     );
-    for r in &rows {
+    for r in rows {
         table.push_str(&format!(
             "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {:.1} | {:.1e} |\n",
             r.name,

@@ -27,7 +27,13 @@ fn main() {
         .cloned();
     let (n, runs) = if quick { (1 << 16, 3) } else { (1 << 22, 7) };
     let mut rows = Vec::new();
+    functional(n, runs, &mut rows);
+    nested_and_imperative(n, runs, &mut rows);
+    report(&rows, runs, out_dir);
+}
 
+/// `reduce`, `map` and `scan` over flat sequences.
+fn functional(n: usize, runs: usize, rows: &mut Vec<Row>) {
     let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
     rows.push(Row {
         name: "reduce (sum of f32)".into(),
@@ -68,7 +74,10 @@ fn main() {
             with_mode(Mode::Debug, || accelerate!(scan(|a, b| a + b, 0, &ints)))
         }),
     });
+}
 
+/// Reductions nested in a map, and a `parallel_loop` over tensors.
+fn nested_and_imperative(n: usize, runs: usize, rows: &mut Vec<Row>) {
     let rows_n = n / 64;
     let matrix: Vec<Vec<f64>> = (0..rows_n)
         .map(|r| (0..64).map(|c| (r * 64 + c) as f64).collect())
@@ -106,11 +115,14 @@ fn main() {
             })
         }),
     });
+}
 
+/// Prints the table and writes it with the JSON results under `out_dir`.
+fn report(rows: &[Row], runs: usize, out_dir: Option<String>) {
     let mut table = String::from(
         "| workload | elements | plain Rust (ms) | unchecked sequential (ms) | debug mode (ms) | debug / unchecked |\n|---|---:|---:|---:|---:|---:|\n",
     );
-    for r in &rows {
+    for r in rows {
         table.push_str(&format!(
             "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2}x |\n",
             r.name,

@@ -21,7 +21,7 @@ pub fn median_ms<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
 }
 
 /// Writes a benchmark's results beside each other: `DIR/STEM.md` (a title, a preamble
-/// and the table) and `DIR/STEM.json` (machine-readable rows).
+/// and the table) and `DIR/STEM.json` (machine-readable rows), creating `DIR` if needed.
 pub fn write_results(
     dir: &str,
     stem: &str,
@@ -30,6 +30,7 @@ pub fn write_results(
     table: &str,
     json: &serde_json::Value,
 ) {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {dir}: {e}"));
     let md = format!("# {title}\n\n{preamble}{table}");
     std::fs::write(format!("{dir}/{stem}.md"), md)
         .unwrap_or_else(|e| panic!("cannot write {dir}/{stem}.md: {e}"));

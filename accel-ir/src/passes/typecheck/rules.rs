@@ -1,7 +1,7 @@
 //! The typing rule of each construct (inference; also the type of typed expressions).
 
 use super::*;
-use crate::expr::{BinOp, ParOp, UnOp};
+use crate::expr::{BinOp, MatchArm, ParOp, UnOp};
 use crate::methods::{self, Arg, Returns};
 use crate::ops::{Create, Flatten, Map, Map2, OpView, ParallelLoop, Reduce, Scan};
 
@@ -112,17 +112,7 @@ impl Checker<'_> {
                 }
                 Ty::Array(Box::new(t), es.len())
             }
-            Expr::ArrayRepeat(v, n) => {
-                let t = self.infer(v)?;
-                let nt = self.infer(n)?;
-                self.expect(&nt, &USIZE, || "an array length".into())?;
-                let len = match &**n {
-                    Expr::Cast(l, _) | Expr::Unary(_, l) if matches!(**l, Expr::Lit(Lit::Int(..))) => literal_usize(l),
-                    other => literal_usize(other),
-                };
-                let len = len.ok_or_else(|| err("the length of `[x; n]` must be a literal in compiled code".into()))?;
-                Ty::Array(Box::new(t), len)
-            }
+            Expr::ArrayRepeat(v, n) => self.infer_array_repeat(v, n)?,
             Expr::Seq(es) => {
                 let t = self.fresh(Kind::Any);
                 for x in es {
@@ -146,42 +136,9 @@ impl Checker<'_> {
                 }
                 st
             }
-            Expr::Record { name, fields } => {
-                let mut tys = Vec::new();
-                for (f, x) in fields {
-                    tys.push((f.clone(), self.infer(x)?));
-                }
-                match self.records.get(name).cloned() {
-                    Some(decl) => {
-                        let decl_ty = self.ty_of(&Type::Record(name.clone(), decl.clone()))?;
-                        let Ty::Record(_, decl_fields) = &decl_ty else { unreachable!("from_type of a record is a record") };
-                        for (f, t) in &tys {
-                            let want = decl_fields.iter().find(|(n, _)| n == f).map(|(_, t)| t.clone());
-                            let want = want.ok_or_else(|| err(format!("record `{name}` has no field `{f}`")))?;
-                            self.expect(t, &want, || format!("the field `{name}.{f}`"))?;
-                        }
-                        decl_ty
-                    }
-                    None => Ty::Record(name.clone(), tys),
-                }
-            }
-            Expr::Field(base, f) => {
-                let bt = self.infer(base)?;
-                match self.resolve(&bt) {
-                    Ty::Tuple(ts) => f.parse::<usize>().ok().and_then(|i| ts.get(i).cloned()).ok_or_else(|| err(format!("a tuple has no field `{f}`")))?,
-                    Ty::Record(n, fs) => fs.iter().find(|(x, _)| x == f).map(|(_, t)| t.clone()).ok_or_else(|| err(format!("record `{n}` has no field `{f}`")))?,
-                    other => return Err(err(format!("`.{f}` of a value of type {}", self.show(&other)))),
-                }
-            }
-            Expr::Index(base, i) => {
-                let it = self.infer(i)?;
-                self.expect(&it, &USIZE, || "an index".into())?;
-                let bt = self.infer(base)?;
-                match self.resolve(&bt) {
-                    Ty::Array(t, _) => *t,
-                    _ => self.elem_of(&bt, "indexing")?,
-                }
-            }
+            Expr::Record { name, fields } => self.infer_record(name, fields)?,
+            Expr::Field(base, f) => self.infer_field(base, f)?,
+            Expr::Index(base, i) => self.infer_index(base, i)?,
             Expr::Unary(op, x) => {
                 let t = self.infer(x)?;
                 if *op == UnOp::Not && matches!(self.resolve(&t), Ty::Var(_)) {
@@ -189,26 +146,7 @@ impl Checker<'_> {
                 }
                 t
             }
-            Expr::Binary(op, a, b) => {
-                let at = self.infer(a)?;
-                let bt = self.infer(b)?;
-                match op {
-                    BinOp::And | BinOp::Or => {
-                        self.expect(&at, &BOOL, || format!("the operands of `{}`", op.symbol()))?;
-                        self.expect(&bt, &BOOL, || format!("the operands of `{}`", op.symbol()))?;
-                        BOOL
-                    }
-                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                        self.expect(&at, &bt, || format!("the operands of `{}`", op.symbol()))?;
-                        BOOL
-                    }
-                    BinOp::Shl | BinOp::Shr => at,
-                    _ => {
-                        self.expect(&at, &bt, || format!("the operands of `{}`", op.symbol()))?;
-                        at
-                    }
-                }
-            }
+            Expr::Binary(op, a, b) => self.infer_binary(*op, a, b)?,
             Expr::Cast(x, t) => {
                 self.infer(x)?;
                 self.ty_of(t)?
@@ -216,54 +154,9 @@ impl Checker<'_> {
             Expr::Par { op, args, .. } => self.par(*op, args)?,
             Expr::Method { recv, method, args } => self.method(recv, method, args)?,
             Expr::Assoc { ty, func, args } => self.assoc(ty, func, args)?,
-            Expr::If { cond, then, els } => {
-                let ct = self.infer(cond)?;
-                self.expect(&ct, &BOOL, || "an `if` condition".into())?;
-                let tt = self.infer(then)?;
-                match els {
-                    Some(e) => {
-                        let et = self.infer(e)?;
-                        self.expect(&et, &tt, || "the branches of an `if`".into())?;
-                        tt
-                    }
-                    None => Ty::Unit,
-                }
-            }
-            Expr::Match { scrutinee, arms } => {
-                let st = self.infer(scrutinee)?;
-                let rt = self.fresh(Kind::Any);
-                for arm in arms {
-                    self.bind(&arm.pat, &st)?;
-                    if let Some(g) = &arm.guard {
-                        let gt = self.infer(g)?;
-                        self.expect(&gt, &BOOL, || "a match guard".into())?;
-                    }
-                    let bt = self.infer(&arm.body)?;
-                    self.expect(&bt, &rt, || "the arms of a `match`".into())?;
-                }
-                rt
-            }
-            Expr::Block { stmts, result } => {
-                for s in stmts {
-                    match s {
-                        Stmt::Let { pat, ty, init } => {
-                            let declared = self.ty_of(ty)?;
-                            if let Some(init) = init {
-                                let it = self.infer(init)?;
-                                self.expect(&it, &declared, || format!("`let {pat}`"))?;
-                            }
-                            self.bind(pat, &declared)?;
-                        }
-                        Stmt::Expr(e) => {
-                            self.infer(e)?;
-                        }
-                    }
-                }
-                match result {
-                    Some(r) => self.infer(r)?,
-                    None => Ty::Unit,
-                }
-            }
+            Expr::If { cond, then, els } => self.infer_if(cond, then, els.as_deref())?,
+            Expr::Match { scrutinee, arms } => self.infer_match(scrutinee, arms)?,
+            Expr::Block { stmts, result } => self.infer_block(stmts, result.as_deref())?,
             Expr::Assign { target, value } => {
                 let tt = self.infer(target)?;
                 let vt = self.infer(value)?;
@@ -406,6 +299,176 @@ impl Checker<'_> {
                     self.expect(a, &first, || format!("`{ty}::{func}`"))?;
                 }
                 first
+            }
+        })
+    }
+
+    /// `[v; n]`: the length must be a literal.
+    fn infer_array_repeat(&mut self, v: &Expr, n: &Expr) -> Result<Ty, IrError> {
+        Ok({
+            let t = self.infer(v)?;
+            let nt = self.infer(n)?;
+            self.expect(&nt, &USIZE, || "an array length".into())?;
+            let len = match n {
+                Expr::Cast(l, _) | Expr::Unary(_, l) if matches!(**l, Expr::Lit(Lit::Int(..))) => {
+                    literal_usize(l)
+                }
+                other => literal_usize(other),
+            };
+            let len = len.ok_or_else(|| {
+                err("the length of `[x; n]` must be a literal in compiled code".into())
+            })?;
+            Ty::Array(Box::new(t), len)
+        })
+    }
+
+    /// A record literal, checked against its declaration when known.
+    fn infer_record(&mut self, name: &str, fields: &[(String, Expr)]) -> Result<Ty, IrError> {
+        Ok({
+            let mut tys = Vec::new();
+            for (f, x) in fields {
+                tys.push((f.clone(), self.infer(x)?));
+            }
+            match self.records.get(name).cloned() {
+                Some(decl) => {
+                    let decl_ty = self.ty_of(&Type::Record(name.to_string(), decl.clone()))?;
+                    let Ty::Record(_, decl_fields) = &decl_ty else {
+                        unreachable!("from_type of a record is a record")
+                    };
+                    for (f, t) in &tys {
+                        let want = decl_fields
+                            .iter()
+                            .find(|(n, _)| n == f)
+                            .map(|(_, t)| t.clone());
+                        let want =
+                            want.ok_or_else(|| err(format!("record `{name}` has no field `{f}`")))?;
+                        self.expect(t, &want, || format!("the field `{name}.{f}`"))?;
+                    }
+                    decl_ty
+                }
+                None => Ty::Record(name.to_string(), tys),
+            }
+        })
+    }
+
+    /// `base.f`: a tuple element or a record field.
+    fn infer_field(&mut self, base: &Expr, f: &str) -> Result<Ty, IrError> {
+        Ok({
+            let bt = self.infer(base)?;
+            match self.resolve(&bt) {
+                Ty::Tuple(ts) => f
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| ts.get(i).cloned())
+                    .ok_or_else(|| err(format!("a tuple has no field `{f}`")))?,
+                Ty::Record(n, fs) => fs
+                    .iter()
+                    .find(|(x, _)| x == f)
+                    .map(|(_, t)| t.clone())
+                    .ok_or_else(|| err(format!("record `{n}` has no field `{f}`")))?,
+                other => {
+                    return Err(err(format!(
+                        "`.{f}` of a value of type {}",
+                        self.show(&other)
+                    )))
+                }
+            }
+        })
+    }
+
+    /// `base[i]`: an array or sequence element at a `usize`.
+    fn infer_index(&mut self, base: &Expr, i: &Expr) -> Result<Ty, IrError> {
+        Ok({
+            let it = self.infer(i)?;
+            self.expect(&it, &USIZE, || "an index".into())?;
+            let bt = self.infer(base)?;
+            match self.resolve(&bt) {
+                Ty::Array(t, _) => *t,
+                _ => self.elem_of(&bt, "indexing")?,
+            }
+        })
+    }
+
+    /// A binary operator.
+    fn infer_binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Result<Ty, IrError> {
+        Ok({
+            let at = self.infer(a)?;
+            let bt = self.infer(b)?;
+            match op {
+                BinOp::And | BinOp::Or => {
+                    self.expect(&at, &BOOL, || format!("the operands of `{}`", op.symbol()))?;
+                    self.expect(&bt, &BOOL, || format!("the operands of `{}`", op.symbol()))?;
+                    BOOL
+                }
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                    self.expect(&at, &bt, || format!("the operands of `{}`", op.symbol()))?;
+                    BOOL
+                }
+                BinOp::Shl | BinOp::Shr => at,
+                _ => {
+                    self.expect(&at, &bt, || format!("the operands of `{}`", op.symbol()))?;
+                    at
+                }
+            }
+        })
+    }
+
+    /// `if`: a `bool` condition; with `else`, both branches of one type.
+    fn infer_if(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> Result<Ty, IrError> {
+        Ok({
+            let ct = self.infer(cond)?;
+            self.expect(&ct, &BOOL, || "an `if` condition".into())?;
+            let tt = self.infer(then)?;
+            match els {
+                Some(e) => {
+                    let et = self.infer(e)?;
+                    self.expect(&et, &tt, || "the branches of an `if`".into())?;
+                    tt
+                }
+                None => Ty::Unit,
+            }
+        })
+    }
+
+    /// `match`: every arm's pattern binds against the scrutinee; the arms agree.
+    fn infer_match(&mut self, scrutinee: &Expr, arms: &[MatchArm]) -> Result<Ty, IrError> {
+        Ok({
+            let st = self.infer(scrutinee)?;
+            let rt = self.fresh(Kind::Any);
+            for arm in arms {
+                self.bind(&arm.pat, &st)?;
+                if let Some(g) = &arm.guard {
+                    let gt = self.infer(g)?;
+                    self.expect(&gt, &BOOL, || "a match guard".into())?;
+                }
+                let bt = self.infer(&arm.body)?;
+                self.expect(&bt, &rt, || "the arms of a `match`".into())?;
+            }
+            rt
+        })
+    }
+
+    /// A block: its `let`s bind, its result is its type.
+    fn infer_block(&mut self, stmts: &[Stmt], result: Option<&Expr>) -> Result<Ty, IrError> {
+        Ok({
+            for s in stmts {
+                match s {
+                    Stmt::Let { pat, ty, init } => {
+                        let declared = self.ty_of(ty)?;
+                        if let Some(init) = init {
+                            let it = self.infer(init)?;
+                            self.expect(&it, &declared, || format!("`let {pat}`"))?;
+                        }
+                        self.bind(pat, &declared)?;
+                    }
+                    Stmt::Expr(e) => {
+                        self.infer(e)?;
+                    }
+                }
+            }
+            match result {
+                Some(r) => self.infer(r)?,
+                None => Ty::Unit,
             }
         })
     }

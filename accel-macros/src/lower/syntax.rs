@@ -1,0 +1,252 @@
+//! Literals, operators, assignment places, records, and control flow (`if`, `match`,
+//! `for`, blocks).
+
+use super::*;
+use accel_ir::{BinOp, Expr, Lit, MatchArm, ScalarType, Stmt};
+
+impl Lowerer {
+    pub(super) fn lit(&mut self, l: &syn::Lit) -> syn::Result<Lit> {
+        match l {
+            syn::Lit::Int(i) => {
+                let suffix = match i.suffix() {
+                    "" => None,
+                    s => Some(ScalarType::from_name(s).filter(|t| !t.is_float() && *t != ScalarType::Bool).ok_or_else(|| {
+                        syn::Error::new(i.span(), format!("`{s}` is not supported in accelerated code: use i32, i64, u32, u64 or usize"))
+                    })?),
+                };
+                // Negative literals reach here only in patterns; the caller handles the sign.
+                let digits = i.base10_digits().trim_start_matches('-');
+                let value = digits.parse::<u64>().map_err(|e| syn::Error::new(i.span(), e))?;
+                Ok(Lit::Int(value, suffix))
+            }
+            syn::Lit::Float(f) => {
+                let suffix = match f.suffix() {
+                    "" => None,
+                    "f32" => Some(ScalarType::F32),
+                    "f64" => Some(ScalarType::F64),
+                    s => return Err(syn::Error::new(f.span(), format!("`{s}` is not supported in accelerated code: use f32 or f64"))),
+                };
+                let digits = f.base10_digits().trim_start_matches('-');
+                let value = digits.parse::<f64>().map_err(|e| syn::Error::new(f.span(), e))?;
+                Ok(Lit::Float(value, suffix))
+            }
+            syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
+            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(syn::Error::new(
+                l.span(),
+                "strings (`String`, `&str`) are not supported in accelerated code: it handles numbers, booleans, tuples, arrays, sequences, tensors and records",
+            )),
+            _ => Err(syn::Error::new(l.span(), "characters and bytes are not supported in accelerated code: use integers")),
+        }
+    }
+
+    pub(super) fn binary(&mut self, b: &syn::ExprBinary) -> Expr {
+        use syn::BinOp as B;
+        let (op, assign) = match b.op {
+            B::Add(_) => (BinOp::Add, false),
+            B::Sub(_) => (BinOp::Sub, false),
+            B::Mul(_) => (BinOp::Mul, false),
+            B::Div(_) => (BinOp::Div, false),
+            B::Rem(_) => (BinOp::Rem, false),
+            B::And(_) => (BinOp::And, false),
+            B::Or(_) => (BinOp::Or, false),
+            B::BitXor(_) => (BinOp::BitXor, false),
+            B::BitAnd(_) => (BinOp::BitAnd, false),
+            B::BitOr(_) => (BinOp::BitOr, false),
+            B::Shl(_) => (BinOp::Shl, false),
+            B::Shr(_) => (BinOp::Shr, false),
+            B::Eq(_) => (BinOp::Eq, false),
+            B::Lt(_) => (BinOp::Lt, false),
+            B::Le(_) => (BinOp::Le, false),
+            B::Ne(_) => (BinOp::Ne, false),
+            B::Ge(_) => (BinOp::Ge, false),
+            B::Gt(_) => (BinOp::Gt, false),
+            B::AddAssign(_) => (BinOp::Add, true),
+            B::SubAssign(_) => (BinOp::Sub, true),
+            B::MulAssign(_) => (BinOp::Mul, true),
+            B::DivAssign(_) => (BinOp::Div, true),
+            B::RemAssign(_) => (BinOp::Rem, true),
+            B::BitXorAssign(_) => (BinOp::BitXor, true),
+            B::BitAndAssign(_) => (BinOp::BitAnd, true),
+            B::BitOrAssign(_) => (BinOp::BitOr, true),
+            B::ShlAssign(_) => (BinOp::Shl, true),
+            B::ShrAssign(_) => (BinOp::Shr, true),
+            _ => return self.error(b.op, "this operator is not supported in accelerated code"),
+        };
+        if assign {
+            let target = self.place(&b.left);
+            let value = self.expr(&b.right);
+            let combined = Expr::Binary(op, Box::new(target.clone()), Box::new(value));
+            Expr::Assign {
+                target: Box::new(target),
+                value: Box::new(combined),
+            }
+        } else {
+            let l = self.expr(&b.left);
+            let r = self.expr(&b.right);
+            Expr::Binary(op, Box::new(l), Box::new(r))
+        }
+    }
+
+    /// The target of an assignment: a mutable local, or a field or element of one.
+    pub(super) fn place(&mut self, e: &syn::Expr) -> Expr {
+        match e {
+            syn::Expr::Path(p) => match p.path.get_ident() {
+                Some(i) if self.is_local(&i.to_string()) => Expr::Var(i.to_string()),
+                _ => self.error(
+                    p,
+                    "accelerated code can assign only to its own mutable locals: captured variables are read-only there \
+                     (return the new value, or write a Tensor with `set`)",
+                ),
+            },
+            syn::Expr::Field(f) => {
+                let base = self.place(&f.base);
+                let member = member_name(&f.member);
+                Expr::Field(Box::new(base), member)
+            }
+            syn::Expr::Index(i) => {
+                let base = self.place(&i.expr);
+                Expr::Index(Box::new(base), Box::new(self.expr(&i.index)))
+            }
+            syn::Expr::Paren(p) => self.place(&p.expr),
+            syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => self.place(expr),
+            other => self.error(other, "this cannot be assigned to in accelerated code"),
+        }
+    }
+
+    pub(super) fn record(&mut self, s: &syn::ExprStruct) -> Expr {
+        if let Some(rest) = &s.rest {
+            return self.error(rest, "struct update syntax (`..base`) is not supported in accelerated code: write every field");
+        }
+        let name = last_name(&s.path);
+        let mut fields = Vec::new();
+        for f in &s.fields {
+            let value = self.expr(&f.expr);
+            match &f.member {
+                syn::Member::Named(n) => fields.push((n.to_string(), value)),
+                syn::Member::Unnamed(_) => {
+                    return self.error(
+                        &f.member,
+                        "tuple structs are not supported in accelerated code: use named fields",
+                    );
+                }
+            }
+        }
+        Expr::Record { name, fields }
+    }
+
+    pub(super) fn if_(&mut self, i: &syn::ExprIf) -> Expr {
+        if let syn::Expr::Let(l) = &*i.cond {
+            return self.error(
+                l,
+                "`if let` is not supported in accelerated code: use `match`",
+            );
+        }
+        let cond = self.expr(&i.cond);
+        let then = self.block(&i.then_branch);
+        let els = i.else_branch.as_ref().map(|(_, e)| Box::new(self.expr(e)));
+        Expr::If {
+            cond: Box::new(cond),
+            then: Box::new(then),
+            els,
+        }
+    }
+
+    pub(super) fn match_(&mut self, m: &syn::ExprMatch) -> Expr {
+        let scrutinee = self.expr(&m.expr);
+        let arms = m
+            .arms
+            .iter()
+            .map(|arm| {
+                self.scoped(|l| {
+                    let pat = l.pat(&arm.pat);
+                    let guard = arm.guard.as_ref().map(|(_, g)| l.expr(g));
+                    let body = l.expr(&arm.body);
+                    MatchArm { pat, guard, body }
+                })
+            })
+            .collect();
+        Expr::Match {
+            scrutinee: Box::new(scrutinee),
+            arms,
+        }
+    }
+
+    pub(super) fn for_loop(&mut self, f: &syn::ExprForLoop) -> Expr {
+        if let Some(label) = &f.label {
+            return self.error(label, "loop labels are not supported in accelerated code");
+        }
+        let syn::Expr::Range(range) = &*f.expr else {
+            return self.error(&f.expr, "accelerated code supports `for` over integer ranges only (`for i in a..b`): index sequences with `xs[i]`");
+        };
+        let (Some(start), Some(end)) = (&range.start, &range.end) else {
+            return self.error(
+                range,
+                "a `for` range in accelerated code needs both bounds (`a..b` or `a..=b`)",
+            );
+        };
+        let lo = self.expr(start);
+        let mut hi = self.expr(end);
+        if let syn::RangeLimits::Closed(_) = range.limits {
+            hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
+        }
+        self.scoped(|l| {
+            let var = match &*f.pat {
+                syn::Pat::Ident(i) => i.ident.to_string(),
+                syn::Pat::Wild(_) => "_".to_string(),
+                other => {
+                    return l.error(
+                        other,
+                        "the loop variable of a `for` in accelerated code must be a name",
+                    )
+                }
+            };
+            l.bind(var.clone());
+            let body = l.block(&f.body);
+            Expr::For {
+                var,
+                lo: Box::new(lo),
+                hi: Box::new(hi),
+                body: Box::new(body),
+            }
+        })
+    }
+
+    /// Lowers a block: its own scope, statements, and an optional result.
+    pub fn block(&mut self, b: &syn::Block) -> Expr {
+        self.scoped(|l| {
+            let mut stmts = Vec::new();
+            let mut result = None;
+            let n = b.stmts.len();
+            for (i, s) in b.stmts.iter().enumerate() {
+                match s {
+                    syn::Stmt::Local(local) => {
+                        if let Some(init) = &local.init {
+                            if let Some((else_token, _)) = &init.diverge {
+                                l.error(else_token, "`let … else` is not supported in accelerated code: use `match`");
+                                continue;
+                            }
+                        }
+                        let init = local.init.as_ref().map(|i| l.expr(&i.expr));
+                        let (pat, ty) = l.typed_pat(&local.pat);
+                        stmts.push(Stmt::Let { pat, ty, init });
+                    }
+                    syn::Stmt::Item(item) => {
+                        l.error(item, "items (fn, struct, use, …) cannot be declared inside accelerated code: declare them at module level");
+                    }
+                    syn::Stmt::Expr(e, semi) => {
+                        let e = l.expr(e);
+                        if semi.is_none() && i + 1 == n {
+                            result = Some(Box::new(e));
+                        } else {
+                            stmts.push(Stmt::Expr(e));
+                        }
+                    }
+                    syn::Stmt::Macro(m) => {
+                        l.macro_(&m.mac);
+                    }
+                }
+            }
+            Expr::Block { stmts, result }
+        })
+    }
+}
