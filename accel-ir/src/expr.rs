@@ -7,27 +7,39 @@ use serde::{Deserialize, Serialize};
 /// column, as rustc's spans count them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Loc {
+    /// 1-based line.
     pub line: u32,
+    /// 0-based column.
     pub column: u32,
 }
 
 /// A literal. Integers keep their magnitude (negation is a [`UnOp::Neg`]) and their suffix.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Lit {
+    /// An integer's magnitude, with its suffix type if written or inferred.
     Int(u64, Option<ScalarType>),
+    /// A float, with its suffix type if written or inferred.
     Float(f64, Option<ScalarType>),
+    /// `true` or `false`.
     Bool(bool),
 }
 
 /// The parallel operations of the API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ParOp {
+    /// `map(f, xs)`.
     Map,
+    /// `map2(f, xs, ys)`.
     Map2,
+    /// `reduce(op, ne, xs)`.
     Reduce,
+    /// `scan(op, ne, xs)`.
     Scan,
+    /// `flatten(xss)`.
     Flatten,
+    /// `create(n, f)`.
     Create,
+    /// `parallel_loop(n, f)`.
     ParallelLoop,
 }
 
@@ -89,30 +101,50 @@ impl ParOp {
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UnOp {
+    /// `-x`.
     Neg,
+    /// `!x`.
     Not,
 }
 
 /// Binary operators. Compound assignments are desugared into [`Expr::Assign`] of these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinOp {
+    /// `+`.
     Add,
+    /// `-`.
     Sub,
+    /// `*`.
     Mul,
+    /// `/`.
     Div,
+    /// `%`.
     Rem,
+    /// `&&` (short-circuit).
     And,
+    /// `||` (short-circuit).
     Or,
+    /// `&`.
     BitAnd,
+    /// `|`.
     BitOr,
+    /// `^`.
     BitXor,
+    /// `<<`.
     Shl,
+    /// `>>`.
     Shr,
+    /// `==`.
     Eq,
+    /// `!=`.
     Ne,
+    /// `<`.
     Lt,
+    /// `<=`.
     Le,
+    /// `>`.
     Gt,
+    /// `>=`.
     Ge,
 }
 
@@ -145,31 +177,45 @@ impl BinOp {
 /// A pattern of `let`, closure parameters and `match` arms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Pat {
+    /// `_`.
     Wild,
+    /// A name (`x`, `mut x`).
     Bind {
+        /// The name bound.
         name: String,
+        /// Whether it is `mut`.
         mutable: bool,
     },
+    /// `(p, q)`.
     Tuple(Vec<Pat>),
     /// A record pattern; `rest` is true for `..`.
     Record {
+        /// The record's name.
         name: String,
+        /// The fields matched, by name.
         fields: Vec<(String, Pat)>,
+        /// Whether `..` ends it.
         rest: bool,
     },
     /// A literal, possibly negated.
     Lit {
+        /// Whether the literal is negated (`-1`).
         negative: bool,
+        /// The literal.
         lit: Lit,
     },
     /// A named constant (`i32::MIN`), as a range bound.
     Const(String),
     /// `lo..=hi` (inclusive) or `lo..hi`.
     Range {
+        /// The lower bound.
         lo: Box<Pat>,
+        /// The upper bound.
         hi: Box<Pat>,
+        /// Whether the upper bound is included (`..=`).
         inclusive: bool,
     },
+    /// `p | q`.
     Or(Vec<Pat>),
 }
 
@@ -208,19 +254,27 @@ impl Pat {
 /// A statement of a block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Stmt {
+    /// `let pat: ty = init;`.
     Let {
+        /// The pattern bound.
         pat: Pat,
+        /// Its type (`Type::Infer` until inferred).
         ty: Type,
+        /// The value (none for `let x;`).
         init: Option<Expr>,
     },
+    /// An expression evaluated for its effect.
     Expr(Expr),
 }
 
 /// One arm of a `match`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchArm {
+    /// The pattern.
     pub pat: Pat,
+    /// The `if` guard, if any.
     pub guard: Option<Expr>,
+    /// The arm's value.
     pub body: Expr,
 }
 
@@ -228,6 +282,7 @@ pub struct MatchArm {
 /// marshaling concern, never visible to accelerated code.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
+    /// A literal.
     Lit(Lit),
     /// A local variable (a parameter, a `let`, or a captured local of the site).
     Var(String),
@@ -237,6 +292,7 @@ pub enum Expr {
     Const(String),
     /// A tuple; the empty tuple is `()`.
     Tuple(Vec<Expr>),
+    /// `[a, b, c]`.
     Array(Vec<Expr>),
     /// `[value; count]`.
     ArrayRepeat(Box<Expr>, Box<Expr>),
@@ -246,86 +302,134 @@ pub enum Expr {
     SeqRepeat(Box<Expr>, Box<Expr>),
     /// The elements `lo..hi` of a sequence, `&xs[lo..hi]` (a view, no copy).
     Slice {
+        /// The sequence.
         seq: Box<Expr>,
+        /// The first index.
         lo: Box<Expr>,
+        /// The end index (excluded).
         hi: Box<Expr>,
     },
+    /// `Name { field: value, .. }`.
     Record {
+        /// The record's name.
         name: String,
+        /// The fields' values, as written.
         fields: Vec<(String, Expr)>,
     },
     /// Field access; tuple fields are named `0`, `1`, ….
     Field(Box<Expr>, String),
+    /// `xs[i]`.
     Index(Box<Expr>, Box<Expr>),
+    /// A unary operator.
     Unary(UnOp, Box<Expr>),
+    /// A binary operator.
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `x as T`.
     Cast(Box<Expr>, Type),
     /// A call of an `#[accel]` function.
     Call {
+        /// The function's unique name.
         func: String,
+        /// The arguments.
         args: Vec<Expr>,
+        /// Where the call is.
         loc: Loc,
     },
     /// A call of a function value (a parameter of a function that takes a function).
     Apply {
+        /// The function value.
         func: Box<Expr>,
+        /// The arguments.
         args: Vec<Expr>,
     },
     /// A parallel operation.
     Par {
+        /// The operation.
         op: ParOp,
+        /// Its arguments (see [`crate::ops`] for their names).
         args: Vec<Expr>,
+        /// Where it is.
         loc: Loc,
     },
     /// A method of the supported set (`x.sqrt()`, `xs.len()`, `t.get(i)`, `t.set(i, v)`, …).
     Method {
+        /// The receiver.
         recv: Box<Expr>,
+        /// The method's name.
         method: String,
+        /// The arguments after the receiver.
         args: Vec<Expr>,
     },
     /// An associated function of the supported set (`Tensor::zeros(s)`, `f32::max(a, b)`).
     Assoc {
+        /// The type named (`f32`, `Tensor`).
         ty: String,
+        /// The function's name.
         func: String,
+        /// The arguments.
         args: Vec<Expr>,
     },
+    /// A closure `|params| body`.
     Lambda {
+        /// Its parameters with their types.
         params: Vec<(Pat, Type)>,
+        /// Its body.
         body: Box<Expr>,
     },
     /// A lifted closure: the function `func` partially applied to the captured values
     /// `env` (the paper's lambda lifting turns every `Lambda` into one of these).
     Closure {
+        /// The lifted function.
         func: String,
+        /// The captured values.
         env: Vec<Expr>,
     },
+    /// `if cond { then } else { els }`.
     If {
+        /// The condition.
         cond: Box<Expr>,
+        /// The value when it holds.
         then: Box<Expr>,
+        /// The value otherwise (none: `()`).
         els: Option<Box<Expr>>,
     },
+    /// `match scrutinee { arms }`.
     Match {
+        /// The value matched.
         scrutinee: Box<Expr>,
+        /// The arms, in order.
         arms: Vec<MatchArm>,
     },
+    /// `{ stmts; result }`.
     Block {
+        /// The statements.
         stmts: Vec<Stmt>,
+        /// The value (none: `()`).
         result: Option<Box<Expr>>,
     },
     /// Assignment to a mutable local, or to a field or element of one.
     Assign {
+        /// The place assigned.
         target: Box<Expr>,
+        /// The value.
         value: Box<Expr>,
     },
     /// `for var in lo..hi { body }` (sequential).
     For {
+        /// The loop variable.
         var: String,
+        /// The first value.
         lo: Box<Expr>,
+        /// The end (excluded).
         hi: Box<Expr>,
+        /// The body.
         body: Box<Expr>,
     },
+    /// `while cond { body }`.
     While {
+        /// The condition.
         cond: Box<Expr>,
+        /// The body.
         body: Box<Expr>,
     },
 }

@@ -12,6 +12,8 @@
 //! assert_eq!(e.to_string(), "(reduce add 0 v)");
 //! ```
 
+#![warn(missing_docs)]
+
 mod expr;
 mod print;
 mod program;

@@ -56,9 +56,13 @@ pub enum Returns {
 /// One method of the table.
 #[derive(Clone, Copy, Debug)]
 pub struct Method {
+    /// The name called.
     pub name: &'static str,
+    /// What it is called on.
     pub receiver: Receiver,
+    /// What its arguments must be.
     pub args: &'static [Arg],
+    /// What it returns.
     pub returns: Returns,
 }
 

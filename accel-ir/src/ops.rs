@@ -19,63 +19,86 @@ use crate::passes::IrError;
 /// `map(f, xs)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Map<'a> {
+    /// The function applied to each element.
     pub f: &'a Expr,
+    /// The sequence.
     pub xs: &'a Expr,
 }
 
 /// `map2(f, xs, ys)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Map2<'a> {
+    /// The function applied to each pair of elements.
     pub f: &'a Expr,
+    /// The first sequence.
     pub xs: &'a Expr,
+    /// The second sequence (of the same length).
     pub ys: &'a Expr,
 }
 
 /// `reduce(op, ne, xs)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Reduce<'a> {
+    /// The associative operator.
     pub op: &'a Expr,
+    /// Its neutral element.
     pub ne: &'a Expr,
+    /// The sequence.
     pub xs: &'a Expr,
 }
 
 /// `scan(op, ne, xs)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Scan<'a> {
+    /// The associative operator.
     pub op: &'a Expr,
+    /// Its neutral element.
     pub ne: &'a Expr,
+    /// The sequence.
     pub xs: &'a Expr,
 }
 
 /// `flatten(xss)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Flatten<'a> {
+    /// The regular sequence of sequences.
     pub xss: &'a Expr,
 }
 
 /// `create(n, f)`.
 #[derive(Clone, Copy, Debug)]
 pub struct Create<'a> {
+    /// The length.
     pub n: &'a Expr,
+    /// The function from an index to an element.
     pub f: &'a Expr,
 }
 
 /// `parallel_loop(n, f)`.
 #[derive(Clone, Copy, Debug)]
 pub struct ParallelLoop<'a> {
+    /// The iteration count.
     pub n: &'a Expr,
+    /// The body, called with each iteration's index.
     pub f: &'a Expr,
 }
 
 /// One parallel operation with its arguments named.
 #[derive(Clone, Copy, Debug)]
 pub enum OpView<'a> {
+    /// `map`.
     Map(Map<'a>),
+    /// `map2`.
     Map2(Map2<'a>),
+    /// `reduce`.
     Reduce(Reduce<'a>),
+    /// `scan`.
     Scan(Scan<'a>),
+    /// `flatten`.
     Flatten(Flatten<'a>),
+    /// `create`.
     Create(Create<'a>),
+    /// `parallel_loop`.
     ParallelLoop(ParallelLoop<'a>),
 }
 
@@ -138,12 +161,19 @@ impl<'a> OpView<'a> {
 pub trait Operations {
     /// What lowering an operation gives (a value being generated, an error).
     type Out;
+    /// Lowers `map(f, xs)`.
     fn map(&mut self, op: Map<'_>) -> Self::Out;
+    /// Lowers `map2(f, xs, ys)`.
     fn map2(&mut self, op: Map2<'_>) -> Self::Out;
+    /// Lowers `reduce(op, ne, xs)`.
     fn reduce(&mut self, op: Reduce<'_>) -> Self::Out;
+    /// Lowers `scan(op, ne, xs)`.
     fn scan(&mut self, op: Scan<'_>) -> Self::Out;
+    /// Lowers `flatten(xss)`.
     fn flatten(&mut self, op: Flatten<'_>) -> Self::Out;
+    /// Lowers `create(n, f)`.
     fn create(&mut self, op: Create<'_>) -> Self::Out;
+    /// Lowers `parallel_loop(n, f)`.
     fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> Self::Out;
 }
 

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 /// A parameter of an `#[accel]` function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Param {
+    /// The parameter's pattern.
     pub pat: Pat,
+    /// Its declared type.
     pub ty: Type,
 }
 
@@ -17,11 +19,15 @@ pub struct FnDef {
     /// The unique name of the function in the program (its module path and name,
     /// `crate::physics::step`).
     pub name: String,
+    /// Its parameters.
     pub params: Vec<Param>,
+    /// Its declared result type.
     pub ret: Type,
+    /// Its body.
     pub body: Expr,
     /// Where the function is defined.
     pub file: String,
+    /// Where in the file it is.
     pub loc: Loc,
 }
 
@@ -35,17 +41,22 @@ impl FnDef {
 /// One `accelerate!` site: its expression and the locals it captures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SiteDef {
+    /// The file of the site.
     pub file: String,
+    /// Where in the file it is.
     pub loc: Loc,
     /// The captured locals, in first-use order; the runtime marshals them.
     pub captures: Vec<String>,
+    /// The marked expression.
     pub body: Expr,
 }
 
 /// A site together with exactly the functions it reaches, each once, callees before callers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Program {
+    /// The functions the site reaches, each once.
     pub functions: Vec<FnDef>,
+    /// The site.
     pub site: SiteDef,
 }
 

@@ -7,13 +7,21 @@ use std::fmt;
 /// A scalar element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarType {
+    /// `i32`.
     I32,
+    /// `i64`.
     I64,
+    /// `u32`.
     U32,
+    /// `u64`.
     U64,
+    /// `usize`.
     Usize,
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `bool`.
     Bool,
 }
 
@@ -61,8 +69,11 @@ impl ScalarType {
 /// ownership only, which accelerated code never observes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Type {
+    /// A scalar.
     Scalar(ScalarType),
+    /// `()`.
     Unit,
+    /// A tuple.
     Tuple(Vec<Type>),
     /// `[T; N]`.
     Array(Box<Type>, usize),

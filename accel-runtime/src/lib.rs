@@ -25,6 +25,8 @@
 //! `ACCEL_MODE` selects how accelerated code runs (see [`Mode`]); `ACCEL_LOG=1` prints what
 //! each site did.
 
+#![warn(missing_docs)]
+
 extern crate self as accel_runtime;
 
 // The layers, lowest first; imports point down only (tests/architecture.rs checks it).

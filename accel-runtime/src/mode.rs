@@ -21,8 +21,11 @@ use thiserror::Error;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
+    /// Checked sequential Rust.
     Debug,
+    /// The CPU backend.
     Cpu,
+    /// The CUDA backend.
     Cuda,
 }
 
@@ -47,8 +50,10 @@ impl fmt::Display for Mode {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ModeError {
     #[error("ACCEL_MODE={0:?} is not a mode: use one of debug, cpu, cuda (or leave it unset for the best available)")]
+    /// A value that names no mode.
     Unknown(String),
     #[error("ACCEL_MODE=cuda, but accel-runtime was built without its `cuda` feature: build with `--features cuda`, or use ACCEL_MODE=cpu")]
+    /// `cuda` in a build without the `cuda` feature.
     CudaNotBuilt,
 }
 

@@ -9,9 +9,13 @@ use crate::accel_type::Inspect;
 /// One use of a parallel operation in a body, at a line and column of its file.
 #[derive(Debug, Clone, Copy)]
 pub struct OpUse {
+    /// The operation's name.
     pub op: &'static str,
+    /// Whether it is imperative (`parallel_loop`).
     pub imperative: bool,
+    /// Its line.
     pub line: u32,
+    /// Its column (0-based).
     pub column: u32,
 }
 
@@ -19,10 +23,13 @@ pub struct OpUse {
 /// compile-time checks of the sites that reach it need.
 #[derive(Debug)]
 pub struct FnDesc {
+    /// The function's name.
     pub name: &'static str,
     /// The function's full path (`my_crate::physics::step`), which names it in programs.
     pub path: &'static str,
+    /// Its file.
     pub file: &'static str,
+    /// Its line.
     pub line: u32,
     /// The function's IR (`accel_ir::FnDef`) as JSON.
     pub ir: &'static str,
@@ -39,12 +46,17 @@ pub struct FnDesc {
 /// The description of one `accelerate!` site.
 #[derive(Debug)]
 pub struct SiteDesc {
+    /// The site's file.
     pub file: &'static str,
+    /// Its line.
     pub line: u32,
+    /// Its column (0-based).
     pub column: u32,
     /// The site's IR (`accel_ir::SiteDef`) as JSON.
     pub ir: &'static str,
+    /// The functions the site calls or passes, keyed by the path as written.
     pub callees: &'static [(&'static str, &'static FnDesc)],
+    /// The parallel operations the site uses directly.
     pub ops: &'static [OpUse],
 }
 

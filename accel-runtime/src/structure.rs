@@ -8,8 +8,11 @@ use std::sync::OnceLock;
 /// Where a value sits inside a captured or returned value, for messages (`xss[3]`,
 /// `state.0`). Built on the stack; formatted only when something is wrong.
 pub enum ValuePath<'a> {
+    /// A named value.
     Root(&'a str),
+    /// A field (or tuple element) of a value.
     Field(&'a ValuePath<'a>, &'a str),
+    /// An element of a sequence.
     Index(&'a ValuePath<'a>, usize),
 }
 

@@ -21,29 +21,65 @@ use thiserror::Error;
 /// the same message.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum IrError {
+    /// A function body names something that is neither a parameter nor a local.
     #[error("function `{func}` uses `{name}`, which is neither a parameter nor a local of it")]
-    UnboundInFunction { func: String, name: String },
+    UnboundInFunction {
+        /// The function.
+        func: String,
+        /// The name.
+        name: String,
+    },
+    /// A call of a function the program does not hold.
     #[error("call of `{name}`, which is not an #[accel] function known to this program")]
-    UnknownFunction { name: String },
+    UnknownFunction {
+        /// The function called.
+        name: String,
+    },
+    /// Functions that call themselves, directly or not.
     #[error("recursion is not supported in accelerated code: {cycle}")]
-    Recursion { cycle: String },
+    Recursion {
+        /// The cycle, `f -> g -> f`.
+        cycle: String,
+    },
+    /// IR that could not be read back (a build of mismatched versions).
     #[error("the IR of `{name}` could not be read: {message}")]
-    Corrupt { name: String, message: String },
+    Corrupt {
+        /// What the IR is of.
+        name: String,
+        /// Why it could not be read.
+        message: String,
+    },
+    /// A site that uses no parallel operation.
     #[error(
         "accelerated code uses no parallel operation (map, map2, reduce, scan, flatten, create, \
          parallel_loop); it would run sequentially, so it is not worth accelerating"
     )]
     NoParallelOp,
+    /// A site that uses functional operations and `parallel_loop`.
     #[error(
         "accelerated code mixes functional operations ({functional}) with parallel_loop \
          ({imperative}); one accelerate! site runs on one backend: split it into two sites"
     )]
     Mixed {
+        /// The functional operations, where.
         functional: String,
+        /// The imperative ones, where.
         imperative: String,
     },
+    /// A type error found by inference.
     #[error("type error in accelerated code: {message}")]
-    Type { message: String },
+    Type {
+        /// What does not type-check, and where.
+        message: String,
+    },
+    /// A construct imperative code does not allow.
     #[error("in imperative code (parallel_loop), {what} at line {}: {why}", loc.line)]
-    Imperative { what: String, loc: Loc, why: String },
+    Imperative {
+        /// The construct.
+        what: String,
+        /// Where it is.
+        loc: Loc,
+        /// Why it is not allowed.
+        why: String,
+    },
 }

@@ -32,9 +32,13 @@ use std::collections::HashMap;
 /// A primitive commutative reduction operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prim {
+    /// `a + b`.
     Add,
+    /// `a * b`.
     Mul,
+    /// `a.min(b)`.
     Min,
+    /// `a.max(b)`.
     Max,
 }
 

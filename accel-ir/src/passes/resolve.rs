@@ -18,7 +18,9 @@ use std::collections::HashMap;
 /// A resolved site body and the locals it captures, in first-use order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
+    /// The body with unique names.
     pub body: Expr,
+    /// The site's free variables, in first-use order.
     pub captures: Vec<String>,
 }
 

@@ -25,7 +25,9 @@ impl<T: ?Sized> Keep for T {}
 /// The words of a site's captured values, and what must outlive the run.
 #[derive(Default)]
 pub struct Marshal<'a> {
+    /// The captured values' words, in order.
     pub words: Vec<u64>,
+    /// What the words point into, kept alive until the run ends.
     pub keep: Vec<Box<dyn Keep + 'a>>,
     /// The base pointers of tensor buffers already locked (views of one buffer share one
     /// lock: the paper's MergeOverlappingIntervals).
@@ -37,14 +39,17 @@ pub struct Marshal<'a> {
     pub bytes: usize,
     /// Bytes copied into new columns (records, nested sequences), for ACCEL_LOG.
     pub copied: usize,
+    /// Why a value could not be marshaled (the first reason).
     pub error: Option<String>,
 }
 
 impl Marshal<'_> {
+    /// Appends a word.
     pub fn push(&mut self, w: u64) {
         self.words.push(w);
     }
 
+    /// Records why a value cannot be marshaled (the first reason wins).
     pub fn fail(&mut self, message: String) {
         self.error.get_or_insert(message);
     }
@@ -141,12 +146,16 @@ impl Drop for Arena {
 
 /// Reads a site's result words.
 pub struct Unmarshal<'a> {
+    /// The result's words.
     pub words: &'a [u64],
+    /// The next word to read.
     pub at: usize,
+    /// The memory the result's columns point into (adopted by the values read).
     pub arena: &'a mut Arena,
 }
 
 impl Unmarshal<'_> {
+    /// The next word.
     pub fn word(&mut self) -> Result<u64, String> {
         let w = self
             .words

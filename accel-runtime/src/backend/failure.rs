@@ -5,14 +5,23 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum FailureKind {
+    /// An index out of bounds: `a` the index, `b` the length.
     Index = 1,
+    /// An integer division by zero.
     DivZero = 2,
+    /// `MIN / -1`.
     DivOverflow = 3,
+    /// An allocation of `a` bytes failed.
     Alloc = 4,
+    /// A tensor index of `a` coordinates into a tensor of rank `b`.
     Rank = 5,
+    /// Slice bounds `a..b` out of range.
     Slice = 6,
+    /// `map2` inputs of lengths `a` and `b`.
     Lengths = 7,
+    /// Rows of lengths `a` (row 0) and `b` in a produced sequence of sequences.
     Irregular = 8,
+    /// A row operator that changed the row length from `a` to `b`.
     RowLength = 9,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
@@ -47,8 +56,11 @@ impl FailureKind {
 /// The first failure a compiled run reported: its kind's code and two words of detail.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Failure {
+    /// The kind's code ([`FailureKind::code`]).
     pub code: u32,
+    /// The first detail word.
     pub a: u64,
+    /// The second detail word.
     pub b: u64,
 }
 

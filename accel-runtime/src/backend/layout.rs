@@ -17,7 +17,9 @@ use accel_ir::{ScalarType, Type};
 /// One word of a value: a scalar, or a pointer to a column of scalars.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Word {
+    /// A scalar of this type.
     Scalar(ScalarType),
+    /// A pointer to a column of scalars of this type.
     Ptr(ScalarType),
 }
 

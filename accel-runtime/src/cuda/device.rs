@@ -11,9 +11,11 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// A GPU, or the emulator standing in for one.
 pub struct Gpu {
     ctx: Option<sys::CUcontext>,
+    /// The device's name.
     pub name: String,
     /// Compute capability (major, minor).
     pub arch: (i32, i32),
+    /// How many multiprocessors it has.
     pub multiprocessors: u32,
     /// Threads per block of every launch.
     pub threads: u32,
@@ -120,7 +122,9 @@ fn init() -> Result<Gpu, String> {
 
 /// Device memory, freed on drop.
 pub struct DevBuf {
+    /// The device address.
     pub ptr: u64,
+    /// Its size.
     pub bytes: usize,
     emulated: bool,
 }
@@ -148,7 +152,9 @@ impl Drop for DevBuf {
 /// A loaded kernel.
 #[derive(Clone, Copy)]
 pub enum Kernel {
+    /// A kernel of a loaded module.
     Device(sys::CUfunction),
+    /// A kernel the emulator runs.
     Emulated(EmuKernel),
 }
 
@@ -165,6 +171,7 @@ pub struct Session<'g> {
 }
 
 impl Gpu {
+    /// Whether this is the emulator.
     pub fn is_emulator(&self) -> bool {
         self.ctx.is_none()
     }
@@ -216,6 +223,7 @@ impl Gpu {
 }
 
 impl Session<'_> {
+    /// The GPU the session runs on.
     pub fn gpu(&self) -> &Gpu {
         self.gpu
     }

@@ -93,11 +93,13 @@ static CACHE: CompileCache<(usize, Vec<Type>, Type, bool), CudaSite> = CompileCa
 /// How many times a site was compiled for the GPU in this process, and how many of those
 /// called NVRTC (tests check both caches with them).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// How many of those compilations called NVRTC (the others found PTX on disk).
 pub static NVRTC_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// When set, every launch waits for its kernels and adds their time to [`KERNEL_NANOS`]:
 /// benchmarks read the device's time apart from the copies to and from it.
 pub static PROFILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Nanoseconds the kernels took, summed, while [`PROFILE`] is set.
 pub static KERNEL_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Lowers the front end's result for the GPU and compiles its kernels (PTX from the disk

@@ -54,10 +54,15 @@ pub fn compile_with(source: &str, arch: &str, fmad: bool) -> Result<String, Stri
 /// What `ptxas -v` reported for one kernel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelReport {
+    /// The kernel's name.
     pub kernel: String,
+    /// The architecture it was assembled for (`sm_90`).
     pub arch: String,
+    /// Registers per thread.
     pub registers: u32,
+    /// Bytes of spill stores.
     pub spill_stores: u32,
+    /// Bytes of spill loads.
     pub spill_loads: u32,
 }
 

@@ -7,39 +7,67 @@ use accel_ir::{Expr, Type};
 #[derive(Debug, Clone)]
 pub enum LaunchKind {
     /// `create`: writes `n` elements of `elem` into new columns (kernel `NAME`).
-    Map { elem: Type },
+    Map {
+        /// The element type.
+        elem: Type,
+    },
     /// `create` of rows of `elem` (each element a `create` itself): kernel `NAME_len`
     /// writes each row's length, `NAME` checks they are all the first's and writes the
     /// rows packed (a regular nested result).
-    Rows { elem: Type },
+    Rows {
+        /// The rows' element type.
+        elem: Type,
+    },
     /// `create(n, |c| reduce(op, ne, create(m, g)))` with `m` the same for every `c`
     /// (a host expression): kernel `NAME` is the plain map (one thread per segment), for
     /// many segments; `NAME_part` and `NAME_final` reduce each segment with many blocks,
     /// for few long ones (k-means' per-cluster sums). The host picks at run time.
     SegReduce {
+        /// The reductions' element type.
         elem: Type,
+        /// Whether the operator is a primitive commutative one.
         commutative: bool,
+        /// The segments' length, a host expression.
         m: Expr,
     },
     /// `parallel_loop` (kernel `NAME`).
     Loop,
     /// `reduce` (kernels `NAME_part` and `NAME_final`); `commutative` selects the
     /// grid-stride partial kernel.
-    Reduce { elem: Type, commutative: bool },
+    Reduce {
+        /// The element type.
+        elem: Type,
+        /// Whether the operator is a primitive commutative one.
+        commutative: bool,
+    },
     /// Inclusive `scan` (kernels `NAME_part`, `NAME_carry`, `NAME_final`).
-    Scan { elem: Type },
+    Scan {
+        /// The element type.
+        elem: Type,
+    },
     /// `reduce` over rows of `elem` with a row as neutral element (the host variable `ne`,
     /// whose length is every row's): kernels `NAME_part` (each thread folds a contiguous
     /// chunk into its row of the totals) and `NAME_final` (one block folds the totals).
-    RowReduce { elem: Type, ne: String },
+    RowReduce {
+        /// The rows' element type.
+        elem: Type,
+        /// The host variable holding the neutral row.
+        ne: String,
+    },
     /// Inclusive `scan` over rows: `NAME_part` as for `RowReduce`, `NAME_carry` (one block:
     /// the carry into each thread's chunk), `NAME_final` (each chunk rescanned in place).
-    RowScan { elem: Type, ne: String },
+    RowScan {
+        /// The rows' element type.
+        elem: Type,
+        /// The host variable holding the neutral row.
+        ne: String,
+    },
 }
 
 /// One top-level parallel operation.
 #[derive(Debug, Clone)]
 pub struct Launch {
+    /// What it does.
     pub kind: LaunchKind,
     /// The kernel name (or its prefix).
     pub kernel: String,

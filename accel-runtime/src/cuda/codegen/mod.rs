@@ -62,6 +62,7 @@ pub struct Program {
     pub source: String,
     /// The site's body with every top-level parallel operation replaced by a launch.
     pub host: Expr,
+    /// The launches, in the order the host program's calls name them.
     pub launches: Vec<Launch>,
     /// The captured values' names, in marshaling order.
     pub captures: Vec<String>,

@@ -21,19 +21,25 @@ type R<T> = Result<T, String>;
 
 /// One run of a compiled site on the GPU.
 pub struct Run<'a, 'g> {
+    /// The GPU session.
     pub session: &'a Session<'g>,
+    /// The site's launches.
     pub launches: &'a [Launch],
+    /// Each launch's loaded kernels.
     pub kernels: &'a [Vec<Kernel>],
     /// Device memory alive until the run ends.
     pub keep: Vec<DevBuf>,
     /// The error word kernels record failures in: kind, a, b.
     pub err: u64,
+    /// The host program's variables.
     pub env: HashMap<String, HostVal>,
     /// Bytes copied to and from the device, for ACCEL_LOG.
     pub bytes_in: usize,
+    /// Bytes copied back from the device.
     pub bytes_out: usize,
     /// Device memory the run holds now, and the most it held.
     pub held: usize,
+    /// The most device memory the run held at once.
     pub peak: usize,
 }
 

@@ -12,7 +12,9 @@ type R<T> = Result<T, String>;
 /// A host value: its type and its words (device addresses for columns).
 #[derive(Clone, Debug)]
 pub struct HostVal {
+    /// Its type.
     pub ty: Type,
+    /// Its words (see [`crate::backend::layout`]).
     pub w: Vec<u64>,
 }
 
