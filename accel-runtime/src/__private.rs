@@ -97,6 +97,18 @@ pub fn cpu_compile_times() -> Vec<f64> {
         .clone()
 }
 
+/// How many loops of the CPU code of the site at `location` (`file:line:col`) run on SIMD
+/// vectors, as it was last compiled (`None`: not compiled on the CPU).
+pub fn cpu_simd_loops(location: &str) -> Option<usize> {
+    crate::cpu::SIMD_LOOPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .rev()
+        .find(|(l, _)| l == location)
+        .map(|(_, n)| *n)
+}
+
 /// How many site compilations the CPU backend has done in this process.
 pub fn cpu_compilations() -> usize {
     crate::cpu::COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)

@@ -145,6 +145,8 @@ pub struct Gen {
     pub(super) helpers: HashMap<&'static str, FuncId>,
     pub(super) records: HashMap<String, Vec<(String, Type)>>,
     pub(super) kernels: usize,
+    /// How many loops run on SIMD vectors.
+    pub(super) simd_loops: usize,
     pub(super) listing: Option<String>,
 }
 

@@ -46,6 +46,8 @@ pub struct Compiled {
     pub host: usize,
     pub result_words: usize,
     pub kernels: usize,
+    /// How many of its loops run on SIMD vectors.
+    pub simd_loops: usize,
     /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
     pub listing: Option<String>,
 }
@@ -79,6 +81,7 @@ pub fn compile(
         helpers: HashMap::new(),
         records,
         kernels: 0,
+        simd_loops: 0,
         listing: listing.then(String::new),
     };
     g.declare_helpers()?;
@@ -138,13 +141,14 @@ pub fn compile(
     g.module.clear_context(&mut ctx);
     g.module.finalize_definitions().map_err(|e| e.to_string())?;
     let host = g.module.get_finalized_function(id) as usize;
-    let kernels = g.kernels;
+    let (kernels, simd_loops) = (g.kernels, g.simd_loops);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));
     Ok(Compiled {
         host,
         result_words,
         kernels,
+        simd_loops,
         listing: g.listing,
     })
 }

@@ -7,7 +7,7 @@ use super::ops::Producer;
 use super::proofs::{affine_key, affine_offset};
 use accel_ir::consts::const_type;
 use accel_ir::ops::{delayed, Reduce};
-use accel_ir::passes::recognize::Prim;
+use accel_ir::passes::recognize::{primitive, Prim};
 use accel_ir::{BinOp, Expr, Lit, Pat, ScalarType, Stmt, Type, UnOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, MemFlagsData, Value};
@@ -117,6 +117,7 @@ impl FnCx<'_, '_> {
         hi: Value,
     ) -> R<V> {
         let ne = self.expr(r.ne)?;
+        self.g.simd_loops += 1;
         let ne_v = self.b.ins().splat(vt, ne.w[0]);
         let accs = [self.b.declare_var(vt), self.b.declare_var(vt)];
         for a in accs {
@@ -204,6 +205,7 @@ impl FnCx<'_, '_> {
             return Ok(None);
         }
         let len = self.b.ins().isub(hi, lo);
+        self.g.simd_loops += 1;
         let blocks = self.b.ins().udiv_imm_u(len, lanes as i64);
         let zero = self.iconst(0);
         self.counted_loop(zero, blocks, ScalarType::Usize, |f, j| {
@@ -429,16 +431,5 @@ impl FnCx<'_, '_> {
             }
             _ => return Err("an expression that does not vectorize".into()),
         })
-    }
-}
-
-/// The primitive a reduction operator is, when written as a closure whose body is the
-/// operation itself.
-pub(super) fn primitive(op: &Expr) -> Option<Prim> {
-    match op {
-        Expr::Lambda { body, .. } if !matches!(**body, Expr::Block { .. }) => {
-            accel_ir::passes::recognize::primitive(op)
-        }
-        _ => None,
     }
 }
