@@ -148,6 +148,11 @@ pub struct Gen {
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
     pub(super) listing: Option<String>,
+    /// Whether the host fuses multiply-adds (FMA and AVX): the math library's
+    /// polynomials use them.
+    pub(super) fma: bool,
+    /// `ACCEL_EXACT_MATH=1`: math functions call libm, as debug mode does.
+    pub(super) exact_math: bool,
 }
 
 impl Gen {

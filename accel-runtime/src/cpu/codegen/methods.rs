@@ -10,7 +10,12 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
 
 impl FnCx<'_, '_> {
+    /// The math function `name` of `args` (numbers of type `s`): inline (see
+    /// [`super::math`]) when the library has it, else the platform's libm.
     pub(super) fn math(&mut self, s: ScalarType, name: &str, args: &[Value]) -> R<Value> {
+        if let Some(v) = self.inline_math(clif(s), name, args) {
+            return Ok(v);
+        }
         let key = math_name(name, s).ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
         Ok(self.helper(key, args)[0])
     }
@@ -86,10 +91,8 @@ impl FnCx<'_, '_> {
                 let one = self.fconst(s, 1.0);
                 self.b.ins().fdiv(one, x)
             }
-            "mul_add" => {
-                let m = self.b.ins().fmul(x, a[0].w[0]);
-                self.b.ins().fadd(m, a[1].w[0])
-            }
+            // Rust's `mul_add` rounds once (a libm `fma` call where the host has no FMA).
+            "mul_add" => self.b.ins().fma(x, a[0].w[0], a[1].w[0]),
             "min" | "max" => self.fminmax(method == "max", x, a[0].w[0]),
             "clamp" => {
                 let lo = self.fminmax(true, x, a[0].w[0]);
@@ -130,6 +133,12 @@ impl FnCx<'_, '_> {
                 });
             }
             "sin_cos" => {
+                if let Some((sin, cos)) = self.inline_sin_cos(clif(s), x) {
+                    return Ok(V {
+                        ty: Type::Tuple(vec![ty.clone(), ty]),
+                        w: vec![sin, cos],
+                    });
+                }
                 let slot = self.b.create_sized_stack_slot(StackSlotData::new(
                     StackSlotKind::ExplicitSlot,
                     16,
@@ -150,7 +159,7 @@ impl FnCx<'_, '_> {
                     w: vec![sin, cos],
                 });
             }
-            "powi" => self.math(s, "powi", &[x, a[0].w[0]])?,
+            "powi" => self.powi(clif(s), x, a[0].w[0]),
             "log" => self.math(s, "log", &[x, a[0].w[0]])?,
             "powf" | "atan2" | "hypot" => self.math(s, method, &[x, a[0].w[0]])?,
             m => self.math(s, m, &[x])?,

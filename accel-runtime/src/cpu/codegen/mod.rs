@@ -22,6 +22,7 @@ mod cx;
 mod expr;
 mod kernel;
 mod loops;
+mod math;
 mod memory;
 mod methods;
 mod num;
@@ -29,6 +30,8 @@ mod ops;
 mod proofs;
 mod simd;
 mod values;
+
+pub use math::probe::{MathProbe, ProbeConfig};
 
 use super::helpers::helpers;
 use accel_ir::{Expr, Type};
@@ -52,6 +55,12 @@ pub struct Compiled {
     pub listing: Option<String>,
 }
 
+/// Whether `ACCEL_EXACT_MATH=1`: math functions then call the platform's libm, so results
+/// are bit-identical to debug mode's.
+pub fn exact_math() -> bool {
+    std::env::var("ACCEL_EXACT_MATH").is_ok_and(|v| v == "1")
+}
+
 /// Compiles a typed, fused site body whose free variables are `captures`; with `listing`,
 /// the result carries each function's machine code as text.
 pub fn compile(
@@ -66,6 +75,12 @@ pub fn compile(
         .map_err(|e| format!("no Cranelift backend for this host: {e}"))?
         .finish(settings::Flags::new(flags))
         .map_err(|e| e.to_string())?;
+    let has = |name: &str| {
+        isa.isa_flags()
+            .iter()
+            .any(|f| f.name == name && f.as_bool() == Some(true))
+    };
+    let fma = has("has_fma") && has("has_avx");
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for h in helpers() {
         jb.symbol(h.name, h.address);
@@ -83,6 +98,8 @@ pub fn compile(
         kernels: 0,
         simd_loops: 0,
         listing: listing.then(String::new),
+        fma,
+        exact_math: exact_math(),
     };
     g.declare_helpers()?;
 
