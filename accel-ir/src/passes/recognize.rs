@@ -87,6 +87,89 @@ pub fn primitive(op: &Expr) -> Option<Prim> {
     }
 }
 
+/// The primitive of each field an operator closure `|a, b| …` combines, if it combines
+/// every field so: a scalar [`primitive`] (one field), or a tuple whose field `k` is a
+/// primitive of `a.k` and `b.k` (`|a, b| (a.0 + b.0, a.1.max(b.1))`). Commutative on every
+/// field, such a reduction may fold its elements in any grouping and order.
+///
+/// ```
+/// use accel_ir::passes::recognize::{componentwise, Prim};
+/// use accel_ir::{BinOp, Expr, Pat, Type};
+/// let field = |v: &str, k: &str| Expr::Field(Box::new(Expr::var(v)), k.into());
+/// let add = |k: &str| Expr::Binary(BinOp::Add, Box::new(field("a", k)), Box::new(field("b", k)));
+/// let op = Expr::Lambda {
+///     params: vec![(Pat::bind("a"), Type::Infer), (Pat::bind("b"), Type::Infer)],
+///     body: Box::new(Expr::Tuple(vec![add("0"), add("1")])),
+/// };
+/// assert_eq!(componentwise(&op), Some(vec![Prim::Add, Prim::Add]));
+/// ```
+pub fn componentwise(op: &Expr) -> Option<Vec<Prim>> {
+    if let Some(p) = primitive(op) {
+        return Some(vec![p]);
+    }
+    let Expr::Lambda { params, body } = op else {
+        return None;
+    };
+    let (Some((Pat::Bind { name: a, .. }, _)), Some((Pat::Bind { name: b, .. }, _))) =
+        (params.first(), params.get(1))
+    else {
+        return None;
+    };
+    if params.len() != 2 {
+        return None;
+    }
+    let mut defs: HashMap<&str, &Expr> = HashMap::new();
+    let Expr::Tuple(fields) = final_expr(body, &mut defs)? else {
+        return None;
+    };
+    let root = |x: &Expr| {
+        let mut x = x;
+        while let Expr::Var(v) = x {
+            match defs.get(v.as_str()) {
+                Some(d) => x = d,
+                None => return Some(v.clone()),
+            }
+        }
+        None
+    };
+    // `p.k` for the parameter (or a renaming of it) `p`.
+    let field_of = |x: &Expr, k: &str| -> Option<String> {
+        let x = match x {
+            Expr::Var(v) => defs.get(v.as_str()).copied().unwrap_or(x),
+            _ => x,
+        };
+        match x {
+            Expr::Field(base, f) if f == k => root(base),
+            _ => None,
+        }
+    };
+    let pair = |x: &Expr, y: &Expr, k: &str| match (field_of(x, k), field_of(y, k)) {
+        (Some(x), Some(y)) => (&x == a && &y == b) || (&x == b && &y == a),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for (k, e) in fields.iter().enumerate() {
+        let k = k.to_string();
+        let e = match e {
+            Expr::Var(v) => defs.get(v.as_str()).copied().unwrap_or(e),
+            _ => e,
+        };
+        out.push(match e {
+            Expr::Binary(BinOp::Add, x, y) if pair(x, y, &k) => Prim::Add,
+            Expr::Binary(BinOp::Mul, x, y) if pair(x, y, &k) => Prim::Mul,
+            Expr::Method { recv, method, args } if args.len() == 1 && pair(recv, &args[0], &k) => {
+                match method.as_str() {
+                    "min" => Prim::Min,
+                    "max" => Prim::Max,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
 /// The expression a body computes, following blocks of plain `let`s (recorded in `defs`)
 /// and variables bound by them; `None` when a block holds anything else.
 fn final_expr<'e>(e: &'e Expr, defs: &mut HashMap<&'e str, &'e Expr>) -> Option<&'e Expr> {
@@ -174,6 +257,43 @@ mod tests {
             result: Some(Box::new(Expr::var("r"))),
         };
         assert_eq!(primitive(&lam(&["a", "b"], body)), Some(Prim::Min));
+    }
+
+    #[test]
+    fn tuples_of_primitives_are_componentwise() {
+        let field = |v: &str, k: &str| Expr::Field(Box::new(Expr::var(v)), k.into());
+        let op = |k: &str, o: BinOp, x: &str, y: &str| {
+            Expr::Binary(o, Box::new(field(x, k)), Box::new(field(y, k)))
+        };
+        let max = Expr::Method {
+            recv: Box::new(field("b", "2")),
+            method: "max".into(),
+            args: vec![field("a", "2")],
+        };
+        let body = Expr::Tuple(vec![
+            op("0", BinOp::Add, "a", "b"),
+            op("1", BinOp::Mul, "b", "a"),
+            max,
+        ]);
+        assert_eq!(
+            componentwise(&lam(&["a", "b"], body)),
+            Some(vec![Prim::Add, Prim::Mul, Prim::Max])
+        );
+        // A field combined with another field, or a non-commutative operator: no.
+        let crossed = Expr::Tuple(vec![op("0", BinOp::Add, "a", "b"), {
+            Expr::Binary(
+                BinOp::Add,
+                Box::new(field("a", "0")),
+                Box::new(field("b", "1")),
+            )
+        }]);
+        assert_eq!(componentwise(&lam(&["a", "b"], crossed)), None);
+        let minus = Expr::Tuple(vec![op("0", BinOp::Sub, "a", "b")]);
+        assert_eq!(componentwise(&lam(&["a", "b"], minus)), None);
+        assert_eq!(
+            componentwise(&lam(&["a", "b"], bin(BinOp::Add, "a", "b"))),
+            Some(vec![Prim::Add])
+        );
     }
 
     #[test]

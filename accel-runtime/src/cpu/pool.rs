@@ -49,7 +49,9 @@ impl RunCtx {
 /// code alone, so that float reductions group the same way on every machine; at most 256
 /// chunks, enough for uneven work (Mandelbrot rows) to balance over the work-stealing pool.
 pub fn chunk_size(n: u64, grain: u64) -> u64 {
-    n.div_ceil(256).max(grain).max(1)
+    // Whole gangs of four lanes (SPMD kernels run a chunk's last few indices as scalar
+    // code).
+    n.div_ceil(256).max(grain).max(1).next_multiple_of(4)
 }
 
 /// The number of chunks of a launch of `n` iterations.

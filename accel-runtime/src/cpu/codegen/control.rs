@@ -12,20 +12,7 @@ impl FnCx<'_, '_> {
     /// A block: its statements, then its result (`()` when it has none). A scalar bound by
     /// a `let` before a loop is pinned where it is computed (see [`FnCx::pin`]).
     pub(super) fn block(&mut self, stmts: &[Stmt], result: Option<&Expr>) -> R<V> {
-        // Whether a loop follows statement k in this block.
-        let has_loop = |e: &Expr| {
-            let mut found = false;
-            e.walk(&mut |x| found |= matches!(x, Expr::For { .. } | Expr::While { .. }));
-            found
-        };
-        let mut loop_after = vec![result.is_some_and(has_loop); stmts.len()];
-        for k in (0..stmts.len().saturating_sub(1)).rev() {
-            let next = match &stmts[k + 1] {
-                Stmt::Let { init: Some(x), .. } | Stmt::Expr(x) => has_loop(x),
-                Stmt::Let { init: None, .. } => false,
-            };
-            loop_after[k] = loop_after[k + 1] || next;
-        }
+        let loop_after = super::spmd::loops_after(stmts, result);
         for (k, s) in stmts.iter().enumerate() {
             match s {
                 Stmt::Let {

@@ -153,6 +153,10 @@ pub struct Gen {
     pub(super) fma: bool,
     /// `ACCEL_EXACT_MATH=1`: math functions call libm, as debug mode does.
     pub(super) exact_math: bool,
+    /// Whether the kernel being generated runs elements for gangs of lanes (SPMD).
+    pub(super) spmd: bool,
+    /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
+    pub(super) spmd_fallbacks: Vec<String>,
 }
 
 impl Gen {
@@ -221,6 +225,8 @@ pub(super) struct FnCx<'a, 'g> {
     /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
     /// [`super::proofs::affine_key`], checked in bounds for the whole loop before it.
     pub(super) affine: HashMap<String, Value>,
+    /// While generating an element for a gang of lanes (SPMD): its state.
+    pub(super) gang: Option<super::spmd::state::Gang>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -239,6 +245,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             safe_affine: Vec::new(),
             movable_loads: false,
             affine: HashMap::new(),
+            gang: None,
         }
     }
 
@@ -327,6 +334,15 @@ impl<'a, 'g> FnCx<'a, 'g> {
     }
 
     pub(super) fn var(&mut self, name: &str) -> R<V> {
+        if self
+            .gang
+            .as_ref()
+            .is_some_and(|g| g.vars.contains_key(name))
+        {
+            return Err(super::spmd::state::not_spmd(format!(
+                "`{name}`, which differs between lanes, in uniform code"
+            )));
+        }
         let (ty, vars) = self
             .vars
             .get(name)

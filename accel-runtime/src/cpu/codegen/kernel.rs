@@ -113,14 +113,28 @@ impl FnCx<'_, '_> {
     }
 
     /// Compiles a kernel whose chunk body is `chunk` (`label` names it in listings) and
-    /// runs it over the launch's chunks on all cores.
+    /// runs it over the launch's chunks on all cores. The kernel is first generated with
+    /// elements for gangs of lanes (SPMD); when some construct has no SPMD form, it is
+    /// generated again as scalar code.
     pub(super) fn run_chunks(
         &mut self,
         l: &Launch,
         label: ParOp,
-        chunk: impl FnOnce(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+        chunk: impl Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
     ) -> R<()> {
-        let kernel = self.kernel(l, label, chunk)?;
+        let kernel = if super::simd_enabled() {
+            match self.kernel(l, label, &chunk, true) {
+                Ok(k) => k,
+                Err(why) => {
+                    self.g
+                        .spmd_fallbacks
+                        .push(format!("{}: {why}", label.name()));
+                    self.kernel(l, label, &chunk, false)?
+                }
+            }
+        } else {
+            self.kernel(l, label, &chunk, false)?
+        };
         self.run_kernel(kernel, l)
     }
 
@@ -180,27 +194,39 @@ impl FnCx<'_, '_> {
     }
 
     /// Compiles the kernel of a launch: `(env, lo, hi, partial, ctx) -> status`, loading
-    /// the environment and the output columns, then the chunk body.
+    /// the environment and the output columns, then the chunk body; `spmd` lets the body
+    /// run elements for gangs. Nothing is left in the module when it fails.
     fn kernel(
         &mut self,
         l: &Launch,
         label: ParOp,
-        chunk: impl FnOnce(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+        chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+        spmd: bool,
     ) -> R<FuncId> {
         let g: &mut Gen = self.g;
-        g.kernels += 1;
+        let simd_loops = g.simd_loops;
+        g.spmd = spmd;
+        let r = Self::kernel_function(g, l, label, chunk);
+        g.spmd = false;
+        if r.is_err() {
+            g.simd_loops = simd_loops;
+        }
+        r
+    }
+
+    fn kernel_function(
+        g: &mut Gen,
+        l: &Launch,
+        label: ParOp,
+        chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+    ) -> R<FuncId> {
         let mut sig = g.module.make_signature();
         for _ in 0..5 {
             sig.params.push(AbiParam::new(ct::I64));
         }
         sig.returns.push(AbiParam::new(ct::I32));
-        let name = format!("kernel{}", g.kernels);
-        let id = g
-            .module
-            .declare_function(&name, Linkage::Local, &sig)
-            .map_err(|e| e.to_string())?;
         let mut ctx = g.module.make_context();
-        ctx.func.signature = sig;
+        ctx.func.signature = sig.clone();
         let mut fbc = FunctionBuilderContext::new();
         {
             let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -241,19 +267,27 @@ impl FnCx<'_, '_> {
             let config = f.g.module.target_config();
             f.b.finalize(config);
         }
+        // Declared only now, under the name the next kernel gets: a failed attempt
+        // leaves the name free for the next.
+        let name = format!("kernel{}", g.kernels + 1);
+        let id = g
+            .module
+            .declare_function(&name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
         g.define(
             id,
             &mut ctx,
             &format!("{name}: the `{}` chunks", label.name()),
         )?;
         g.module.clear_context(&mut ctx);
+        g.kernels += 1;
         Ok(id)
     }
 }
 
 /// The grain of a parallel operation: iterations with loops or nested parallel operations
-/// are costly and may be spread one per chunk; cheap ones run at least 4096 per chunk,
-/// so that launching a chunk costs little beside its work.
+/// are costly and may be spread one gang (four) per chunk; cheap ones run at least 4096
+/// per chunk, so that launching a chunk costs little beside its work.
 fn grain(args: &[&Expr]) -> i64 {
     let mut costly = false;
     for a in args {
@@ -266,8 +300,9 @@ fn grain(args: &[&Expr]) -> i64 {
             }
         });
     }
+    // A costly element's chunk still holds a whole gang of lanes.
     if costly {
-        1
+        4
     } else {
         4096
     }

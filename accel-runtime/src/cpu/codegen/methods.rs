@@ -73,7 +73,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A method of `f32` or `f64`.
-    fn float_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
+    pub(super) fn float_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
         let x = r.w[0];
         let ty = r.ty.clone();
         let bool_ty = Type::Scalar(ScalarType::Bool);
@@ -168,7 +168,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A method of an integer type.
-    fn int_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
+    pub(super) fn int_method(&mut self, s: ScalarType, r: V, method: &str, a: &[V]) -> R<V> {
         let x = r.w[0];
         let ty = r.ty.clone();
         let bool_ty = Type::Scalar(ScalarType::Bool);

@@ -29,6 +29,7 @@ mod num;
 mod ops;
 mod proofs;
 mod simd;
+mod spmd;
 mod values;
 
 pub use math::probe::{MathProbe, ProbeConfig};
@@ -53,6 +54,12 @@ pub struct Compiled {
     pub simd_loops: usize,
     /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
     pub listing: Option<String>,
+}
+
+/// Whether kernels may run elements on SIMD lanes (SPMD); `ACCEL_SIMD=0` turns it off
+/// (scalar code only, for comparisons).
+pub fn simd_enabled() -> bool {
+    std::env::var("ACCEL_SIMD").map_or(true, |v| v != "0")
 }
 
 /// Whether `ACCEL_EXACT_MATH=1`: math functions then call the platform's libm, so results
@@ -100,6 +107,8 @@ pub fn compile(
         listing: listing.then(String::new),
         fma,
         exact_math: exact_math(),
+        spmd: false,
+        spmd_fallbacks: Vec::new(),
     };
     g.declare_helpers()?;
 
@@ -158,6 +167,11 @@ pub fn compile(
     g.module.clear_context(&mut ctx);
     g.module.finalize_definitions().map_err(|e| e.to_string())?;
     let host = g.module.get_finalized_function(id) as usize;
+    if let Some(listing) = &mut g.listing {
+        for why in &g.spmd_fallbacks {
+            listing.push_str(&format!("\n;; scalar kernel: {why}\n"));
+        }
+    }
     let (kernels, simd_loops) = (g.kernels, g.simd_loops);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));

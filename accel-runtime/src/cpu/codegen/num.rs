@@ -128,7 +128,14 @@ impl FnCx<'_, '_> {
 
     /// Integer arithmetic: wrapping, division checked, shifts masked (`r` is the right
     /// operand, whose type a shift amount has).
-    fn int_arith(&mut self, op: BinOp, s: ScalarType, x: Value, y: Value, r: &V) -> R<Value> {
+    pub(super) fn int_arith(
+        &mut self,
+        op: BinOp,
+        s: ScalarType,
+        x: Value,
+        y: Value,
+        r: &V,
+    ) -> R<Value> {
         Ok(match op {
             BinOp::Add => self.b.ins().iadd(x, y),
             BinOp::Sub => self.b.ins().isub(x, y),

@@ -61,6 +61,9 @@ impl FnCx<'_, '_> {
                     Expr::Var(x) if x == var => {
                         self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, dim)
                     }
+                    other if self.gang.is_some() && self.varies(other) => {
+                        self.lanes_below(other, dim)?
+                    }
                     other => {
                         let i = self.expr(other)?.w[0];
                         self.b.ins().icmp(IntCC::UnsignedLessThan, i, dim)

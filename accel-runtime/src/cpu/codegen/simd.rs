@@ -13,13 +13,21 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, MemFlagsData, Value};
 use std::collections::HashMap;
 
+/// A reduction [`FnCx::vector_reduce`] runs on vectors: its operator, number type, vector
+/// type and lanes, element body and the affine loads to check before the loop.
+pub(super) struct VectorReduce {
+    prim: Prim,
+    s: ScalarType,
+    vt: CType,
+    lanes: usize,
+    body: Expr,
+    affine: Vec<(String, Expr, Expr)>,
+}
+
 impl FnCx<'_, '_> {
-    /// A chunk of a reduction with SIMD vectors, when the operator is a commutative
-    /// primitive (`+`, `*`; integer `min`/`max`) on a scalar type and the element is
-    /// straight-line arithmetic on in-bounds loads at the index: two vector accumulators
-    /// over the chunk, a scalar loop for the rest, lanes folded at the end. `None` when
-    /// the reduction does not qualify (the general four-stream path handles it).
-    pub(super) fn vector_reduce(&mut self, r: Reduce<'_>, lo: Value, hi: Value) -> R<Option<V>> {
+    /// How [`vector_reduce`](Self::vector_reduce) would run `r`, or `None` when it does
+    /// not qualify.
+    pub(super) fn vector_reduce_shape(&self, r: Reduce<'_>) -> R<Option<VectorReduce>> {
         let Some(prim) = primitive(r.op) else {
             return Ok(None);
         };
@@ -49,7 +57,33 @@ impl FnCx<'_, '_> {
         if !self.vectorizable_affine(&body, &param, s, &safe, &mut locals, &mut affine) {
             return Ok(None);
         }
-        let affine = affine.unwrap_or_default();
+        Ok(Some(VectorReduce {
+            prim,
+            s,
+            vt,
+            lanes,
+            body,
+            affine: affine.unwrap_or_default(),
+        }))
+    }
+
+    /// A chunk of a reduction with SIMD vectors, when the operator is a commutative
+    /// primitive (`+`, `*`; integer `min`/`max`) on a scalar type and the element is
+    /// straight-line arithmetic on in-bounds loads at the index: two vector accumulators
+    /// over the chunk, a scalar loop for the rest, lanes folded at the end. `None` when
+    /// the reduction does not qualify (the general four-stream path handles it).
+    pub(super) fn vector_reduce(&mut self, r: Reduce<'_>, lo: Value, hi: Value) -> R<Option<V>> {
+        let Some(VectorReduce {
+            prim,
+            s,
+            vt,
+            lanes,
+            body,
+            affine,
+        }) = self.vector_reduce_shape(r)?
+        else {
+            return Ok(None);
+        };
         if affine.is_empty() {
             return self
                 .vector_reduce_loop(r, prim, s, vt, lanes, &body, lo, hi)

@@ -468,35 +468,19 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
     /// The `f32` lanes of `x` (of this `f32` builder's type) as `f64` values: one number,
     /// or two `F64X2` vectors (lanes 0-1, lanes 2-3).
     pub(super) fn promote(&mut self, x: Value) -> Vec<Value> {
-        if !self.t.is_vector() {
-            return vec![self.f.b.ins().fpromote(ct::F64, x)];
+        if self.t.is_vector() {
+            self.f.promote_lanes(x)
+        } else {
+            vec![self.f.b.ins().fpromote(ct::F64, x)]
         }
-        let low = self.f.b.ins().fvpromote_low(x);
-        let high_lanes = self.shuffle32(x, x, [2, 3, 2, 3]);
-        let high = self.f.b.ins().fvpromote_low(high_lanes);
-        vec![low, high]
     }
 
     /// The inverse of [`Self::promote`]: `f64` values rounded to this `f32` type.
     pub(super) fn demote(&mut self, parts: &[Value]) -> Value {
-        if !self.t.is_vector() {
-            return self.f.b.ins().fdemote(ct::F32, parts[0]);
+        if self.t.is_vector() {
+            self.f.demote_lanes(parts)
+        } else {
+            self.f.b.ins().fdemote(ct::F32, parts[0])
         }
-        let low = self.f.b.ins().fvdemote(parts[0]);
-        let high = self.f.b.ins().fvdemote(parts[1]);
-        self.shuffle32(low, high, [0, 1, 4, 5])
-    }
-
-    /// The `F32X4` with lanes `pick` of the eight lanes of `a` then `b`.
-    fn shuffle32(&mut self, a: Value, b: Value, pick: [u8; 4]) -> Value {
-        let bytes: Vec<u8> = pick
-            .iter()
-            .flat_map(|&l| (0..4).map(move |k| 4 * l + k))
-            .collect();
-        let mask = self.f.b.func.dfg.immediates.push(ConstantData::from(bytes));
-        let ab = self.bitcast(ct::I8X16, a);
-        let bb = self.bitcast(ct::I8X16, b);
-        let s = self.f.b.ins().shuffle(ab, bb, mask);
-        self.bitcast(ct::F32X4, s)
     }
 }

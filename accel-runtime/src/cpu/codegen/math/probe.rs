@@ -62,6 +62,8 @@ impl MathProbe {
             listing: None,
             fma: config.fma.unwrap_or(host_fma) && host_fma,
             exact_math: config.exact,
+            spmd: false,
+            spmd_fallbacks: Vec::new(),
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

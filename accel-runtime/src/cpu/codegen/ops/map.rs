@@ -140,10 +140,12 @@ impl FnCx<'_, '_> {
         let (n, elem) = self.producer_shape(p)?;
         let l = self.begin_launch(&p.args(), n, Some(elem.clone()), None)?;
         self.run_chunks(&l, p.op(), |f, c| {
-            let rest = match f.vector_map(p, &elem, &c.out_cols, c.lo, c.hi)? {
-                Some(rest) => rest,
-                None => c.lo,
+            let gangs = if f.g.spmd {
+                f.gang_produce(p, &elem, &c.out_cols, c.lo, c.hi)?
+            } else {
+                f.vector_map(p, &elem, &c.out_cols, c.lo, c.hi)?
             };
+            let rest = gangs.unwrap_or(c.lo);
             // Versioned on the sequences the element indexes by the index (beyond those
             // the length already covers): N-body's `ys[i]` in its inner loop.
             let (param, indexed) = match p {

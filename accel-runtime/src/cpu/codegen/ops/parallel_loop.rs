@@ -10,7 +10,11 @@ impl FnCx<'_, '_> {
         let n = self.expr(p.n)?.w[0];
         let l = self.begin_launch(&[p.n, p.f], n, None, None)?;
         self.run_chunks(&l, ParOp::ParallelLoop, |f, c| {
-            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, i| f.iteration(p.f, i))
+            let rest = match f.g.spmd {
+                true => f.gang_iterations(p, c.lo, c.hi)?.unwrap_or(c.lo),
+                false => c.lo,
+            };
+            f.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| f.iteration(p.f, i))
         })?;
         Ok(V::unit())
     }

@@ -37,7 +37,13 @@ impl FnCx<'_, '_> {
     pub(super) fn reduce_chunk(&mut self, r: Reduce<'_>, c: &Chunk, partial_words: usize) -> R<()> {
         let total = match self.vector_reduce(r, c.lo, c.hi)? {
             Some(v) => v,
-            None => self.stream_reduce(r, c.lo, c.hi)?,
+            None => match self.g.spmd {
+                true => match self.gang_reduce(r, c.lo, c.hi)? {
+                    Some(v) => v,
+                    None => self.stream_reduce(r, c.lo, c.hi)?,
+                },
+                false => self.stream_reduce(r, c.lo, c.hi)?,
+            },
         };
         for (k, w) in total
             .w

@@ -1,0 +1,332 @@
+//! Arithmetic per lane: operators (integer division lane by lane, checked in the running
+//! lanes), comparisons as masks, casts with Rust's `as` semantics.
+
+use super::super::cx::*;
+use super::super::num::comparison;
+use super::{Part, G};
+use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// `-x`, `!x`.
+    pub(super) fn gunary(&mut self, op: UnOp, x: &Expr) -> R<G> {
+        let g = self.gexpr(x)?;
+        let s = Self::g_scalar(&g)?;
+        let vs = self.vectors(&g.w[0], s);
+        let out = vs
+            .iter()
+            .map(|&v| match (op, s) {
+                (UnOp::Neg, s) if s.is_float() => self.b.ins().fneg(v),
+                (UnOp::Neg, _) => self.b.ins().ineg(v),
+                (UnOp::Not, _) => self.b.ins().bnot(v),
+            })
+            .collect();
+        Ok(G {
+            ty: g.ty,
+            w: vec![Part::Var(out)],
+        })
+    }
+
+    /// `a op b`.
+    pub(super) fn gbinary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> R<G> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            return self.glogic(op, a, b);
+        }
+        let l = self.gexpr(a)?;
+        let r = self.gexpr(b)?;
+        let s = Self::g_scalar(&l)?;
+        if let Some(cmp) = comparison(op) {
+            let m = self.gcompare(cmp, s, &l.w[0], &r.w[0]);
+            return Ok(Self::bool_of(m));
+        }
+        // The gang's index plus or minus a uniform value is still consecutive.
+        if let (Part::Seq(base), Part::Uni(u), BinOp::Add | BinOp::Sub) = (&l.w[0], &r.w[0], op) {
+            let w = if op == BinOp::Add {
+                self.b.ins().iadd(*base, *u)
+            } else {
+                self.b.ins().isub(*base, *u)
+            };
+            return Ok(G {
+                ty: l.ty,
+                w: vec![Part::Seq(w)],
+            });
+        }
+        if let (Part::Uni(u), Part::Seq(base), BinOp::Add) = (&l.w[0], &r.w[0], op) {
+            let w = self.b.ins().iadd(*u, *base);
+            return Ok(G {
+                ty: l.ty,
+                w: vec![Part::Seq(w)],
+            });
+        }
+        let w = if s.is_float() {
+            self.gfloat_arith(op, s, &l.w[0], &r.w[0])?
+        } else {
+            self.gint_arith(op, s, &l.w[0], &r.w[0], &r)?
+        };
+        Ok(G {
+            ty: l.ty,
+            w: vec![w],
+        })
+    }
+
+    /// A comparison per lane: a mask.
+    pub(super) fn gcompare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Value {
+        let av = self.vectors(a, s);
+        let bv = self.vectors(b, s);
+        let parts: Vec<Value> = av
+            .iter()
+            .zip(&bv)
+            .map(|(&x, &y)| {
+                if s.is_float() {
+                    // As scalar code: `a > b` as `b < a`.
+                    match cmp {
+                        IntCC::Equal => self.b.ins().fcmp(FloatCC::Equal, x, y),
+                        IntCC::NotEqual => self.b.ins().fcmp(FloatCC::NotEqual, x, y),
+                        IntCC::SignedLessThan => self.b.ins().fcmp(FloatCC::LessThan, x, y),
+                        IntCC::SignedLessThanOrEqual => {
+                            self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, y)
+                        }
+                        IntCC::SignedGreaterThan => self.b.ins().fcmp(FloatCC::LessThan, y, x),
+                        _ => self.b.ins().fcmp(FloatCC::LessThanOrEqual, y, x),
+                    }
+                } else {
+                    let cc = if signed(s) || matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
+                        cmp
+                    } else {
+                        cmp.unsigned()
+                    };
+                    self.b.ins().icmp(cc, x, y)
+                }
+            })
+            .collect();
+        self.narrow_mask(&parts)
+    }
+
+    fn gfloat_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part) -> R<Part> {
+        if op == BinOp::Rem {
+            return self.per_lane(s, &[(a, s), (b, s)], |f, xs| f.math(s, "rem", xs));
+        }
+        let av = self.vectors(a, s);
+        let bv = self.vectors(b, s);
+        let mut out = Vec::new();
+        for (&x, &y) in av.iter().zip(&bv) {
+            out.push(match op {
+                BinOp::Add => self.b.ins().fadd(x, y),
+                BinOp::Sub => self.b.ins().fsub(x, y),
+                BinOp::Mul => self.b.ins().fmul(x, y),
+                BinOp::Div => self.b.ins().fdiv(x, y),
+                _ => return Err(unsupported(format!("`{}` on floats", op.symbol()))),
+            });
+        }
+        Ok(Part::Var(out))
+    }
+
+    fn gint_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part, r: &G) -> R<Part> {
+        if matches!(op, BinOp::Div | BinOp::Rem) {
+            return self.gdivide(op, s, a, b, r);
+        }
+        if matches!(op, BinOp::Shl | BinOp::Shr) {
+            let rs = Self::g_scalar(r)?;
+            let Part::Uni(amount) = b else {
+                // Shifts by amounts that differ between lanes: lane by lane.
+                return self.per_lane(s, &[(a, s), (b, rs)], |f, xs| {
+                    let amount = f.cast(xs[1], rs, ScalarType::U32);
+                    Ok(f.scalar_shift(op, s, xs[0], amount))
+                });
+            };
+            // Cranelift masks vector shift amounts to the lane width, as release Rust does.
+            let amount = self.cast(*amount, rs, ScalarType::U32);
+            let av = self.vectors(a, s);
+            let out = av
+                .iter()
+                .map(|&x| match (op, signed(s)) {
+                    (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
+                    (_, true) => self.b.ins().sshr(x, amount),
+                    _ => self.b.ins().ushr(x, amount),
+                })
+                .collect();
+            return Ok(Part::Var(out));
+        }
+        let av = self.vectors(a, s);
+        let bv = self.vectors(b, s);
+        let mut out = Vec::new();
+        for (&x, &y) in av.iter().zip(&bv) {
+            out.push(match op {
+                BinOp::Add => self.b.ins().iadd(x, y),
+                BinOp::Sub => self.b.ins().isub(x, y),
+                BinOp::Mul => self.b.ins().imul(x, y),
+                BinOp::BitAnd => self.b.ins().band(x, y),
+                BinOp::BitOr => self.b.ins().bor(x, y),
+                BinOp::BitXor => self.b.ins().bxor(x, y),
+                _ => return Err(unsupported(format!("`{}`", op.symbol()))),
+            });
+        }
+        Ok(Part::Var(out))
+    }
+
+    /// `x << n` or `x >> n` of one scalar (the amount a `u32`).
+    fn scalar_shift(&mut self, op: BinOp, s: ScalarType, x: Value, amount: Value) -> Value {
+        let amount = if clif(s) == ct::I64 {
+            self.b.ins().uextend(ct::I64, amount)
+        } else {
+            amount
+        };
+        match (op, signed(s)) {
+            (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
+            (_, true) => self.b.ins().sshr(x, amount),
+            _ => self.b.ins().ushr(x, amount),
+        }
+    }
+
+    /// Integer division or remainder: by a constant power of two a shift or mask on the
+    /// vectors, else lane by lane with scalar code's checks, lanes not running given a
+    /// divisor of 1 so that they cannot fail.
+    fn gdivide(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part, r: &G) -> R<Part> {
+        if let Part::Uni(y) = b {
+            if let Some(c) = self.iconst_value(*y) {
+                let c = c as u64;
+                if !signed(s) && c.is_power_of_two() {
+                    let av = self.vectors(a, s);
+                    let out = av
+                        .iter()
+                        .map(|&x| {
+                            if op == BinOp::Div {
+                                self.b.ins().ushr_imm_u(x, i64::from(c.trailing_zeros()))
+                            } else {
+                                let (t, _) = Self::lane_vector(s);
+                                let bytes = match t.lane_bits() {
+                                    64 => (0..2).flat_map(|_| (c - 1).to_le_bytes()).collect(),
+                                    _ => (0..4)
+                                        .flat_map(|_| ((c - 1) as u32).to_le_bytes())
+                                        .collect(),
+                                };
+                                let m = self.vconst_bytes(t, bytes);
+                                self.b.ins().band(x, m)
+                            }
+                        })
+                        .collect();
+                    return Ok(Part::Var(out));
+                }
+            }
+        }
+        let b = match self.gang.as_ref().and_then(|g| g.mask) {
+            Some(m) => {
+                let one = self.b.ins().iconst(clif(s), 1);
+                self.blend_part(m, b, &Part::Uni(one), s)
+            }
+            None => b.clone(),
+        };
+        let rv = V {
+            ty: r.ty.clone(),
+            w: vec![],
+        };
+        self.per_lane(s, &[(a, s), (&b, s)], |f, xs| {
+            f.int_arith(op, s, xs[0], xs[1], &rv)
+        })
+    }
+
+    /// `x as t`.
+    pub(super) fn gcast(&mut self, x: &Expr, t: &Type) -> R<G> {
+        let g = self.gexpr(x)?;
+        let from = Self::g_scalar(&g)?;
+        let Type::Scalar(to) = *t else {
+            return Err(unsupported(format!("a cast to {t}")));
+        };
+        let w = self.cast_part(&g.w[0], from, to)?;
+        Ok(G {
+            ty: t.clone(),
+            w: vec![w],
+        })
+    }
+
+    /// A word of `from` as `to`, per lane.
+    pub(super) fn cast_part(&mut self, p: &Part, from: ScalarType, to: ScalarType) -> R<Part> {
+        use ScalarType as S;
+        let (ft, fn_) = Self::lane_vector(from);
+        let (tt, tn) = Self::lane_vector(to);
+        if let Part::Uni(x) = p {
+            return Ok(Part::Uni(self.cast(*x, from, to)));
+        }
+        if from == to || (ft == tt && fn_ == tn && from != S::Bool && to != S::Bool) {
+            // The same bits: a reinterpretation (`usize as u64`, `i32 as u32`).
+            return Ok(match p {
+                Part::Seq(b) if tn == 2 => Part::Seq(*b),
+                p => Part::Var(self.vectors(p, from)),
+            });
+        }
+        let v = self.vectors(p, from);
+        let out = match (from, to) {
+            (S::F32, S::F64) => self.promote_lanes(v[0]),
+            (S::F64, S::F32) => vec![self.demote_lanes(&v)],
+            (S::I32, S::F32) => vec![self.b.ins().fcvt_from_sint(ct::F32X4, v[0])],
+            (S::U32, S::F32) => vec![self.b.ins().fcvt_from_uint(ct::F32X4, v[0])],
+            (S::F32, S::I32) => vec![self.b.ins().fcvt_to_sint_sat(ct::I32X4, v[0])],
+            (S::F32, S::U32) => vec![self.b.ins().fcvt_to_uint_sat(ct::I32X4, v[0])],
+            (S::I64, S::F64) => v
+                .iter()
+                .map(|&x| self.b.ins().fcvt_from_sint(ct::F64X2, x))
+                .collect(),
+            (S::U64 | S::Usize, S::F64) => v
+                .iter()
+                .map(|&x| self.b.ins().fcvt_from_uint(ct::F64X2, x))
+                .collect(),
+            (S::I32, S::I64 | S::U64 | S::Usize) => {
+                vec![
+                    self.b.ins().swiden_low(v[0]),
+                    self.b.ins().swiden_high(v[0]),
+                ]
+            }
+            (S::U32, S::I64 | S::U64 | S::Usize) => {
+                vec![
+                    self.b.ins().uwiden_low(v[0]),
+                    self.b.ins().uwiden_high(v[0]),
+                ]
+            }
+            (S::I32, S::F64) => {
+                let w = [
+                    self.b.ins().swiden_low(v[0]),
+                    self.b.ins().swiden_high(v[0]),
+                ];
+                w.iter()
+                    .map(|&x| self.b.ins().fcvt_from_sint(ct::F64X2, x))
+                    .collect()
+            }
+            (S::U32, S::F64) => {
+                let w = [
+                    self.b.ins().uwiden_low(v[0]),
+                    self.b.ins().uwiden_high(v[0]),
+                ];
+                w.iter()
+                    .map(|&x| self.b.ins().fcvt_from_uint(ct::F64X2, x))
+                    .collect()
+            }
+            (S::I64 | S::U64 | S::Usize, S::I32 | S::U32) => {
+                // The low halves of the 64-bit lanes.
+                let (a, b) = (
+                    self.vbitcast(ct::I32X4, v[0]),
+                    self.vbitcast(ct::I32X4, v[1]),
+                );
+                vec![self.shuffle32(a, b, [0, 2, 4, 6])]
+            }
+            (S::Bool, S::I32 | S::U32) => {
+                let ones = [1u32; 4].iter().flat_map(|x| x.to_le_bytes()).collect();
+                let one = self.vconst_bytes(ct::I32X4, ones);
+                vec![self.b.ins().band(v[0], one)]
+            }
+            (S::Bool, S::I64 | S::U64 | S::Usize) => {
+                let one = self.vconst_i64x2(1, 1);
+                let wide = [
+                    self.b.ins().swiden_low(v[0]),
+                    self.b.ins().swiden_high(v[0]),
+                ];
+                wide.iter().map(|&x| self.b.ins().band(x, one)).collect()
+            }
+            _ => {
+                // The rest (float to 64-bit integers, f64 to 32-bit ones) lane by lane.
+                return self.per_lane(to, &[(p, from)], |f, xs| Ok(f.cast(xs[0], from, to)));
+            }
+        };
+        Ok(Part::Var(out))
+    }
+}

@@ -1,0 +1,472 @@
+//! Control flow per lane: blocks and `let`s, assignments (blended into the running lanes),
+//! `if` (uniform: a branch; varying: both arms under masks, a costly arm only when some
+//! lane takes it), `&&`/`||` (the right side under a mask), `while` (until no lane goes
+//! on) and `for` over uniform bounds (one loop for the gang, versioned as scalar code's).
+
+use super::super::cx::*;
+use super::super::proofs::Proofs;
+use super::uniform::target_root;
+use super::{not_spmd, Part, G};
+use accel_ir::{BinOp, Expr, ScalarType, Stmt, Type};
+use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A block for the gang. As in scalar code, a value bound by a `let` before a loop is
+    /// pinned where it is computed (see [`FnCx::pin`]).
+    pub(super) fn gblock(&mut self, stmts: &[Stmt], result: Option<&Expr>) -> R<G> {
+        let loop_after = loops_after(stmts, result);
+        for (k, st) in stmts.iter().enumerate() {
+            match st {
+                Stmt::Let {
+                    pat,
+                    init: Some(init),
+                    ..
+                } => {
+                    let mut g = self.gexpr(init)?;
+                    let computed = !matches!(init, Expr::Lit(_) | Expr::Var(_));
+                    if loop_after[k] && computed && matches!(g.ty, Type::Scalar(_)) {
+                        g = self.gpin(g);
+                    }
+                    self.gbind(pat, g)?;
+                }
+                Stmt::Let { pat, .. } => {
+                    return Err(unsupported(format!("`let {pat};` without a value")))
+                }
+                Stmt::Expr(x) => {
+                    self.gexpr(x)?;
+                }
+            }
+        }
+        match result {
+            Some(r) => self.gexpr(r),
+            None => Ok(G::unit()),
+        }
+    }
+
+    /// `g` stored to the stack and loaded back, so that Cranelift computes it here rather
+    /// than at its first use inside a loop.
+    fn gpin(&mut self, g: G) -> G {
+        let w =
+            g.w.into_iter()
+                .map(|p| match p {
+                    Part::Var(vs) => Part::Var(vs.into_iter().map(|v| self.pin_value(v)).collect()),
+                    Part::Uni(x) => Part::Uni(self.pin_value(x)),
+                    Part::Seq(x) => Part::Seq(x),
+                })
+                .collect();
+        G { ty: g.ty, w }
+    }
+
+    fn pin_value(&mut self, x: Value) -> Value {
+        let t = self.b.func.dfg.value_type(x);
+        let slot = self
+            .b
+            .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                t.bytes().max(8),
+                4,
+            ));
+        self.b.ins().stack_store(ct::I64, x, slot, 0);
+        self.b.ins().stack_load(ct::I64, t, slot, 0)
+    }
+
+    /// An assignment for the gang: to a varying variable, blended into the running lanes.
+    pub(super) fn gassign(&mut self, target: &Expr, v: G) -> R<()> {
+        let root = target_root(target).ok_or_else(|| unsupported("this assignment target"))?;
+        let varying = self
+            .gang
+            .as_ref()
+            .is_some_and(|g| g.vars.contains_key(root));
+        if !varying {
+            // A uniform variable assigned under uniform control: scalar code's assignment.
+            let w =
+                v.w.into_iter()
+                    .map(|p| match p {
+                        Part::Uni(x) => Ok(x),
+                        _ => Err(not_spmd(format!("`{root}` assigned a value per lane"))),
+                    })
+                    .collect::<R<Vec<_>>>()?;
+            return self.assign(target, V { ty: v.ty, w });
+        }
+        if let Expr::Var(_) = target {
+            return self.set_gvar(root, v);
+        }
+        // A field or element: the variable's value with those words replaced.
+        let mut whole = self.gvar(root)?;
+        let (_, at) = place_in(target, &whole.ty)?;
+        for (k, p) in v.w.into_iter().enumerate() {
+            whole.w[at + k] = p;
+        }
+        self.set_gvar(root, whole)
+    }
+
+    /// `if cond { then } else { els }` for the gang.
+    pub(super) fn gif(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> R<G> {
+        let ty = match els {
+            Some(_) => self.type_of(then)?,
+            None => Type::Unit,
+        };
+        if !self.varies(cond) {
+            let c = self.expr(cond)?.w[0];
+            return self.branches(c, then, els, &ty);
+        }
+        let g = self.gexpr(cond)?;
+        let m = self.mask_of(&g)?;
+        let outer = self.gang.as_ref().and_then(|x| x.mask);
+        let not_m = self.b.ins().bnot(m);
+        let m_then = self.and_active(m);
+        let m_else = self.and_active(not_m);
+        if self.cheap(then) && els.is_none_or(|e| self.cheap(e)) {
+            // Both arms for every lane, then a blend: no branch to mispredict.
+            self.set_mask(Some(m_then));
+            let tv = self.gexpr(then);
+            self.set_mask(Some(m_else));
+            let ev = els.map(|e| self.gexpr(e)).transpose();
+            self.set_mask(outer);
+            let (tv, ev) = (tv?, ev?);
+            return match ev {
+                Some(ev) if ty != Type::Unit => self.blend(m, &tv, &ev),
+                _ => Ok(G::unit()),
+            };
+        }
+        // Each arm only when some lane takes it, its value kept in variables.
+        let result = self.result_vars(&ty)?;
+        for (arm, lanes, first) in [(Some(then), m_then, true), (els, m_else, false)] {
+            let Some(arm) = arm else { continue };
+            let run = self.b.create_block();
+            let after = self.b.create_block();
+            let any = self.any_lane(lanes);
+            self.b.ins().brif(any, run, &[], after, &[]);
+            self.b.switch_to_block(run);
+            self.set_mask(Some(lanes));
+            let v = self.gexpr(arm);
+            self.set_mask(outer);
+            let v = v?;
+            if ty != Type::Unit {
+                let v = if first {
+                    v
+                } else {
+                    let old = self.use_result(&ty, &result);
+                    self.blend(lanes, &v, &old)?
+                };
+                self.def_result(&ty, &result, &v)?;
+            }
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(after);
+        }
+        Ok(self.use_result(&ty, &result))
+    }
+
+    /// An `if` on a uniform condition `c`: a branch, each arm for the gang, their values
+    /// merged as vectors.
+    fn branches(&mut self, c: Value, then: &Expr, els: Option<&Expr>, ty: &Type) -> R<G> {
+        let result = self.result_vars(ty)?;
+        let then_block = self.b.create_block();
+        let else_block = self.b.create_block();
+        let merge = self.b.create_block();
+        self.b.ins().brif(c, then_block, &[], else_block, &[]);
+        for (block, arm) in [(then_block, Some(then)), (else_block, els)] {
+            self.b.switch_to_block(block);
+            if let Some(arm) = arm {
+                let v = self.gexpr(arm)?;
+                if *ty != Type::Unit {
+                    self.def_result(ty, &result, &v)?;
+                }
+            }
+            self.b.ins().jump(merge, &[]);
+        }
+        self.b.switch_to_block(merge);
+        Ok(self.use_result(ty, &result))
+    }
+
+    /// Variables holding a value of type `ty` for every lane (vectors).
+    fn result_vars(&mut self, ty: &Type) -> R<Vec<Vec<cranelift_frontend::Variable>>> {
+        let ss = Self::word_scalars(ty)?;
+        let mut out = Vec::new();
+        for s in ss {
+            let (t, n) = Self::lane_vector(s);
+            let zero = self.vconst_bytes(t, vec![0; 16]);
+            let vars = (0..n)
+                .map(|_| {
+                    let v = self.b.declare_var(t);
+                    self.b.def_var(v, zero);
+                    v
+                })
+                .collect();
+            out.push(vars);
+        }
+        Ok(out)
+    }
+
+    fn def_result(
+        &mut self,
+        ty: &Type,
+        vars: &[Vec<cranelift_frontend::Variable>],
+        v: &G,
+    ) -> R<()> {
+        let ss = Self::word_scalars(ty)?;
+        for ((p, s), vs) in v.w.iter().zip(ss).zip(vars) {
+            let xs = self.vectors(p, s);
+            for (var, x) in vs.iter().zip(xs) {
+                self.b.def_var(*var, x);
+            }
+        }
+        Ok(())
+    }
+
+    fn use_result(&mut self, ty: &Type, vars: &[Vec<cranelift_frontend::Variable>]) -> G {
+        let w = vars
+            .iter()
+            .map(|vs| Part::Var(vs.iter().map(|v| self.b.use_var(*v)).collect()))
+            .collect();
+        G { ty: ty.clone(), w }
+    }
+
+    /// Sets the running lanes.
+    pub(super) fn set_mask(&mut self, m: Option<Value>) {
+        if let Some(g) = &mut self.gang {
+            g.mask = m;
+        }
+    }
+
+    /// Whether `e` may run for lanes that do not take it (its effects would be wrong
+    /// otherwise): no loops or nested operations, no `match`, no tensor stores, and every
+    /// load and integer division in it per lane (those mask the lanes not running).
+    pub(super) fn cheap(&self, e: &Expr) -> bool {
+        let mut ok = true;
+        e.walk(&mut |x| match x {
+            Expr::For { .. } | Expr::While { .. } | Expr::Par { .. } | Expr::Match { .. } => {
+                ok = false
+            }
+            Expr::Method { method, .. } if method == "set" => ok = false,
+            Expr::Method { method, .. } if method == "get" => ok &= self.varies(x),
+            Expr::Index(..) => ok &= self.varies(x),
+            Expr::Binary(BinOp::Div | BinOp::Rem, a, _) => {
+                let float = matches!(self.type_of(a), Ok(Type::Scalar(s)) if s.is_float());
+                ok &= float || self.varies(x);
+            }
+            Expr::Assign { target, .. } => {
+                ok &= target_root(target)
+                    .is_some_and(|r| self.gang.as_ref().is_some_and(|g| g.varying.contains(r)));
+            }
+            _ => {}
+        });
+        ok
+    }
+
+    /// `a && b`, `a || b`: `b` runs for the lanes `a` leaves undecided.
+    pub(super) fn glogic(&mut self, op: BinOp, a: &Expr, b: &Expr) -> R<G> {
+        let l = self.gexpr(a)?;
+        let ml = self.mask_of(&l)?;
+        let undecided = if op == BinOp::And {
+            ml
+        } else {
+            self.b.ins().bnot(ml)
+        };
+        let lanes = self.and_active(undecided);
+        let outer = self.gang.as_ref().and_then(|x| x.mask);
+        let combine = |f: &mut Self, mb: Value| {
+            if op == BinOp::And {
+                f.b.ins().band(ml, mb)
+            } else {
+                f.b.ins().bor(ml, mb)
+            }
+        };
+        if self.cheap(b) {
+            self.set_mask(Some(lanes));
+            let r = self.gexpr(b);
+            self.set_mask(outer);
+            let mb = self.mask_of(&r?)?;
+            return Ok(Self::bool_of(combine(self, mb)));
+        }
+        let res = self.b.declare_var(ct::I32X4);
+        self.b.def_var(res, ml);
+        let run = self.b.create_block();
+        let after = self.b.create_block();
+        let any = self.any_lane(lanes);
+        self.b.ins().brif(any, run, &[], after, &[]);
+        self.b.switch_to_block(run);
+        self.set_mask(Some(lanes));
+        let r = self.gexpr(b);
+        self.set_mask(outer);
+        let mb = self.mask_of(&r?)?;
+        let v = combine(self, mb);
+        self.b.def_var(res, v);
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        Ok(Self::bool_of(self.b.use_var(res)))
+    }
+
+    /// `while cond { body }` for the gang: on a uniform condition one loop; on a varying
+    /// one, until no lane goes on, the body under the lanes that do.
+    pub(super) fn gwhile(&mut self, cond: &Expr, body: &Expr) -> R<G> {
+        let head = self.b.create_block();
+        let body_block = self.b.create_block();
+        let exit = self.b.create_block();
+        if !self.varies(cond) {
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(head);
+            let c = self.expr(cond)?.w[0];
+            self.b.ins().brif(c, body_block, &[], exit, &[]);
+            self.b.switch_to_block(body_block);
+            self.gexpr(body)?;
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(exit);
+            return Ok(G::unit());
+        }
+        let outer = self.gang.as_ref().and_then(|x| x.mask);
+        let live = self.b.declare_var(ct::I32X4);
+        let start = match outer {
+            Some(m) => m,
+            None => self.all_lanes(),
+        };
+        self.b.def_var(live, start);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let cur = self.b.use_var(live);
+        self.set_mask(Some(cur));
+        let c = self.gexpr(cond);
+        let c = c.and_then(|c| self.mask_of(&c));
+        let c = match c {
+            Ok(c) => c,
+            Err(e) => {
+                self.set_mask(outer);
+                return Err(e);
+            }
+        };
+        let m = self.b.ins().band(cur, c);
+        let any = self.any_lane(m);
+        self.b.ins().brif(any, body_block, &[], exit, &[]);
+        self.b.switch_to_block(body_block);
+        self.set_mask(Some(m));
+        let r = self.gexpr(body);
+        self.set_mask(outer);
+        r?;
+        self.b.def_var(live, m);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(G::unit())
+    }
+
+    /// `for var in lo..hi { body }` with bounds the same for every lane: one loop for the
+    /// gang, versioned on its bounds proofs as scalar code's.
+    pub(super) fn gfor(&mut self, var: &str, lo: &Expr, hi: &Expr, body: &Expr) -> R<G> {
+        if self.varies(lo) {
+            return Err(not_spmd("a `for` loop whose start differs between lanes"));
+        }
+        if self.varies(hi) {
+            return self.gfor_varying_end(var, lo, hi, body);
+        }
+        let lo_v = self.expr(lo)?;
+        let s = self.scalar(&lo_v)?;
+        let (lo, hi) = (lo_v.w[0], self.expr(hi)?.w[0]);
+        let run = |f: &mut Self| {
+            f.counted_loop(lo, hi, s, |f, i| {
+                f.bind_var(
+                    var,
+                    V {
+                        ty: Type::Scalar(s),
+                        w: vec![i],
+                    },
+                );
+                f.gexpr(body).map(|_| ())
+            })
+        };
+        if s != ScalarType::Usize {
+            run(self)?;
+            return Ok(G::unit());
+        }
+        let proofs = Proofs {
+            indexed: self.indexed_by(body, var),
+            tensors: self.tensor_accesses(body, var),
+            affine: self.affine_loads(body, var),
+        };
+        self.versioned(&proofs, var, lo, hi, run)?;
+        Ok(G::unit())
+    }
+}
+
+impl FnCx<'_, '_> {
+    /// `for var in lo..hi` with `lo` the same for every lane and `hi` not: the counter
+    /// runs from `lo` until no lane is below its end, the body under the lanes that are.
+    fn gfor_varying_end(&mut self, var: &str, lo: &Expr, hi: &Expr, body: &Expr) -> R<G> {
+        let lo_v = self.expr(lo)?;
+        let s = self.scalar(&lo_v)?;
+        let end = self.gexpr(hi)?;
+        let outer = self.gang.as_ref().and_then(|x| x.mask);
+        let counter = self.b.declare_var(clif(s));
+        self.b.def_var(counter, lo_v.w[0]);
+        let head = self.b.create_block();
+        let body_block = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let j = self.b.use_var(counter);
+        let below = self.gcompare(
+            cranelift_codegen::ir::condcodes::IntCC::SignedLessThan,
+            s,
+            &Part::Uni(j),
+            &end.w[0],
+        );
+        let m = self.and_active(below);
+        let any = self.any_lane(m);
+        self.b.ins().brif(any, body_block, &[], exit, &[]);
+        self.b.switch_to_block(body_block);
+        self.bind_var(
+            var,
+            V {
+                ty: Type::Scalar(s),
+                w: vec![j],
+            },
+        );
+        self.set_mask(Some(m));
+        let r = self.gexpr(body);
+        self.set_mask(outer);
+        r?;
+        let next = self.b.ins().iadd_imm_s(j, 1);
+        self.b.def_var(counter, next);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(G::unit())
+    }
+}
+
+/// For each statement of a block, whether a loop follows it in the block.
+pub(in crate::cpu::codegen) fn loops_after(stmts: &[Stmt], result: Option<&Expr>) -> Vec<bool> {
+    let has_loop = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |x| found |= matches!(x, Expr::For { .. } | Expr::While { .. }));
+        found
+    };
+    let mut after = vec![result.is_some_and(has_loop); stmts.len()];
+    for k in (0..stmts.len().saturating_sub(1)).rev() {
+        let next = match &stmts[k + 1] {
+            Stmt::Let { init: Some(x), .. } | Stmt::Expr(x) => has_loop(x),
+            Stmt::Let { init: None, .. } => false,
+        };
+        after[k] = after[k + 1] || next;
+    }
+    after
+}
+
+/// The type and word offset of an assignment target (a field or literal element path)
+/// inside its root variable of type `t`.
+fn place_in(target: &Expr, t: &Type) -> R<(Type, usize)> {
+    match target {
+        Expr::Var(_) => Ok((t.clone(), 0)),
+        Expr::Field(base, f) => {
+            let (bt, at) = place_in(base, t)?;
+            let (ft, off) = field_offset(&bt, f)?;
+            Ok((ft, at + off))
+        }
+        Expr::Index(base, i) => {
+            let (bt, at) = place_in(base, t)?;
+            let k = i
+                .literal_usize()
+                .ok_or_else(|| unsupported("assigning to an array element at a computed index"))?;
+            let (ft, off) = field_offset(&bt, &k.to_string())?;
+            Ok((ft, at + off))
+        }
+        _ => Err(unsupported("this assignment target")),
+    }
+}

@@ -1,0 +1,331 @@
+//! Memory per lane: loads of sequence elements (contiguous at the gang's index, else
+//! gathered lane by lane; checked in the running lanes unless proven), tensor `get` and
+//! `set` at coordinates per lane (stores only in the running lanes), the gang's element
+//! stored into its output columns, and failures naming the first failing lane.
+
+use super::super::cx::*;
+use super::{not_spmd, Part, G, LANES};
+use crate::backend::failure::FailureKind;
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types as ct, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+
+impl FnCx<'_, '_> {
+    /// `base[i]` for the gang.
+    pub(super) fn gindex(&mut self, base: &Expr, i: &Expr) -> R<G> {
+        if self.varies(base) {
+            let b = self.gexpr(base)?;
+            if let (Type::Array(..), Some(k)) = (&b.ty, i.literal_usize()) {
+                return super::expr::gfield(&b, &k.to_string());
+            }
+            return Err(not_spmd("indexing a sequence that differs between lanes"));
+        }
+        let v = self.expr(base)?;
+        let idx = self.gexpr(i)?;
+        let Type::Seq(elem) = &v.ty else {
+            return Err(not_spmd(format!("indexing a {} per lane", v.ty)));
+        };
+        let proven = match (base, i) {
+            (Expr::Var(s), Expr::Var(j)) => self.safe.iter().any(|(a, b)| a == s && b == j),
+            (Expr::Var(s), _) => self.safe_affine.iter().any(|(a, x)| a == s && x == i),
+            _ => false,
+        };
+        if !proven {
+            let len = v.w[0];
+            self.check_lanes_below(&idx.w[0], len, FailureKind::Index)?;
+        }
+        let elem = (**elem).clone();
+        self.load_lanes(&elem, &v.w[1..], &idx.w[0], proven)
+    }
+
+    /// Whether every lane of `e` (an index) is below the uniform `dim` (an `I8`): what a
+    /// loop versioned on a tensor access at coordinates per lane checks.
+    pub(in crate::cpu::codegen) fn lanes_below(&mut self, e: &Expr, dim: Value) -> R<Value> {
+        let g = self.gexpr(e)?;
+        let s = Self::g_scalar(&g)?;
+        let inside = self.gcompare(IntCC::SignedLessThan, s, &g.w[0], &Part::Uni(dim));
+        Ok(self.b.ins().vall_true(inside))
+    }
+
+    /// Fails (naming the first failing running lane) unless every running lane's index
+    /// `i` is below the uniform `len`.
+    pub(super) fn check_lanes_below(&mut self, i: &Part, len: Value, kind: FailureKind) -> R<()> {
+        let s = ScalarType::Usize;
+        if let Part::Uni(x) = i {
+            let oob = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, *x, len);
+            self.fail_if(oob, kind, *x, len);
+            return Ok(());
+        }
+        let lenp = Part::Uni(len);
+        let oob = self.gcompare(IntCC::SignedGreaterThanOrEqual, s, i, &lenp);
+        self.fail_lanes(oob, kind, (i, s), (&lenp, s));
+        Ok(())
+    }
+
+    /// Reports a failure when a running lane of `bad` is set, with the first such lane's
+    /// values of `a` and `b`.
+    pub(super) fn fail_lanes(
+        &mut self,
+        bad: Value,
+        kind: FailureKind,
+        a: (&Part, ScalarType),
+        b: (&Part, ScalarType),
+    ) {
+        let bad = self.and_active(bad);
+        let any = self.any_lane(bad);
+        let report = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.set_cold_block(report);
+        self.b.ins().brif(any, report, &[], ok, &[]);
+        self.b.switch_to_block(report);
+        let bits = self.b.ins().vhigh_bits(ct::I32, bad);
+        let first = self.b.ins().ctz(bits);
+        let mut picked = Vec::new();
+        for (p, s) in [a, b] {
+            let mut v = self.lane_of(p, s, LANES - 1);
+            for k in (0..LANES - 1).rev() {
+                let here = self.b.ins().icmp_imm_s(IntCC::Equal, first, k as i64);
+                let x = self.lane_of(p, s, k);
+                v = self.b.ins().select(here, x, v);
+            }
+            picked.push(self.widen(v, s));
+        }
+        let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
+        let ctx = self.ctx;
+        self.helper("accel_fail", &[ctx, kind, picked[0], picked[1]]);
+        let fail = self.fail;
+        self.b.ins().jump(fail, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// The elements at lanes `i` of columns `cols` (of element type `elem`), in bounds:
+    /// vector loads where `i` is the gang's index, else one load per lane (lanes not
+    /// running load from a scratch slot). `proven`: in bounds wherever the load is, so it
+    /// may move (out of a loop).
+    pub(super) fn load_lanes(
+        &mut self,
+        elem: &Type,
+        cols: &[Value],
+        i: &Part,
+        proven: bool,
+    ) -> R<G> {
+        let ss = Self::word_scalars(elem)?;
+        if ss.len() != cols.len() {
+            return Err(not_spmd(format!("elements of type {elem} per lane")));
+        }
+        let mut w = Vec::new();
+        for (&col, s) in cols.iter().zip(ss) {
+            w.push(self.load_column(col, s, i, proven));
+        }
+        Ok(G {
+            ty: elem.clone(),
+            w,
+        })
+    }
+
+    /// The lanes `i` of one column of numbers `s`; `movable` when they are in bounds
+    /// wherever the load is (sequences do not change during a run).
+    fn load_column(&mut self, col: Value, s: ScalarType, i: &Part, movable: bool) -> Part {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let flags = if movable {
+            flags.with_can_move()
+        } else {
+            flags
+        };
+        match i {
+            Part::Uni(x) => {
+                let off = self.scaled(*x, s);
+                let addr = self.b.ins().iadd(col, off);
+                Part::Uni(self.b.ins().load(clif(s), flags, addr, 0))
+            }
+            // Consecutive lanes all running: vector loads (lanes not running may be past
+            // the end, so a masked gang gathers).
+            Part::Seq(base)
+                if s != ScalarType::Bool && self.gang.as_ref().is_none_or(|g| g.mask.is_none()) =>
+            {
+                let (t, n) = Self::lane_vector(s);
+                let off = self.scaled(*base, s);
+                let addr = self.b.ins().iadd(col, off);
+                Part::Var(
+                    (0..n)
+                        .map(|k| self.b.ins().load(t, flags, addr, 16 * k as i32))
+                        .collect(),
+                )
+            }
+            _ => {
+                let mask = self.gang.as_ref().and_then(|g| g.mask);
+                let mut lanes = Vec::with_capacity(LANES);
+                for k in 0..LANES {
+                    let x = self.lane_of(i, ScalarType::Usize, k);
+                    let off = self.scaled(x, s);
+                    let mut addr = self.b.ins().iadd(col, off);
+                    if let Some(m) = mask {
+                        addr = self.lane_address(m, k, addr);
+                    }
+                    let v = self.b.ins().load(clif(s), flags, addr, 0);
+                    lanes.push(if s == ScalarType::Bool {
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
+                    } else {
+                        v
+                    });
+                }
+                self.part_of_lanes(s, &lanes)
+            }
+        }
+    }
+
+    /// `addr` if lane `k` of mask `m` runs, else a scratch slot's address.
+    fn lane_address(&mut self, m: Value, k: usize, addr: Value) -> Value {
+        let dummy = self.dummy_address();
+        let on = self.b.ins().extractlane(m, k as u8);
+        self.b.ins().select(on, addr, dummy)
+    }
+
+    /// The address of the gang's 16-byte scratch slot.
+    fn dummy_address(&mut self) -> Value {
+        match self.gang.as_ref().and_then(|g| g.dummy) {
+            Some(d) => d,
+            None => {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    16,
+                    4,
+                ));
+                self.b.ins().stack_addr(ct::I64, slot, 0)
+            }
+        }
+    }
+
+    /// A tensor method with arguments per lane: `get` gathers, `set` stores in the running
+    /// lanes.
+    pub(super) fn gtensor(&mut self, recv: &Expr, t: &G, method: &str, args: &[Expr]) -> R<G> {
+        let Type::Tensor(elem) = &t.ty else {
+            unreachable!("a tensor")
+        };
+        let Type::Scalar(s) = **elem else {
+            return Err(unsupported("tensors of compound elements"));
+        };
+        if !matches!(method, "get" | "set") {
+            return Err(not_spmd(format!("`.{method}()` of a tensor per lane")));
+        }
+        let tw: Vec<Value> =
+            t.w.iter()
+                .map(|p| match p {
+                    Part::Uni(x) => Ok(*x),
+                    _ => Err(not_spmd("a tensor that differs between lanes")),
+                })
+                .collect::<R<_>>()?;
+        let Some(Expr::Array(coords)) = args.first() else {
+            return Err(not_spmd("a tensor index that is not an array literal"));
+        };
+        let proven = match recv {
+            Expr::Var(name) => self
+                .safe_tensors
+                .iter()
+                .any(|(u, c)| u == name && c == coords),
+            _ => false,
+        };
+        let usize_ = ScalarType::Usize;
+        if !proven {
+            let wrong_rank = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::NotEqual, tw[1], coords.len() as i64);
+            let c = self.iconst(coords.len() as i64);
+            self.fail_if(wrong_rank, FailureKind::Rank, c, tw[1]);
+        }
+        let mut flat = Part::Uni(self.iconst(0));
+        for (k, c) in coords.iter().enumerate() {
+            let ci = self.gexpr(c)?;
+            let dim = tw[2 + k];
+            if !proven {
+                self.check_lanes_below(&ci.w[0], dim, FailureKind::Index)?;
+            }
+            flat = self.flat_index(flat, dim, &ci.w[0], usize_);
+        }
+        let data = tw[0];
+        if method == "get" {
+            let v = self.load_column(data, s, &flat, false);
+            return Ok(G {
+                ty: Type::Scalar(s),
+                w: vec![v],
+            });
+        }
+        let v = self.gexpr(&args[1])?;
+        self.store_lanes(data, s, &flat, &v.w[0]);
+        Ok(G::unit())
+    }
+
+    /// `flat * dim + c` per lane (the gang's index kept consecutive where it can).
+    fn flat_index(&mut self, flat: Part, dim: Value, c: &Part, s: ScalarType) -> Part {
+        match (&flat, c) {
+            (Part::Uni(f), Part::Uni(x)) => {
+                let m = self.b.ins().imul(*f, dim);
+                Part::Uni(self.b.ins().iadd(m, *x))
+            }
+            (Part::Uni(f), Part::Seq(x)) => {
+                let m = self.b.ins().imul(*f, dim);
+                Part::Seq(self.b.ins().iadd(m, *x))
+            }
+            _ => {
+                let fv = self.vectors(&flat, s);
+                let cv = self.vectors(c, s);
+                let d = self.b.ins().splat(ct::I64X2, dim);
+                Part::Var(
+                    fv.iter()
+                        .zip(&cv)
+                        .map(|(&f, &x)| {
+                            let m = self.b.ins().imul(f, d);
+                            self.b.ins().iadd(m, x)
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// Stores word `v` (numbers `s`) at lanes `i` of column `col`, in the running lanes.
+    pub(super) fn store_lanes(&mut self, col: Value, s: ScalarType, i: &Part, v: &Part) {
+        let mask = self.gang.as_ref().and_then(|g| g.mask);
+        if let (Part::Seq(base), None, false) = (i, mask, s == ScalarType::Bool) {
+            let vs = self.vectors(v, s);
+            let off = self.scaled(*base, s);
+            let addr = self.b.ins().iadd(col, off);
+            for (k, x) in vs.iter().enumerate() {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), *x, addr, 16 * k as i32);
+            }
+            return;
+        }
+        for k in 0..LANES {
+            let x = self.lane_of(i, ScalarType::Usize, k);
+            let off = self.scaled(x, s);
+            let mut addr = self.b.ins().iadd(col, off);
+            if let Some(m) = mask {
+                addr = self.lane_address(m, k, addr);
+            }
+            let lane = self.lane_of(v, s, k);
+            self.store(lane, addr, 0);
+        }
+    }
+
+    /// The gang's element `g` (of type `elem`) stored at its index `base` of the output
+    /// columns.
+    pub(super) fn store_gang(&mut self, elem: &Type, cols: &[Value], base: Value, g: &G) -> R<()> {
+        let ss = Self::word_scalars(elem)?;
+        if ss.len() != cols.len() {
+            return Err(not_spmd(format!("results of type {elem} per lane")));
+        }
+        let at = Part::Seq(base);
+        for ((&col, s), p) in cols.iter().zip(ss).zip(&g.w) {
+            self.store_lanes(col, s, &at, p);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,278 @@
+//! Methods per lane: the number methods on vectors (the math library inlined on them),
+//! those with no vector form lane by lane with scalar code's own, and associated
+//! functions (`f32::max(a, b)`).
+
+use super::super::cx::*;
+use super::super::math::INLINE;
+use super::{not_spmd, Part, G, LANES};
+use accel_ir::{Expr, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A method call for the gang.
+    pub(super) fn gmethod(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<G> {
+        let r = self.gexpr(recv)?;
+        if let Type::Tensor(_) = r.ty {
+            return self.gtensor(recv, &r, method, args);
+        }
+        let a = args.iter().map(|x| self.gexpr(x)).collect::<R<Vec<_>>>()?;
+        let s = Self::g_scalar(&r)?;
+        if s.is_float() {
+            if let Some(g) = self.gfloat_method(s, &r, method, &a)? {
+                return Ok(g);
+            }
+        } else if let Some(g) = self.gint_method(s, &r, method, &a)? {
+            return Ok(g);
+        }
+        self.method_per_lane(s, &r, method, &a)
+    }
+
+    /// `ty::func(args)` for the gang.
+    pub(super) fn gassoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<G> {
+        if ScalarType::from_name(ty).is_some() || ty == "cmp" {
+            let (recv, rest) = args
+                .split_first()
+                .ok_or_else(|| format!("`{ty}::{func}` needs arguments"))?;
+            return self.gmethod(recv, func, rest);
+        }
+        Err(not_spmd(format!("`{ty}::{func}` per lane")))
+    }
+
+    /// A float method with a vector form, or `None`.
+    fn gfloat_method(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<Option<G>> {
+        let (t, _) = Self::lane_vector(s);
+        let x = self.vectors(&r.w[0], s);
+        let arg = |f: &mut Self, k: usize| -> Vec<Value> { f.vectors(&a[k].w[0], s) };
+        let each = |_: &mut Self, xs: Vec<Value>| G {
+            ty: r.ty.clone(),
+            w: vec![Part::Var(xs)],
+        };
+        let mask = |f: &mut Self, ms: Vec<Value>| Self::bool_of(f.narrow_mask(&ms));
+        let out = match method {
+            "sqrt" | "abs" | "floor" | "ceil" | "trunc" | "fract" | "recip" | "to_degrees"
+            | "to_radians" | "signum" => {
+                let v = x
+                    .iter()
+                    .map(|&v| self.float_unary_lanes(s, t, method, v))
+                    .collect();
+                each(self, v)
+            }
+            "mul_add" => {
+                let (b, c) = (arg(self, 0), arg(self, 1));
+                let v = (0..x.len())
+                    .map(|k| self.b.ins().fma(x[k], b[k], c[k]))
+                    .collect();
+                each(self, v)
+            }
+            "min" | "max" => {
+                let y = arg(self, 0);
+                let v = (0..x.len())
+                    .map(|k| self.vminmax(t, method == "max", x[k], y[k]))
+                    .collect();
+                each(self, v)
+            }
+            "clamp" => {
+                let (lo, hi) = (arg(self, 0), arg(self, 1));
+                let v = (0..x.len())
+                    .map(|k| {
+                        let m = self.vminmax(t, true, x[k], lo[k]);
+                        self.vminmax(t, false, m, hi[k])
+                    })
+                    .collect();
+                each(self, v)
+            }
+            "is_nan" | "is_finite" | "is_infinite" => {
+                let ms = x
+                    .iter()
+                    .map(|&v| {
+                        if method == "is_nan" {
+                            return self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                        }
+                        let abs = self.b.ins().fabs(v);
+                        let inf = self.splat_f(s, f64::INFINITY);
+                        let cc = if method == "is_infinite" {
+                            FloatCC::Equal
+                        } else {
+                            FloatCC::LessThan
+                        };
+                        self.b.ins().fcmp(cc, abs, inf)
+                    })
+                    .collect();
+                mask(self, ms)
+            }
+            "powi" => match &a[0].w[0] {
+                Part::Uni(n) => {
+                    let v = x.iter().map(|&v| self.powi(t, v, *n)).collect();
+                    each(self, v)
+                }
+                _ => return Ok(None),
+            },
+            "sin_cos" => {
+                let mut sin = Vec::new();
+                let mut cos = Vec::new();
+                for &v in &x {
+                    let Some((a, b)) = self.inline_sin_cos(t, v) else {
+                        return Ok(None);
+                    };
+                    sin.push(a);
+                    cos.push(b);
+                }
+                G {
+                    ty: Type::Tuple(vec![r.ty.clone(), r.ty.clone()]),
+                    w: vec![Part::Var(sin), Part::Var(cos)],
+                }
+            }
+            m if INLINE.contains(&m) => {
+                let ys: Vec<Vec<Value>> = (0..a.len()).map(|k| arg(self, k)).collect();
+                let mut out = Vec::new();
+                for k in 0..x.len() {
+                    let mut args = vec![x[k]];
+                    args.extend(ys.iter().map(|y| y[k]));
+                    match self.inline_math(t, m, &args) {
+                        Some(v) => out.push(v),
+                        None => return Ok(None),
+                    }
+                }
+                each(self, out)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(out))
+    }
+
+    /// A one-argument float method on a vector of lanes.
+    fn float_unary_lanes(&mut self, s: ScalarType, t: CType, method: &str, v: Value) -> Value {
+        match method {
+            "sqrt" => self.b.ins().sqrt(v),
+            "abs" => self.b.ins().fabs(v),
+            "floor" => self.b.ins().floor(v),
+            "ceil" => self.b.ins().ceil(v),
+            "trunc" => self.b.ins().trunc(v),
+            "fract" => {
+                let tr = self.b.ins().trunc(v);
+                self.b.ins().fsub(v, tr)
+            }
+            "recip" => {
+                let one = self.splat_f(s, 1.0);
+                self.b.ins().fdiv(one, v)
+            }
+            "to_degrees" | "to_radians" => {
+                let k = if method == "to_degrees" {
+                    180.0 / std::f64::consts::PI
+                } else {
+                    std::f64::consts::PI / 180.0
+                };
+                let k = self.splat_f(s, k);
+                self.b.ins().fmul(v, k)
+            }
+            _ => {
+                // signum: ±1 with the sign of v, NaN for NaN.
+                let one = self.splat_f(s, 1.0);
+                let sign = self.splat_f(s, -0.0);
+                let it = t.as_int();
+                let (vb, sb, ob) = (
+                    self.vbitcast(it, v),
+                    self.vbitcast(it, sign),
+                    self.vbitcast(it, one),
+                );
+                let sbits = self.b.ins().band(vb, sb);
+                let r = self.b.ins().bor(ob, sbits);
+                let r = self.vbitcast(t, r);
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                let nan = self.vbitcast(t, nan);
+                self.b.ins().bitselect(nan, v, r)
+            }
+        }
+    }
+
+    /// Rust's `x.max(y)`/`x.min(y)` on lanes, as scalar code computes it (one
+    /// `maxps`/`minps`, then lanes where `x` is NaN take `y`).
+    fn vminmax(&mut self, t: CType, max: bool, x: Value, y: Value) -> Value {
+        let take_y = if max {
+            self.b.ins().fcmp(FloatCC::LessThan, x, y)
+        } else {
+            self.b.ins().fcmp(FloatCC::LessThan, y, x)
+        };
+        let take_y = self.vbitcast(t, take_y);
+        let m = self.b.ins().bitselect(take_y, y, x);
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let x_nan = self.vbitcast(t, x_nan);
+        self.b.ins().bitselect(x_nan, y, m)
+    }
+
+    /// The float constant `v` in every lane of a vector of `s`.
+    pub(super) fn splat_f(&mut self, s: ScalarType, v: f64) -> Value {
+        let (t, _) = Self::lane_vector(s);
+        let bytes = if s == ScalarType::F32 {
+            (0..4).flat_map(|_| (v as f32).to_le_bytes()).collect()
+        } else {
+            (0..2).flat_map(|_| v.to_le_bytes()).collect()
+        };
+        self.vconst_bytes(t, bytes)
+    }
+
+    /// An integer method with a vector form, or `None`.
+    fn gint_method(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<Option<G>> {
+        let (t, _) = Self::lane_vector(s);
+        if t != ct::I32X4 {
+            return Ok(None);
+        }
+        let x = self.vectors(&r.w[0], s);
+        let y = a.first().map(|g| self.vectors(&g.w[0], s));
+        let v = match (method, y) {
+            ("abs", _) if signed(s) => self.b.ins().iabs(x[0]),
+            ("abs", _) => x[0],
+            ("min", Some(y)) if signed(s) => self.b.ins().smin(x[0], y[0]),
+            ("min", Some(y)) => self.b.ins().umin(x[0], y[0]),
+            ("max", Some(y)) if signed(s) => self.b.ins().smax(x[0], y[0]),
+            ("max", Some(y)) => self.b.ins().umax(x[0], y[0]),
+            ("wrapping_add", Some(y)) => self.b.ins().iadd(x[0], y[0]),
+            ("wrapping_sub", Some(y)) => self.b.ins().isub(x[0], y[0]),
+            ("wrapping_mul", Some(y)) => self.b.ins().imul(x[0], y[0]),
+            _ => return Ok(None),
+        };
+        Ok(Some(G {
+            ty: r.ty.clone(),
+            w: vec![Part::Var(vec![v])],
+        }))
+    }
+
+    /// A number method lane by lane, with scalar code's own (libm calls among them).
+    fn method_per_lane(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<G> {
+        let mut lanes: Vec<V> = Vec::with_capacity(LANES);
+        for k in 0..LANES {
+            let x = self.lane_of(&r.w[0], s, k);
+            let args = a
+                .iter()
+                .map(|g| {
+                    let gs = Self::g_scalar(g)?;
+                    Ok(V {
+                        ty: g.ty.clone(),
+                        w: vec![self.lane_of(&g.w[0], gs, k)],
+                    })
+                })
+                .collect::<R<Vec<_>>>()?;
+            let rv = V {
+                ty: r.ty.clone(),
+                w: vec![x],
+            };
+            lanes.push(if s.is_float() {
+                self.float_method(s, rv, method, &args)?
+            } else {
+                self.int_method(s, rv, method, &args)?
+            });
+        }
+        let ty = lanes[0].ty.clone();
+        let ss = Self::word_scalars(&ty)?;
+        let w = ss
+            .iter()
+            .enumerate()
+            .map(|(j, &ws)| {
+                let xs: Vec<Value> = lanes.iter().map(|v| v.w[j]).collect();
+                self.part_of_lanes(ws, &xs)
+            })
+            .collect();
+        Ok(G { ty, w })
+    }
+}

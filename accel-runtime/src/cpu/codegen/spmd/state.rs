@@ -1,0 +1,37 @@
+//! The state of code generation for a gang, kept in the function context while an
+//! element is generated for lanes (apart from the rest of the SPMD code, which builds on
+//! the function context).
+
+use accel_ir::Type;
+use cranelift_codegen::ir::Value;
+use cranelift_frontend::Variable;
+use std::collections::{HashMap, HashSet};
+
+/// The prefix of errors that make a kernel fall back to scalar code.
+const NOT_SPMD: &str = "not SPMD: ";
+
+/// Why an element cannot run as SPMD code (the kernel then runs scalar code).
+pub(in crate::cpu::codegen) fn not_spmd(what: impl std::fmt::Display) -> String {
+    format!("{NOT_SPMD}{what}")
+}
+
+/// Where a varying variable's word is kept.
+#[derive(Clone, Debug)]
+pub(in crate::cpu::codegen) enum Slot {
+    /// The base of a `Part::Seq` word (the gang's index).
+    Seq(Variable),
+    /// Its vectors.
+    Var(Vec<Variable>),
+}
+
+/// The state of code generation for a gang.
+pub(in crate::cpu::codegen) struct Gang {
+    /// The variables that differ between lanes.
+    pub(in crate::cpu::codegen) varying: HashSet<String>,
+    /// Their values (uniform variables live in the function context, as in scalar code).
+    pub(in crate::cpu::codegen) vars: HashMap<String, (Type, Vec<Slot>)>,
+    /// The lanes running here (an `I32X4` mask); `None` when all of them do.
+    pub(in crate::cpu::codegen) mask: Option<Value>,
+    /// A zeroed stack slot's address: where masked-off lanes of a gather load from.
+    pub(in crate::cpu::codegen) dummy: Option<Value>,
+}
