@@ -92,7 +92,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A comparison of two scalars of type `s`.
-    fn compare(&mut self, cmp: IntCC, s: ScalarType, x: Value, y: Value) -> Value {
+    pub(super) fn compare(&mut self, cmp: IntCC, s: ScalarType, x: Value, y: Value) -> Value {
         if s.is_float() {
             // `a > b` as `b < a` (the same for NaNs): the form whose select x64
             // lowers to one `maxsd`/`minsd` (`if v > best { best = v }`).
@@ -115,7 +115,7 @@ impl FnCx<'_, '_> {
     }
 
     /// Float arithmetic.
-    fn float_arith(&mut self, op: BinOp, s: ScalarType, x: Value, y: Value) -> R<Value> {
+    pub(super) fn float_arith(&mut self, op: BinOp, s: ScalarType, x: Value, y: Value) -> R<Value> {
         Ok(match op {
             BinOp::Add => self.b.ins().fadd(x, y),
             BinOp::Sub => self.b.ins().fsub(x, y),

@@ -76,7 +76,11 @@ impl FnCx<'_, '_> {
         // without wrapping, below the length (or no iteration at all).
         for l in &affine {
             let stride = self.expr(&l.stride)?.w[0];
-            let offset = self.expr(&l.offset)?.w[0];
+            let offset = if self.gang.is_some() && self.varies(&l.offset) {
+                self.largest_lane(&l.offset)?
+            } else {
+                self.expr(&l.offset)?.w[0]
+            };
             let len = self.var(&l.seq)?.w[0];
             let empty = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lo);
             let last = self.b.ins().iadd_imm_s(hi, -1);

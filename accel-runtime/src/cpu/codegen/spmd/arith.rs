@@ -13,6 +13,18 @@ impl FnCx<'_, '_> {
     pub(super) fn gunary(&mut self, op: UnOp, x: &Expr) -> R<G> {
         let g = self.gexpr(x)?;
         let s = Self::g_scalar(&g)?;
+        if let Part::Uni(v) = g.w[0] {
+            let w = match (op, s) {
+                (UnOp::Neg, s) if s.is_float() => self.b.ins().fneg(v),
+                (UnOp::Neg, _) => self.b.ins().ineg(v),
+                (UnOp::Not, ScalarType::Bool) => self.b.ins().bxor_imm_u(v, 1),
+                (UnOp::Not, _) => self.b.ins().bnot(v),
+            };
+            return Ok(G {
+                ty: g.ty,
+                w: vec![Part::Uni(w)],
+            });
+        }
         let vs = self.vectors(&g.w[0], s);
         let out = vs
             .iter()
@@ -36,27 +48,46 @@ impl FnCx<'_, '_> {
         let l = self.gexpr(a)?;
         let r = self.gexpr(b)?;
         let s = Self::g_scalar(&l)?;
+        if let (Part::Uni(x), Part::Uni(y)) = (&l.w[0], &r.w[0]) {
+            // The same in every lane (a variable bound once from the gang's index, divided
+            // down): scalar code's operation, once.
+            let (x, y) = (*x, *y);
+            let (ty, w) = match comparison(op) {
+                Some(cmp) => (Type::Scalar(ScalarType::Bool), self.compare(cmp, s, x, y)),
+                None if s.is_float() => (l.ty, self.float_arith(op, s, x, y)?),
+                None => {
+                    let rv = V {
+                        ty: r.ty.clone(),
+                        w: vec![],
+                    };
+                    (l.ty, self.int_arith(op, s, x, y, &rv)?)
+                }
+            };
+            return Ok(G {
+                ty,
+                w: vec![Part::Uni(w)],
+            });
+        }
         if let Some(cmp) = comparison(op) {
             let m = self.gcompare(cmp, s, &l.w[0], &r.w[0]);
             return Ok(Self::bool_of(m));
         }
         // The gang's index plus or minus a uniform value is still consecutive.
-        if let (Part::Seq(base), Part::Uni(u), BinOp::Add | BinOp::Sub) = (&l.w[0], &r.w[0], op) {
+        let seq_and_uni = match (&l.w[0], &r.w[0], op) {
+            (Part::Seq(b, al), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*b, *al, *u)),
+            (Part::Uni(u), Part::Seq(b, al), BinOp::Add) => Some((*b, *al, *u)),
+            _ => None,
+        };
+        if let Some((base, aligned, u)) = seq_and_uni {
             let w = if op == BinOp::Add {
-                self.b.ins().iadd(*base, *u)
+                self.b.ins().iadd(base, u)
             } else {
-                self.b.ins().isub(*base, *u)
+                self.b.ins().isub(base, u)
             };
+            let aligned = aligned && self.iconst_value(u).is_some_and(|c| c % 4 == 0);
             return Ok(G {
                 ty: l.ty,
-                w: vec![Part::Seq(w)],
-            });
-        }
-        if let (Part::Uni(u), Part::Seq(base), BinOp::Add) = (&l.w[0], &r.w[0], op) {
-            let w = self.b.ins().iadd(*u, *base);
-            return Ok(G {
-                ty: l.ty,
-                w: vec![Part::Seq(w)],
+                w: vec![Part::Seq(w, aligned)],
             });
         }
         let w = if s.is_float() {
@@ -183,6 +214,17 @@ impl FnCx<'_, '_> {
     /// vectors, else lane by lane with scalar code's checks, lanes not running given a
     /// divisor of 1 so that they cannot fail.
     fn gdivide(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part, r: &G) -> R<Part> {
+        // The gang's aligned index over a constant multiple of 4: lanes `base..base + 4`
+        // share the quotient, and the remainders are consecutive (and aligned).
+        if let (Part::Seq(base, true), Part::Uni(y)) = (a, b) {
+            if let Some(c) = self.iconst_value(*y).filter(|c| *c > 0 && c % 4 == 0) {
+                return Ok(if op == BinOp::Div {
+                    Part::Uni(self.b.ins().udiv_imm_u(*base, c))
+                } else {
+                    Part::Seq(self.b.ins().urem_imm_u(*base, c), true)
+                });
+            }
+        }
         if let Part::Uni(y) = b {
             if let Some(c) = self.iconst_value(*y) {
                 let c = c as u64;
@@ -251,7 +293,7 @@ impl FnCx<'_, '_> {
         if from == to || (ft == tt && fn_ == tn && from != S::Bool && to != S::Bool) {
             // The same bits: a reinterpretation (`usize as u64`, `i32 as u32`).
             return Ok(match p {
-                Part::Seq(b) if tn == 2 => Part::Seq(*b),
+                Part::Seq(b, al) if tn == 2 => Part::Seq(*b, *al),
                 p => Part::Var(self.vectors(p, from)),
             });
         }

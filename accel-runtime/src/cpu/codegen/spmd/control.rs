@@ -51,7 +51,7 @@ impl FnCx<'_, '_> {
                 .map(|p| match p {
                     Part::Var(vs) => Part::Var(vs.into_iter().map(|v| self.pin_value(v)).collect()),
                     Part::Uni(x) => Part::Uni(self.pin_value(x)),
-                    Part::Seq(x) => Part::Seq(x),
+                    p @ Part::Seq(..) => p,
                 })
                 .collect();
         G { ty: g.ty, w }
@@ -222,6 +222,20 @@ impl FnCx<'_, '_> {
         G { ty: ty.clone(), w }
     }
 
+    /// The affine loads of `body` over `var` (see [`FnCx::affine_loads`]) whose stride is
+    /// the same in every lane: those a test before the loop can prove (with the largest
+    /// lane's offset); the others are checked lane by lane.
+    pub(super) fn uniform_affine_loads(
+        &self,
+        body: &Expr,
+        var: &str,
+    ) -> Vec<super::super::proofs::AffineLoad> {
+        self.affine_loads(body, var)
+            .into_iter()
+            .filter(|l| !self.varies(&l.stride))
+            .collect()
+    }
+
     /// Sets the running lanes.
     pub(super) fn set_mask(&mut self, m: Option<Value>) {
         if let Some(g) = &mut self.gang {
@@ -379,7 +393,7 @@ impl FnCx<'_, '_> {
         let proofs = Proofs {
             indexed: self.indexed_by(body, var),
             tensors: self.tensor_accesses(body, var),
-            affine: self.affine_loads(body, var),
+            affine: self.uniform_affine_loads(body, var),
         };
         self.versioned(&proofs, var, lo, hi, run)?;
         Ok(G::unit())

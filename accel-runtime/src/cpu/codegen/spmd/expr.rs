@@ -73,24 +73,32 @@ impl FnCx<'_, '_> {
         let w = slots
             .iter()
             .map(|s| match s {
-                Slot::Seq(v) => Part::Seq(self.b.use_var(*v)),
+                Slot::Uni(v) => Part::Uni(self.b.use_var(*v)),
+                Slot::Seq(v, aligned) => Part::Seq(self.b.use_var(*v), *aligned),
                 Slot::Var(vs) => Part::Var(vs.iter().map(|v| self.b.use_var(*v)).collect()),
             })
             .collect();
         Ok(G { ty, w })
     }
 
-    /// Binds a varying variable to `g` (its words kept as vectors; the gang's index as its
-    /// base).
-    pub(super) fn bind_gvar(&mut self, name: &str, g: G) -> R<()> {
+    /// Binds a varying variable to `g`. Its words are kept as vectors, unless `fixed` (it
+    /// is never assigned): then a uniform word stays one value and the gang's index its
+    /// base.
+    pub(super) fn bind_gvar(&mut self, name: &str, g: G, fixed: bool) -> R<()> {
         let ss = Self::word_scalars(&g.ty)?;
         let mut slots = Vec::new();
         for (p, s) in g.w.iter().zip(ss) {
             match p {
-                Part::Seq(base) if g.w.len() == 1 => {
+                Part::Seq(base, aligned) if fixed => {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
                     self.b.def_var(v, *base);
-                    slots.push(Slot::Seq(v));
+                    slots.push(Slot::Seq(v, *aligned));
+                }
+                Part::Uni(x) if fixed => {
+                    let t = self.b.func.dfg.value_type(*x);
+                    let v = self.b.declare_var(t);
+                    self.b.def_var(v, *x);
+                    slots.push(Slot::Uni(v));
                 }
                 p => {
                     let vs = self.vectors(p, s);
@@ -138,7 +146,9 @@ impl FnCx<'_, '_> {
                         self.b.def_var(*var, x);
                     }
                 }
-                Slot::Seq(_) => return Err(not_spmd("assigning the gang's index")),
+                Slot::Seq(..) | Slot::Uni(_) => {
+                    return Err(not_spmd(format!("`{name}` assigned but bound once")))
+                }
             }
         }
         Ok(())
@@ -148,10 +158,12 @@ impl FnCx<'_, '_> {
     /// value the same in every lane) scalar words, as in scalar code.
     pub(super) fn gbind(&mut self, p: &Pat, g: G) -> R<()> {
         match p {
-            Pat::Bind { name, .. } => {
+            Pat::Bind { name, mutable } => {
                 let varying = self.gang.as_ref().is_some_and(|x| x.varying.contains(name));
                 let uniform = g.w.iter().all(|w| matches!(w, Part::Uni(_)));
-                if uniform && !varying {
+                // A binding never assigned keeps what its value is (the analysis may have
+                // called it varying for reading a varying variable).
+                if uniform && (!varying || !mutable) {
                     let w =
                         g.w.into_iter()
                             .map(|w| match w {
@@ -162,7 +174,7 @@ impl FnCx<'_, '_> {
                     self.bind_var(name, V { ty: g.ty, w });
                     Ok(())
                 } else {
-                    self.bind_gvar(name, g)
+                    self.bind_gvar(name, g, !mutable)
                 }
             }
             Pat::Tuple(ps) => {

@@ -34,7 +34,10 @@ impl FnCx<'_, '_> {
         let mut vars = HashMap::new();
         vars.insert(
             param.to_string(),
-            (Type::Scalar(ScalarType::Usize), vec![Slot::Seq(index)]),
+            (
+                Type::Scalar(ScalarType::Usize),
+                vec![Slot::Seq(index, true)],
+            ),
         );
         self.vars
             .insert(param.to_string(), (Type::Scalar(ScalarType::Usize), vec![]));

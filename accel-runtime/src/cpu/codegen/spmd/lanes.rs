@@ -72,7 +72,7 @@ impl FnCx<'_, '_> {
         match p {
             Part::Var(v) => v.clone(),
             Part::Uni(x) => self.splat_word(*x, s),
-            Part::Seq(base) => {
+            Part::Seq(base, _) => {
                 let b = self.b.ins().splat(ct::I64X2, *base);
                 let low = self.vconst_i64x2(0, 1);
                 let high = self.vconst_i64x2(2, 3);
@@ -111,7 +111,7 @@ impl FnCx<'_, '_> {
     pub(super) fn lane_of(&mut self, p: &Part, s: ScalarType, k: usize) -> Value {
         match p {
             Part::Uni(x) => *x,
-            Part::Seq(base) => self.b.ins().iadd_imm_s(*base, k as i64),
+            Part::Seq(base, _) => self.b.ins().iadd_imm_s(*base, k as i64),
             Part::Var(v) => {
                 let per = LANES / v.len();
                 let x = self.b.ins().extractlane(v[k / per], (k % per) as u8);

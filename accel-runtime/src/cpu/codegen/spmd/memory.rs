@@ -16,6 +16,11 @@ impl FnCx<'_, '_> {
     /// `base[i]` for the gang.
     pub(super) fn gindex(&mut self, base: &Expr, i: &Expr) -> R<G> {
         if self.varies(base) {
+            if let Expr::Index(rows, row) = base {
+                if !self.varies(rows) {
+                    return self.gindex_rows(rows, row, i);
+                }
+            }
             let b = self.gexpr(base)?;
             if let (Type::Array(..), Some(k)) = (&b.ty, i.literal_usize()) {
                 return super::expr::gfield(&b, &k.to_string());
@@ -40,6 +45,30 @@ impl FnCx<'_, '_> {
         self.load_lanes(&elem, &v.w[1..], &idx.w[0], proven)
     }
 
+    /// The largest lane of `e` (an index, unsigned): what a loop versioned on loads at
+    /// an offset per lane checks.
+    pub(in crate::cpu::codegen) fn largest_lane(&mut self, e: &Expr) -> R<Value> {
+        let g = self.gexpr(e)?;
+        let s = Self::g_scalar(&g)?;
+        Ok(match &g.w[0] {
+            Part::Uni(x) => *x,
+            Part::Seq(base, _) => {
+                // A wrapped `base + 3` would look small: then `base` itself (huge) is
+                // what fails the check.
+                let last = self.b.ins().iadd_imm_s(*base, 3);
+                self.b.ins().umax(*base, last)
+            }
+            p => {
+                let mut m = self.lane_of(p, s, 0);
+                for k in 1..LANES {
+                    let x = self.lane_of(p, s, k);
+                    m = self.b.ins().umax(m, x);
+                }
+                m
+            }
+        })
+    }
+
     /// Whether every lane of `e` (an index) is below the uniform `dim` (an `I8`): what a
     /// loop versioned on a tensor access at coordinates per lane checks.
     pub(in crate::cpu::codegen) fn lanes_below(&mut self, e: &Expr, dim: Value) -> R<Value> {
@@ -47,6 +76,27 @@ impl FnCx<'_, '_> {
         let s = Self::g_scalar(&g)?;
         let inside = self.gcompare(IntCC::SignedLessThan, s, &g.w[0], &Part::Uni(dim));
         Ok(self.b.ins().vall_true(inside))
+    }
+
+    /// `rows[row][i]` with `rows` a sequence of sequences the same for every lane: the
+    /// element at `row * width + i` of its flat columns, both indices checked.
+    fn gindex_rows(&mut self, rows: &Expr, row: &Expr, i: &Expr) -> R<G> {
+        let v = self.expr(rows)?;
+        let Type::Seq(inner) = &v.ty else {
+            return Err(not_spmd(format!("indexing a {} per lane", v.ty)));
+        };
+        let Type::Seq(elem) = &**inner else {
+            return Err(not_spmd(format!("indexing a {} per lane", inner)));
+        };
+        let elem = (**elem).clone();
+        let (len, width) = (v.w[0], v.w[1]);
+        let r = self.gexpr(row)?;
+        self.check_lanes_below(&r.w[0], len, FailureKind::Index)?;
+        let c = self.gexpr(i)?;
+        self.check_lanes_below(&c.w[0], width, FailureKind::Index)?;
+        // Row `row` starts at `row * width` of the flat columns.
+        let at = self.flat_index(r.w[0].clone(), width, &c.w[0], ScalarType::Usize);
+        self.load_lanes(&elem, &v.w[2..], &at, false)
     }
 
     /// Fails (naming the first failing running lane) unless every running lane's index
@@ -59,6 +109,21 @@ impl FnCx<'_, '_> {
                 .ins()
                 .icmp(IntCC::UnsignedGreaterThanOrEqual, *x, len);
             self.fail_if(oob, kind, *x, len);
+            return Ok(());
+        }
+        if let (Part::Seq(base, _), None) = (i, self.gang.as_ref().and_then(|g| g.mask)) {
+            // Consecutive lanes: all below `len` when `len - base >= 4` (and `base < len`);
+            // the first failing lane's index is `max(base, len)`.
+            let (base, len) = (*base, len);
+            let past = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, base, len);
+            let room = self.b.ins().isub(len, base);
+            let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, room, 4);
+            let bad = self.b.ins().bor(past, short);
+            let first = self.b.ins().umax(base, len);
+            self.fail_if(bad, kind, first, len);
             return Ok(());
         }
         let lenp = Part::Uni(len);
@@ -145,7 +210,7 @@ impl FnCx<'_, '_> {
             }
             // Consecutive lanes all running: vector loads (lanes not running may be past
             // the end, so a masked gang gathers).
-            Part::Seq(base)
+            Part::Seq(base, _)
                 if s != ScalarType::Bool && self.gang.as_ref().is_none_or(|g| g.mask.is_none()) =>
             {
                 let (t, n) = Self::lane_vector(s);
@@ -268,9 +333,10 @@ impl FnCx<'_, '_> {
                 let m = self.b.ins().imul(*f, dim);
                 Part::Uni(self.b.ins().iadd(m, *x))
             }
-            (Part::Uni(f), Part::Seq(x)) => {
+            (Part::Uni(f), Part::Seq(x, aligned)) => {
                 let m = self.b.ins().imul(*f, dim);
-                Part::Seq(self.b.ins().iadd(m, *x))
+                let zero = self.iconst_value(*f) == Some(0);
+                Part::Seq(self.b.ins().iadd(m, *x), *aligned && zero)
             }
             _ => {
                 let fv = self.vectors(&flat, s);
@@ -292,7 +358,7 @@ impl FnCx<'_, '_> {
     /// Stores word `v` (numbers `s`) at lanes `i` of column `col`, in the running lanes.
     pub(super) fn store_lanes(&mut self, col: Value, s: ScalarType, i: &Part, v: &Part) {
         let mask = self.gang.as_ref().and_then(|g| g.mask);
-        if let (Part::Seq(base), None, false) = (i, mask, s == ScalarType::Bool) {
+        if let (Part::Seq(base, _), None, false) = (i, mask, s == ScalarType::Bool) {
             let vs = self.vectors(v, s);
             let off = self.scaled(*base, s);
             let addr = self.b.ins().iadd(col, off);
@@ -322,7 +388,7 @@ impl FnCx<'_, '_> {
         if ss.len() != cols.len() {
             return Err(not_spmd(format!("results of type {elem} per lane")));
         }
-        let at = Part::Seq(base);
+        let at = Part::Seq(base, true);
         for ((&col, s), p) in cols.iter().zip(ss).zip(&g.w) {
             self.store_lanes(col, s, &at, p);
         }

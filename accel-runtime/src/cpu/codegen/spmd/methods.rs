@@ -18,6 +18,29 @@ impl FnCx<'_, '_> {
         }
         let a = args.iter().map(|x| self.gexpr(x)).collect::<R<Vec<_>>>()?;
         let s = Self::g_scalar(&r)?;
+        let all_uniform = std::iter::once(&r)
+            .chain(&a)
+            .all(|g| g.w.iter().all(|p| matches!(p, Part::Uni(_))));
+        if all_uniform {
+            let word = |g: &G| V {
+                ty: g.ty.clone(),
+                w: g.w
+                    .iter()
+                    .map(|p| match p {
+                        Part::Uni(x) => *x,
+                        _ => unreachable!("checked uniform"),
+                    })
+                    .collect(),
+            };
+            let rv = word(&r);
+            let av: Vec<V> = a.iter().map(word).collect();
+            let v = if s.is_float() {
+                self.float_method(s, rv, method, &av)?
+            } else {
+                self.int_method(s, rv, method, &av)?
+            };
+            return Ok(G::uniform(v));
+        }
         if s.is_float() {
             if let Some(g) = self.gfloat_method(s, &r, method, &a)? {
                 return Ok(g);

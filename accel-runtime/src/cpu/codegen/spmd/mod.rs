@@ -52,8 +52,10 @@ pub(super) const LANES: usize = 4;
 pub(super) enum Part {
     /// The same in every lane: the scalar word.
     Uni(Value),
-    /// Lane `k` holds `base + k` (a `usize`).
-    Seq(Value),
+    /// Lane `k` holds `base + k` (a `usize`); `aligned` when `base` is a multiple of 4
+    /// (the gang's own index: chunks and gangs start at multiples of 4), so that dividing
+    /// by a multiple of 4 gives one quotient for the gang.
+    Seq(Value, bool),
     /// Lane by lane: one vector for 32-bit numbers and masks, two for 64-bit numbers
     /// (lanes 0-1, then 2-3).
     Var(Vec<Value>),

@@ -50,12 +50,16 @@ impl FnCx<'_, '_> {
             ));
         }
         if self.vector_reduce_shape(r)?.is_some() {
-            return Err(not_spmd("a nested reduction scalar code runs on vectors"));
+            // Scalar code folds it on vectors of consecutive elements (a dot product):
+            // faster than lanes gathering one element each.
+            return Err(not_spmd(
+                "a nested reduction that scalar code runs on vectors of its elements",
+            ));
         }
         let n = self.expr(n)?.w[0];
         let zero = self.iconst(0);
         let proofs = Proofs {
-            affine: self.affine_loads(body, param),
+            affine: self.uniform_affine_loads(body, param),
             ..Proofs::default()
         };
         let result: std::cell::RefCell<Option<(Type, Vec<Vec<Variable>>)>> =

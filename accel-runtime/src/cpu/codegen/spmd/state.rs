@@ -18,8 +18,10 @@ pub(in crate::cpu::codegen) fn not_spmd(what: impl std::fmt::Display) -> String 
 /// Where a varying variable's word is kept.
 #[derive(Clone, Debug)]
 pub(in crate::cpu::codegen) enum Slot {
-    /// The base of a `Part::Seq` word (the gang's index).
-    Seq(Variable),
+    /// A word the same in every lane.
+    Uni(Variable),
+    /// The base of a `Part::Seq` word (the gang's index), and whether it is aligned.
+    Seq(Variable, bool),
     /// Its vectors.
     Var(Vec<Variable>),
 }
