@@ -1,6 +1,6 @@
 //! What the macros' expansions use. Not part of the API: names here may change at any time.
 
-pub use crate::accel_type::marshal_part;
+pub use crate::accel_type::{assemble, marshal_part, short_column};
 pub use crate::backend::abi::{Marshal, Unmarshal};
 pub use crate::backend::{failure, layout};
 pub use crate::cpu::codegen::{MathProbe, ProbeConfig};

@@ -1,7 +1,7 @@
 //! The types accelerated code accepts: their IR types, and what debug mode needs of their
 //! values (printing, tolerant comparison, structural checks).
 
-use crate::backend::abi::{take_column, Marshal, ScalarWord, Unmarshal};
+use crate::backend::abi::{advise_huge_pages, take_column, Marshal, ScalarWord, Unmarshal};
 use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
@@ -25,7 +25,7 @@ use accel_ir::{ScalarType, Type};
             (Vec<T>, &[T]), Tensor<T> and structs with #[derive(Accel)]; to pass an #[accel] function \
             to another function, wrap it in a closure: `|x| f(x)`"
 )]
-pub trait Accel {
+pub trait Accel: Send + Sync {
     /// Whether values may hold sequences or tensors, which [`check`](Accel::check) inspects.
     const NESTED: bool;
 
@@ -74,6 +74,35 @@ pub trait Accel {
     fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String>
     where
         Self: Sized;
+}
+
+/// Values at least this many are assembled from their columns in parallel.
+const PARALLEL_ASSEMBLY: usize = 1 << 15;
+
+/// Assembles `len` values, `part(k)` building value `k` from the `k`-th element of each of
+/// its parts' columns (structure of arrays back to Rust's layout). Long results are built
+/// in parallel, in place: a result of millions of tuples is otherwise a single-threaded
+/// pass as slow as the kernel that computed it.
+pub fn assemble<T: Send>(len: usize, part: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
+    if len < PARALLEL_ASSEMBLY {
+        (0..len).map(part).collect()
+    } else {
+        let mut out = Vec::with_capacity(len);
+        advise_huge_pages(out.as_mut_ptr() as *mut u8, len * std::mem::size_of::<T>());
+        (0..len)
+            .into_par_iter()
+            .with_min_len(PARALLEL_ASSEMBLY / 4)
+            .map(&part)
+            .collect_into_vec(&mut out);
+        out
+    }
+}
+
+/// The error for columns shorter than the result (a bug in a backend, reported rather
+/// than read past).
+pub fn short_column() -> String {
+    "a result column shorter than its sequence".to_string()
 }
 
 /// Builds the column of one part of every element, marshals it and keeps it alive.
@@ -224,10 +253,21 @@ macro_rules! tuple {
             }
             #[allow(non_snake_case)]
             fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
-                $(let mut $n = $n::unmarshal_columns(len, u)?.into_iter();)+
-                (0..len)
-                    .map(|_| Ok(($($n.next().ok_or("a short column")?,)+)))
-                    .collect()
+                $(let $n = $n::unmarshal_columns(len, u)?;)+
+                if $($n.len() < len)||+ {
+                    return Err(short_column());
+                }
+                if Self::NESTED {
+                    // Sequences move out of their columns rather than being copied.
+                    $(let mut $n = $n.into_iter();)+
+                    let mut out = Vec::with_capacity(len);
+                    while let ($(Some($n),)+) = ($($n.next(),)+) {
+                        out.push(($($n,)+));
+                    }
+                    Ok(out)
+                } else {
+                    Ok(assemble(len, |k| ($($n[k].clone_value(),)+)))
+                }
             }
         }
     };
@@ -321,9 +361,18 @@ impl<T: Accel, const N: usize> Accel for [T; N] {
             .map_err(|_| "an array of the wrong length".to_string())
     }
     fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
-        let mut columns = (0..N)
-            .map(|_| T::unmarshal_columns(len, u).map(Vec::into_iter))
+        let columns = (0..N)
+            .map(|_| T::unmarshal_columns(len, u))
             .collect::<Result<Vec<_>, String>>()?;
+        if columns.iter().any(|c| c.len() < len) {
+            return Err(short_column());
+        }
+        if !T::NESTED {
+            return Ok(assemble(len, |k| {
+                std::array::from_fn(|j| columns[j][k].clone_value())
+            }));
+        }
+        let mut columns: Vec<_> = columns.into_iter().map(Vec::into_iter).collect();
         (0..len)
             .map(|_| {
                 let parts = columns

@@ -6,7 +6,8 @@
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results]`
 
 use accel_bench::{median_ms, ms};
-use accel_examples::classic::{call_price, escape_time as mandel};
+use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
+use accel_examples::random::uniform;
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
 
@@ -86,10 +87,8 @@ fn main() {
 /// Sum, dot product and SAXPY over long `f32` sequences.
 fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let n = scale(1 << 25, 1 << 18);
-    let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect();
-    let ys: Vec<f32> = (0..n)
-        .map(|i| ((i * 104_729) % 1000) as f32 * 1e-3)
-        .collect();
+    let xs = uniform(n, 1, 0.0, 1.0);
+    let ys = uniform(n, 2, 0.0, 1.0);
     rows.push(bench(
         "sum",
         format!("{n} f32"),
@@ -139,32 +138,40 @@ fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
     drop((xs, ys));
 }
 
-/// Black-Scholes call prices.
+/// Black-Scholes call and put prices of random options, written as users write it: one
+/// `#[accel]` function per option calling another for the normal distribution.
 fn black_scholes(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let m = scale(1 << 23, 1 << 16);
-    let s: Vec<f32> = (0..m).map(|i| 5.0 + (i % 25) as f32).collect();
-    let x: Vec<f32> = (0..m).map(|i| 1.0 + (i % 100) as f32).collect();
-    let t: Vec<f32> = (0..m).map(|i| 0.25 + (i % 10) as f32 * 0.5).collect();
-    let (r, v) = (0.02f32, 0.30f32);
+    let (price, strike, years) = option_book(m);
+    let flat = |v: &Vec<(f32, f32)>| -> Vec<f32> { v.iter().flat_map(|&(c, p)| [c, p]).collect() };
     rows.push(bench(
         "black-scholes",
-        format!("{m} options"),
+        format!("{m} random options"),
         runs,
-        || accelerate!(create(s.len(), |i| call_price(s[i], x[i], t[i], r, v))),
         || {
-            (0..s.len())
-                .into_par_iter()
-                .map(|i| call_price(s[i], x[i], t[i], r, v))
-                .collect::<Vec<f32>>()
+            accelerate!(create(price.len(), |i| black_scholes_option(
+                price[i], strike[i], years[i]
+            )))
         },
         || {
-            (0..s.len())
-                .map(|i| call_price(s[i], x[i], t[i], r, v))
-                .collect::<Vec<f32>>()
+            price
+                .par_iter()
+                .zip(&strike)
+                .zip(&years)
+                .map(|((&p, &s), &y)| black_scholes_option(p, s, y))
+                .collect::<Vec<(f32, f32)>>()
         },
-        |a, b| max_rel(a, b),
+        || {
+            price
+                .iter()
+                .zip(&strike)
+                .zip(&years)
+                .map(|((&p, &s), &y)| black_scholes_option(p, s, y))
+                .collect::<Vec<(f32, f32)>>()
+        },
+        |a, b| max_rel(&flat(a), &flat(b)),
     ));
-    drop((s, x, t));
+    drop((price, strike, years));
 }
 
 /// Escape times of the Mandelbrot set.
@@ -190,16 +197,10 @@ fn mandelbrot(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec
 /// N-body accelerations (x components).
 fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let bodies = scale(16384, 1024);
-    let px: Vec<f32> = (0..bodies)
-        .map(|i| (i as f32 * 0.618).sin() * 100.0)
-        .collect();
-    let py: Vec<f32> = (0..bodies)
-        .map(|i| (i as f32 * 0.414).cos() * 100.0)
-        .collect();
-    let pz: Vec<f32> = (0..bodies)
-        .map(|i| (i as f32 * 0.271).sin() * 50.0)
-        .collect();
-    let pm: Vec<f32> = (0..bodies).map(|i| 1.0 + (i % 7) as f32).collect();
+    let px = uniform(bodies, 8, -100.0, 100.0);
+    let py = uniform(bodies, 9, -100.0, 100.0);
+    let pz = uniform(bodies, 14, -50.0, 50.0);
+    let pm = uniform(bodies, 10, 1.0, 8.0);
     let accel_x = |i: usize| -> f32 {
         let mut ax = 0.0f32;
         for j in 0..px.len() {

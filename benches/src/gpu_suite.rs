@@ -78,7 +78,7 @@ fn main() -> Result<(), String> {
 /// `map` and `reduce` over 2^26 `f32` against the device's copy bandwidth.
 fn streams(bandwidth: f64, table: &mut String, rows: &mut Vec<serde_json::Value>) {
     let n = 1usize << 26;
-    let v: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.001).collect();
+    let v = accel_examples::random::uniform(n, 1, 0.0, 1.0);
     let (map_ms, map_total, ys) =
         kernel_ms(|| with_mode(Mode::Cuda, || accelerate!(map(|x| x * 2.0 + 1.0, &v))));
     assert!(ys.iter().zip(&v).all(|(y, x)| *y == x * 2.0 + 1.0));
@@ -113,9 +113,7 @@ fn black_scholes(
     rows: &mut Vec<serde_json::Value>,
 ) -> Result<(), String> {
     let n = 1usize << 24;
-    let s: Vec<f32> = (0..n).map(|i| 5.0 + (i % 25) as f32).collect();
-    let x: Vec<f32> = (0..n).map(|i| 1.0 + (i % 100) as f32).collect();
-    let t: Vec<f32> = (0..n).map(|i| 0.25 + (i % 10) as f32 * 0.5).collect();
+    let (s, x, t) = accel_examples::classic::option_book(n);
     let (r, vol) = (0.02f32, 0.30f32);
     let (bs_ms, bs_total, prices) = kernel_ms(|| {
         with_mode(Mode::Cuda, || {

@@ -29,37 +29,53 @@ def sizes(small):
     }
 
 
-def data(np, n, seed):
-    i = np.arange(n, dtype=np.int64)
-    return (((i * 7919 + seed * 104_729) % 2000).astype(np.float32) * np.float32(1e-3)
-            - np.float32(1.0))
+def bits(np, n, seed):
+    """The random bits of elements 0..n of stream `seed`: SplitMix64's finaliser of
+    seed * 2^32 + i, exactly as examples/src/random.rs computes them."""
+    with np.errstate(over="ignore"):
+        z = (np.uint64(seed) << np.uint64(32)) + np.arange(n, dtype=np.uint64) \
+            + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def uniform(np, n, seed, lo, hi):
+    unit = (bits(np, n, seed) >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / (1 << 24))
+    return np.float32(lo) + np.float32(hi - lo) * unit
+
+
+def below(np, n, seed, k):
+    unit = (bits(np, n, seed) >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / (1 << 24))
+    return np.minimum((unit * np.float32(k)).astype(np.int64), k - 1)
 
 
 def inputs(np, small):
+    """The suite's inputs: random from the same seeds as examples/src/classic.rs."""
     s = sizes(small)
     out = {}
     n = s["dot"]
-    out["dot"] = (data(np, n, 1), data(np, n, 2))
-    out["saxpy"] = (np.float32(2.5), data(np, n, 1), data(np, n, 2))
+    out["dot"] = (uniform(np, n, 1, -1, 1), uniform(np, n, 2, -1, 1))
+    out["saxpy"] = (np.float32(2.5), uniform(np, n, 3, -1, 1), uniform(np, n, 4, -1, 1))
     n = s["black-scholes"]
-    i = np.arange(n)
-    out["black-scholes"] = (
-        (5.0 + (i % 25)).astype(np.float32),
-        (1.0 + (i % 100)).astype(np.float32),
-        (0.25 + (i % 10) * 0.5).astype(np.float32),
-        np.float32(0.02), np.float32(0.30))
+    out["black-scholes"] = (uniform(np, n, 5, 5, 30), uniform(np, n, 6, 1, 100),
+                            uniform(np, n, 7, 0.25, 5))
     out["mandelbrot"] = (s["mandelbrot"],)
     n = s["n-body"]
-    i = np.arange(n, dtype=np.float32)
-    out["n-body"] = ((np.sin(i * np.float32(0.618)) * 100).astype(np.float32),
-                     (np.cos(i * np.float32(0.414)) * 100).astype(np.float32),
-                     (1.0 + (np.arange(n) % 7)).astype(np.float32))
+    out["n-body"] = (uniform(np, n, 8, -100, 100), uniform(np, n, 9, -100, 100),
+                     uniform(np, n, 10, 1, 8))
     n, k = s["k-means"]
-    i = np.arange(n, dtype=np.int64)
-    out["k-means"] = ((((i % k).astype(np.float32)) * 10 + ((i * 7919) % 100) * np.float32(0.05)).astype(np.float32),
-                      (((i % k).astype(np.float32)) * -5 + ((i * 104_729) % 100) * np.float32(0.05)).astype(np.float32),
-                      k)
+    c = below(np, n, 11, k).astype(np.float32)
+    out["k-means"] = (c * np.float32(10) + uniform(np, n, 12, 0, 5),
+                      c * np.float32(-5) + uniform(np, n, 13, 0, 5), k)
     return out
+
+
+def self_test(np):
+    """The values examples/src/random.rs's tests pin."""
+    assert int(bits(np, 1, 0)[0]) == 0xE220A8397B1DCDAF
+    x = uniform(np, 3, 1, -1, 1)
+    assert x.dtype == np.float32 and (x >= -1).all() and (x < 1).all()
 
 
 def median_ms(f, runs=5):
@@ -99,14 +115,19 @@ def numba_suite(np, small):
         return 1.0 - w if d < 0.0 else w
 
     @njit(parallel=True)
-    def black_scholes(s, x, t, r, v):
-        out = np.empty_like(s)
-        for i in prange(s.shape[0]):
-            sqrt_t = math.sqrt(t[i])
-            d1 = (math.log(s[i] / x[i]) + (r + 0.5 * v * v) * t[i]) / (v * sqrt_t)
+    def black_scholes(price, strike, years):
+        r = np.float32(0.02)
+        v = np.float32(0.30)
+        call = np.empty_like(price)
+        put = np.empty_like(price)
+        for i in prange(price.shape[0]):
+            sqrt_t = math.sqrt(years[i])
+            d1 = (math.log(price[i] / strike[i]) + (r + 0.5 * v * v) * years[i]) / (v * sqrt_t)
             d2 = d1 - v * sqrt_t
-            out[i] = s[i] * cnd(d1) - x[i] * math.exp(-r * t[i]) * cnd(d2)
-        return out
+            discounted = strike[i] * math.exp(-r * years[i])
+            call[i] = price[i] * cnd(d1) - discounted * cnd(d2)
+            put[i] = discounted * (1.0 - cnd(d2)) - price[i] * (1.0 - cnd(d1))
+        return call, put
 
     @njit(parallel=True)
     def mandelbrot(side):
@@ -192,11 +213,14 @@ def jax_suite(np, small):
         return jnp.where(d < 0.0, 1.0 - w, w)
 
     @jax.jit
-    def black_scholes(s, x, t, r, v):
-        sqrt_t = jnp.sqrt(t)
-        d1 = (jnp.log(s / x) + (r + 0.5 * v * v) * t) / (v * sqrt_t)
+    def black_scholes(price, strike, years):
+        r, v = jnp.float32(0.02), jnp.float32(0.30)
+        sqrt_t = jnp.sqrt(years)
+        d1 = (jnp.log(price / strike) + (r + 0.5 * v * v) * years) / (v * sqrt_t)
         d2 = d1 - v * sqrt_t
-        return s * cnd(d1) - x * jnp.exp(-r * t) * cnd(d2)
+        discounted = strike * jnp.exp(-r * years)
+        return (price * cnd(d1) - discounted * cnd(d2),
+                discounted * (1.0 - cnd(d2)) - price * (1.0 - cnd(d1)))
 
     def mandelbrot(side):
         return _mandel(side)
@@ -281,6 +305,7 @@ def main():
                                check=False)
         try:
             import numpy as np
+            self_test(np)
             results[peer] = suite(np, a.small)
         except Exception as e:  # a missing or broken peer is reported, not fatal
             results[peer] = {"skipped": f"{type(e).__name__}: {e}"}

@@ -1,19 +1,18 @@
 //! The classic array benchmarks: dot product, SAXPY, Black-Scholes, Mandelbrot, N-body and
 //! k-means, each as a user would write it with `accelerate!`.
 
+//!
+//! Inputs are random from fixed seeds ([`crate::random`]), the same numbers the peers'
+//! script builds.
+
+use crate::random::{below, uniform};
 use crate::{close, measure, Report};
 use accel_runtime::prelude::*;
-
-fn data(n: usize, seed: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| ((i * 7919 + seed * 104_729) % 2000) as f32 * 1e-3 - 1.0)
-        .collect()
-}
 
 /// `x · y`.
 pub fn dot(small: bool) -> Report {
     let n = if small { 10_000 } else { 1 << 25 };
-    let (x, y) = (data(n, 1), data(n, 2));
+    let (x, y) = (uniform(n, 1, -1.0, 1.0), uniform(n, 2, -1.0, 1.0));
     measure(
         "dot",
         format!("{n} f32"),
@@ -40,7 +39,7 @@ pub fn dot(small: bool) -> Report {
 /// `a x + y`.
 pub fn saxpy(small: bool) -> Report {
     let n = if small { 10_000 } else { 1 << 25 };
-    let (x, y, a) = (data(n, 3), data(n, 4), 2.5f32);
+    let (x, y, a) = (uniform(n, 3, -1.0, 1.0), uniform(n, 4, -1.0, 1.0), 2.5f32);
     measure(
         "saxpy",
         format!("{n} f32"),
@@ -79,23 +78,54 @@ pub fn call_price(s: f32, x: f32, t: f32, r: f32, v: f32) -> f32 {
     s * cnd(d1) - x * (-r * t).exp() * cnd(d2)
 }
 
-/// Prices a book of options.
+/// The call and put prices of a European option with a 2% rate and 30% volatility, as a
+/// user writes it: one function over the option's three numbers.
+#[accel]
+pub fn black_scholes_option(price: f32, strike: f32, years: f32) -> (f32, f32) {
+    let rate = 0.02f32;
+    let volatility = 0.30f32;
+    let sqrt_t = years.sqrt();
+    let d1 = ((price / strike).ln() + (rate + 0.5 * volatility * volatility) * years)
+        / (volatility * sqrt_t);
+    let d2 = d1 - volatility * sqrt_t;
+    let discounted = strike * (-rate * years).exp();
+    let call = price * cnd(d1) - discounted * cnd(d2);
+    let put = discounted * (1.0 - cnd(d2)) - price * (1.0 - cnd(d1));
+    (call, put)
+}
+
+/// A book of random options: prices in [5, 30), strikes in [1, 100), maturities in
+/// [0.25, 5) years.
+pub fn option_book(n: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    (
+        uniform(n, 5, 5.0, 30.0),
+        uniform(n, 6, 1.0, 100.0),
+        uniform(n, 7, 0.25, 5.0),
+    )
+}
+
+/// Prices a book of random options, call and put.
 pub fn black_scholes(small: bool) -> Report {
     let n = if small { 10_000 } else { 1 << 23 };
-    let s: Vec<f32> = (0..n).map(|i| 5.0 + (i % 25) as f32).collect();
-    let x: Vec<f32> = (0..n).map(|i| 1.0 + (i % 100) as f32).collect();
-    let t: Vec<f32> = (0..n).map(|i| 0.25 + (i % 10) as f32 * 0.5).collect();
-    let (r, v) = (0.02f32, 0.30f32);
+    let (price, strike, years) = option_book(n);
     measure(
         "black-scholes",
         format!("{n} options"),
         || {
             (0..n)
-                .map(|i| call_price(s[i], x[i], t[i], r, v))
-                .collect::<Vec<f32>>()
+                .map(|i| black_scholes_option(price[i], strike[i], years[i]))
+                .collect::<Vec<(f32, f32)>>()
         },
-        || accelerate!(create(s.len(), |i| call_price(s[i], x[i], t[i], r, v))),
-        |_, got, want| close(got, want, 1e-5),
+        || {
+            accelerate!(create(price.len(), |i| black_scholes_option(
+                price[i], strike[i], years[i]
+            )))
+        },
+        |_, got: &Vec<(f32, f32)>, want: &Vec<(f32, f32)>| {
+            let flat =
+                |v: &Vec<(f32, f32)>| -> Vec<f32> { v.iter().flat_map(|&(c, p)| [c, p]).collect() };
+            close(&flat(got), &flat(want), 1e-5)
+        },
     )
 }
 
@@ -140,9 +170,9 @@ pub fn mandelbrot(small: bool) -> Report {
 /// The gravitational acceleration along x on every body (all pairs, softened).
 pub fn nbody(small: bool) -> Report {
     let n = if small { 512 } else { 16_384 };
-    let px: Vec<f32> = (0..n).map(|i| (i as f32 * 0.618).sin() * 100.0).collect();
-    let py: Vec<f32> = (0..n).map(|i| (i as f32 * 0.414).cos() * 100.0).collect();
-    let pm: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32).collect();
+    let px = uniform(n, 8, -100.0, 100.0);
+    let py = uniform(n, 9, -100.0, 100.0);
+    let pm = uniform(n, 10, 1.0, 8.0);
     let reference = || {
         (0..n)
             .map(|i| {
@@ -195,11 +225,17 @@ pub fn nearest(x: f32, y: f32, cx: &[f32], cy: &[f32]) -> usize {
 /// mean of its points; ten rounds from the first k points.
 pub fn kmeans(small: bool) -> Report {
     let (n, k) = if small { (2_000, 4) } else { (1 << 20, 8) };
-    let xs: Vec<f32> = (0..n)
-        .map(|i| ((i % k) as f32) * 10.0 + ((i * 7919) % 100) as f32 * 0.05)
+    // Points scattered around k random cluster centres (c * 10, c * -5).
+    let cluster = below(n, 11, k);
+    let xs: Vec<f32> = cluster
+        .iter()
+        .zip(uniform(n, 12, 0.0, 5.0))
+        .map(|(&c, u)| c as f32 * 10.0 + u)
         .collect();
-    let ys: Vec<f32> = (0..n)
-        .map(|i| ((i % k) as f32) * -5.0 + ((i * 104_729) % 100) as f32 * 0.05)
+    let ys: Vec<f32> = cluster
+        .iter()
+        .zip(uniform(n, 13, 0.0, 5.0))
+        .map(|(&c, u)| c as f32 * -5.0 + u)
         .collect();
     let rounds = |accelerated: bool| {
         let (mut cx, mut cy) = (xs[..k].to_vec(), ys[..k].to_vec());

@@ -5,6 +5,7 @@
 pub mod classic;
 pub mod nn;
 pub mod ode;
+pub mod random;
 pub mod viterbi;
 
 use accel_runtime::prelude::*;

@@ -148,12 +148,22 @@ fn accel_impl(
                 len: usize,
                 u: &mut ::accel_runtime::__private::Unmarshal<'_>,
             ) -> ::std::result::Result<::std::vec::Vec<Self>, ::std::string::String> {
-                #(let mut #idents = <#types as ::accel_runtime::Accel>::unmarshal_columns(len, u)?.into_iter();)*
-                (0..len)
-                    .map(|_| ::std::result::Result::Ok(Self {
-                        #(#idents: #idents.next().ok_or_else(|| ::std::string::String::from("a short column"))?),*
-                    }))
-                    .collect()
+                #(let #idents = <#types as ::accel_runtime::Accel>::unmarshal_columns(len, u)?;)*
+                if false #(|| #idents.len() < len)* {
+                    return ::std::result::Result::Err(::accel_runtime::__private::short_column());
+                }
+                if !<Self as ::accel_runtime::Accel>::NESTED {
+                    return ::std::result::Result::Ok(::accel_runtime::__private::assemble(len, |k| Self {
+                        #(#idents: ::accel_runtime::Accel::clone_value(&#idents[k])),*
+                    }));
+                }
+                // Sequences move out of their columns rather than being copied.
+                #(let mut #idents = #idents.into_iter();)*
+                let mut out = ::std::vec::Vec::with_capacity(len);
+                while let (#(::std::option::Option::Some(#idents),)*) = (#(#idents.next(),)*) {
+                    out.push(Self { #(#idents),* });
+                }
+                ::std::result::Result::Ok(out)
             }
         }
     }
