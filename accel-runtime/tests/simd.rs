@@ -204,6 +204,11 @@ fn control_flow_per_lane_is_bit_identical() {
         let ks: Vec<u64> = rng.ints(n, 1000);
         // A cheap if (blended), a costly one (a loop in one arm), an if without else.
         exact(|| accelerate!(map(|x| if x < 0.0 { -x * 2.0 } else { x + 1.0 }, &xs))); // cheap if
+                                                                                       // Blends with zero are masks (`and`); `-0.0` is not zero bits and must stay `-0.0`.
+        exact(|| accelerate!(map(|x| if x < 0.0 { x } else { 0.0 }, &xs)));
+        exact(|| accelerate!(map(|x| if x < 0.0 { 0.0 } else { x }, &xs)));
+        exact(|| accelerate!(map(|x| if x < 1.0 { x } else { -0.0 }, &xs)));
+        exact(|| accelerate!(map(|k| if k % 2 == 0 { 0 } else { k }, &ks)));
         exact(|| {
             accelerate!(map(
                 |k| if k % 3 == 0 {

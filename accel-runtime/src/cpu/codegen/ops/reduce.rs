@@ -57,7 +57,8 @@ impl FnCx<'_, '_> {
     }
 
     /// A `reduce` inside an element: SIMD when it qualifies, else four streams (versioned
-    /// on loads at indices affine in the element's index, checked once before).
+    /// on loads indexed by, or at indices affine in, the element's index: checked once
+    /// before).
     pub(super) fn nested_reduce(&mut self, r: Reduce<'_>) -> R<V> {
         let (n, _) = self.input_shape(r.xs)?;
         let zero = self.iconst(0);
@@ -67,16 +68,19 @@ impl FnCx<'_, '_> {
         // Four independent accumulators: the fold's latency chain split in four;
         // loads at indices affine in the element's index are checked once, before.
         let (param, proofs) = match delayed(r.xs) {
-            Some((_, name, body)) => (name.to_string(), self.affine_loads(body, name)),
-            None => (String::new(), Vec::new()),
+            Some((_, name, body)) => (
+                name.to_string(),
+                Proofs {
+                    indexed: self.indexed_by(body, name),
+                    affine: self.affine_loads(body, name),
+                    ..Proofs::default()
+                },
+            ),
+            None => (String::new(), Proofs::default()),
         };
-        if proofs.is_empty() {
+        if proofs.indexed.is_empty() && proofs.affine.is_empty() {
             return self.stream_reduce(r, zero, n);
         }
-        let proofs = Proofs {
-            affine: proofs,
-            ..Proofs::default()
-        };
         let result: std::cell::RefCell<Option<(Type, Vec<Variable>)>> =
             std::cell::RefCell::new(None);
         self.versioned(&proofs, &param, zero, n, |f| {

@@ -209,6 +209,10 @@ impl FnCx<'_, '_> {
                 return a.clone();
             }
         }
+        // Blending with zero (an `if` whose other arm is a reduction's neutral `0`) is one
+        // `and`: all-zero bits are `0`, `0.0` and `false` alike.
+        let zero = |f: &Self, p: &Part| matches!(p, Part::Uni(v) if f.is_zero_bits(*v));
+        let (a_zero, b_zero) = (zero(self, a), zero(self, b));
         let av = self.vectors(a, s);
         let bv = self.vectors(b, s);
         let ms = self.mask_parts(m, s);
@@ -219,10 +223,30 @@ impl FnCx<'_, '_> {
             .zip(ms)
             .map(|((&x, &y), mk)| {
                 let mk = self.vbitcast(t, mk);
-                self.b.ins().bitselect(mk, x, y)
+                if b_zero {
+                    self.b.ins().band(x, mk)
+                } else if a_zero {
+                    self.b.ins().band_not(y, mk)
+                } else {
+                    self.b.ins().bitselect(mk, x, y)
+                }
             })
             .collect();
         Part::Var(out)
+    }
+
+    /// Whether `v` is a constant whose bits are all zero.
+    fn is_zero_bits(&self, v: Value) -> bool {
+        use cranelift_codegen::ir::{InstructionData, ValueDef};
+        let ValueDef::Result(inst, _) = self.b.func.dfg.value_def(v) else {
+            return false;
+        };
+        match self.b.func.dfg.insts[inst] {
+            InstructionData::UnaryImm { imm, .. } => imm.bits() == 0,
+            InstructionData::UnaryIeee32 { imm, .. } => imm.bits() == 0,
+            InstructionData::UnaryIeee64 { imm, .. } => imm.bits() == 0,
+            _ => false,
+        }
     }
 
     /// The lanes of `a` where `m` is set, of `b` elsewhere.

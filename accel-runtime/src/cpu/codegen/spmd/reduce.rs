@@ -59,6 +59,11 @@ impl FnCx<'_, '_> {
         let n = self.expr(n)?.w[0];
         let zero = self.iconst(0);
         let proofs = Proofs {
+            indexed: self
+                .indexed_by(body, param)
+                .into_iter()
+                .filter(|s| !self.varies(&Expr::Var(s.clone())))
+                .collect(),
             affine: self.uniform_affine_loads(body, param),
             ..Proofs::default()
         };
