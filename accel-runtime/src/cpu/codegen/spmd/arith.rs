@@ -3,7 +3,7 @@
 
 use super::super::cx::*;
 use super::super::num::comparison;
-use super::{Part, G};
+use super::{Part, G, LANES};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -103,6 +103,9 @@ impl FnCx<'_, '_> {
 
     /// A comparison per lane: a mask.
     pub(super) fn gcompare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Value {
+        if let Some(m) = self.lane_equal(cmp, s, a, b) {
+            return m;
+        }
         let av = self.vectors(a, s);
         let bv = self.vectors(b, s);
         let parts: Vec<Value> = av
@@ -132,6 +135,45 @@ impl FnCx<'_, '_> {
             })
             .collect();
         self.narrow_mask(&parts)
+    }
+
+    /// `base + lane == u` (or `!=`) for consecutive lanes and a uniform 64-bit `u`: which
+    /// lane, if any, is `u - base` (k-means' `assign[i] == c` with `c` the gang's index).
+    /// One vector compare with `0, 1, 2, 3` instead of widening both sides to 64-bit lanes.
+    fn lane_equal(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Value> {
+        let (base, u) = match (a, b) {
+            (Part::Seq(base, _), Part::Uni(u)) | (Part::Uni(u), Part::Seq(base, _)) => (*base, *u),
+            _ => return None,
+        };
+        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
+        if s.is_float()
+            || s == ScalarType::Bool
+            || !matches!(cmp, IntCC::Equal | IntCC::NotEqual)
+            || !is_64(self, base)
+            || !is_64(self, u)
+        {
+            return None;
+        }
+        // Wrapping, as the lanes' own `base + l` is.
+        let lane = self.b.ins().isub(u, base);
+        let in_gang = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedLessThan, lane, LANES as i64);
+        let lane = self.b.ins().ireduce(ct::I32, lane);
+        let none = self.b.ins().iconst(ct::I32, LANES as i64);
+        let lane = self.b.ins().select(in_gang, lane, none);
+        let lane = self.b.ins().splat(ct::I32X4, lane);
+        let ids = self.vconst_bytes(
+            ct::I32X4,
+            (0..LANES as u32).flat_map(u32::to_le_bytes).collect(),
+        );
+        let eq = self.b.ins().icmp(IntCC::Equal, lane, ids);
+        Some(if cmp == IntCC::Equal {
+            eq
+        } else {
+            self.b.ins().bnot(eq)
+        })
     }
 
     fn gfloat_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part) -> R<Part> {
