@@ -157,8 +157,16 @@ fn arithmetic_casts_and_comparisons_are_bit_identical() {
             .collect();
         let us: Vec<u64> = rng.ints(n, u64::MAX);
         exact(|| accelerate!(map2(|x, y| (x * 1.5 - 2.0) / (y as f32 + 0.5), &xs, &ys))); // arith f32
-        // The gang's index against a uniform value: which lane, if any (wrapping far away).
-        for m in [0, 3, 4, n / 2, n.saturating_sub(1), usize::MAX, usize::MAX - 2] {
+                                                                                          // The gang's index against a uniform value: which lane, if any (wrapping far away).
+        for m in [
+            0,
+            3,
+            4,
+            n / 2,
+            n.saturating_sub(1),
+            usize::MAX,
+            usize::MAX - 2,
+        ] {
             exact(|| accelerate!(create(n, |i| (i == m, i != m, i + 1 == m))));
         }
         exact(|| accelerate!(map2(|x, y| x as f64 * y - (y / 3.0), &xs, &ys))); // arith f64

@@ -135,6 +135,21 @@ impl FnCx<'_, '_> {
         }
     }
 
+    /// Elements `from..to` of a producer, stored into the output columns.
+    fn produce_elements(
+        &mut self,
+        p: Producer<'_>,
+        elem: &Type,
+        out: &[Value],
+        from: Value,
+        to: Value,
+    ) -> R<()> {
+        self.counted_loop(from, to, ScalarType::Usize, |f, i| {
+            let v = f.element(p, i)?;
+            f.store_elem(elem, out, i, &v.w)
+        })
+    }
+
     /// A top-level producer: a kernel writes each chunk's elements into the output.
     fn launch_producer(&mut self, p: Producer<'_>) -> R<V> {
         let (n, elem) = self.producer_shape(p)?;
@@ -162,12 +177,15 @@ impl FnCx<'_, '_> {
                 indexed,
                 ..Proofs::default()
             };
-            f.versioned(&proofs, &param, c.lo, c.hi, |f| {
-                f.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
-                    let v = f.element(p, i)?;
-                    f.store_elem(&elem, &c.out_cols, i, &v.w)
+            if gangs.is_some() {
+                // After the gangs, a few indices (or, when the gangs' bounds test failed,
+                // all of them, checked): one checked copy, less code to compile.
+                f.produce_elements(p, &elem, &c.out_cols, rest, c.hi)
+            } else {
+                f.versioned(&proofs, &param, c.lo, c.hi, |f| {
+                    f.produce_elements(p, &elem, &c.out_cols, rest, c.hi)
                 })
-            })
+            }
         })?;
         let out_cols = self.finish_columns(&elem, n, l.out_cols.clone())?;
         Ok(V {

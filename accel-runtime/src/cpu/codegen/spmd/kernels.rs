@@ -16,7 +16,7 @@ impl FnCx<'_, '_> {
     /// Runs `each` for every whole gang of `lo..hi` (its first index given) with the
     /// element `body` over the index `param` generated for gangs: `param` is the gang's
     /// index and the sequences in `safe` are long enough for it. Returns where the
-    /// indices left begin.
+    /// indices left begin (`lo` when the bounds test failed: then no gang ran).
     pub(in crate::cpu::codegen) fn gang_loop(
         &mut self,
         body: &Expr,
@@ -56,15 +56,16 @@ impl FnCx<'_, '_> {
         let gangs = self.b.ins().ushr_imm_u(len, 2);
         let top = self.b.ins().ishl_imm_u(gangs, 2);
         let top = self.b.ins().iadd(lo, top);
-        // Versioned as scalar code's loops: sequences and tensors indexed by the gang's
-        // index checked once for the whole chunk.
+        // Sequences and tensors indexed by the gang's index checked once for the whole
+        // chunk; when the test fails no gang runs, and the caller's checked scalar loop
+        // takes every index (reporting the first that fails, as it would).
         let proofs = Proofs {
             indexed: self.indexed_by(body, param),
             tensors: self.tensor_accesses(body, param),
             affine: Vec::new(),
         };
         let each = std::cell::RefCell::new(each);
-        let r = self.versioned(&proofs, param, lo, top, |f| {
+        let gangs_run = |f: &mut Self| {
             let zero = f.iconst(0);
             f.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
                 let off = f.b.ins().ishl_imm_u(j, 2);
@@ -72,15 +73,16 @@ impl FnCx<'_, '_> {
                 f.b.def_var(index, base);
                 (each.borrow_mut())(f, base)
             })
-        });
+        };
+        let r = self.versioned_with(&proofs, param, lo, top, &gangs_run, None);
         self.safe.truncate(before);
         if let Some(g) = self.gang.take() {
             for name in g.vars.keys() {
                 self.vars.remove(name);
             }
         }
-        r?;
-        Ok(top)
+        let proved = r?;
+        Ok(self.b.ins().select(proved, top, lo))
     }
     /// A producer's chunk for gangs: each gang's element stored into the output columns.
     /// Returns where the scalar loop continues, or `None` when the producer is not a
