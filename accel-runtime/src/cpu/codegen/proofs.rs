@@ -10,6 +10,9 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use std::collections::HashSet;
 
+/// Code generation of a loop, run once per version.
+pub(super) type Run<'r, F> = dyn Fn(&mut F) -> R<()> + 'r;
+
 impl FnCx<'_, '_> {
     /// Runs `run` twice behind one test: when every sequence in `indexed` is at least `hi`
     /// long, a copy in which indexing them by `var` (which stays below `hi`) is unchecked;
@@ -35,8 +38,8 @@ impl FnCx<'_, '_> {
         var: &str,
         lo: Value,
         hi: Value,
-        fast_run: &dyn Fn(&mut Self) -> R<()>,
-        slow_run: Option<&dyn Fn(&mut Self) -> R<()>>,
+        fast_run: &Run<'_, Self>,
+        slow_run: Option<&Run<'_, Self>>,
     ) -> R<Value> {
         let indexed: Vec<&String> = proofs
             .indexed
