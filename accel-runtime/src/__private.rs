@@ -106,8 +106,20 @@ pub fn cpu_simd_loops(location: &str) -> Option<usize> {
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .rev()
-        .find(|(l, _)| l == location)
-        .map(|(_, n)| *n)
+        .find(|(l, _, _)| l == location)
+        .map(|(_, n, _)| *n)
+}
+
+/// Why the kernels of the CPU site compiled last at `location` run scalar code rather
+/// than elements on SIMD lanes (empty: none fell back), if it was compiled.
+pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
+    crate::cpu::SIMD_LOOPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .rev()
+        .find(|(l, _, _)| l == location)
+        .map(|(_, _, why)| why.clone())
 }
 
 /// How many site compilations the CPU backend has done in this process.

@@ -7,7 +7,7 @@
 //! lanes (`cpu_simd_loops`), so a construct that silently fell back to scalar code
 //! fails here.
 
-use accel_runtime::__private::cpu_simd_loops;
+use accel_runtime::__private::{cpu_simd_loops, cpu_spmd_fallbacks};
 use accel_runtime::prelude::*;
 
 mod common;
@@ -91,6 +91,11 @@ fn vectorized(marker: &str) {
     assert!(
         cpu_simd_loops(&site).is_some_and(|n| n >= 1),
         "{site} ({marker}) did not run on SIMD lanes"
+    );
+    assert_eq!(
+        cpu_spmd_fallbacks(&site),
+        Some(vec![]),
+        "{site} ({marker}) fell back to scalar kernels"
     );
 }
 
@@ -630,4 +635,70 @@ fn child_simd_off() {
     let site = site_of("simd.rs", SOURCE, "// simd off");
     assert_eq!(cpu_simd_loops(&site), Some(0));
     println!("RESULT {got:?}");
+}
+
+#[test]
+#[allow(clippy::needless_range_loop)] // accelerated code indexes
+fn sequences_per_lane_are_bit_identical() {
+    let mut rng = Rng(9);
+    for &n in SIZES {
+        for width in [1usize, 3, 4, 9] {
+            let rows: Vec<Vec<u64>> = (0..n).map(|_| rng.ints(width, 1000)).collect();
+            let frows: Vec<Vec<f64>> = (0..n).map(|_| rng.f64s(width, -5.0, 5.0)).collect();
+            // A row per lane: its length, its ends, an element at an index per lane.
+            exact(|| {
+                accelerate!(map(
+                    |row| row.len() as u64 * 10_000
+                        + row[0] * 100
+                        + row[(row[0] as usize) % row.len()],
+                    &rows
+                ))
+            }); // row per lane
+                // A nested `create` per lane, read back, and reduced (integers: any grouping).
+            exact(|| {
+                accelerate!(map(
+                    |row| {
+                        let doubled = create(row.len(), |j| row[j] * 2 + j as u64);
+                        reduce(|a, b| a + b, 0, &doubled) + doubled[row.len() - 1]
+                    },
+                    &rows
+                ))
+            }); // create per lane
+                // Viterbi's shape: a sequence per lane replaced each step, maxima of floats
+                // (exact in any order).
+            exact(|| {
+                accelerate!(map(
+                    |row| {
+                        let mut best = create(row.len(), |j| row[j]);
+                        for t in 1..4 {
+                            best = create(row.len(), |j| {
+                                let mut m = f64::NEG_INFINITY;
+                                for i in 0..row.len() {
+                                    m = m.max(best[i] - (i as f64 - j as f64).abs() * t as f64);
+                                }
+                                m + row[j]
+                            });
+                        }
+                        reduce(|a, b| a.max(b), f64::NEG_INFINITY, &best)
+                    },
+                    &frows
+                ))
+            }); // viterbi shape
+        }
+    }
+    for marker in ["// row per lane", "// create per lane", "// viterbi shape"] {
+        vectorized(marker);
+    }
+    // An index past a lane's row fails naming it, as scalar code would.
+    let rows: Vec<Vec<u64>> = (0..9).map(|r| vec![r; 3]).collect();
+    let ks: Vec<usize> = vec![0, 1, 2, 0, 1, 7, 2, 0, 1];
+    let site = || accelerate!(map2(|row, k| row[k], &rows, &ks)); // row index fails
+    let message = panic_message(|| {
+        with_mode(Mode::Cpu, site);
+    });
+    assert!(
+        message.contains(&site_of("simd.rs", SOURCE, "// row index fails"))
+            && message.contains("the len is 3 but the index is 7"),
+        "{message}"
+    );
 }

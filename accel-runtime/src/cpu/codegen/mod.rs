@@ -52,6 +52,8 @@ pub struct Compiled {
     pub kernels: usize,
     /// How many of its loops run on SIMD vectors.
     pub simd_loops: usize,
+    /// Why kernels were generated as scalar code instead of for gangs of lanes.
+    pub spmd_fallbacks: Vec<String>,
     /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
     pub listing: Option<String>,
 }
@@ -173,6 +175,7 @@ pub fn compile(
         }
     }
     let (kernels, simd_loops) = (g.kernels, g.simd_loops);
+    let spmd_fallbacks = std::mem::take(&mut g.spmd_fallbacks);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));
     Ok(Compiled {
@@ -180,6 +183,7 @@ pub fn compile(
         result_words,
         kernels,
         simd_loops,
+        spmd_fallbacks,
         listing: g.listing,
     })
 }

@@ -232,7 +232,16 @@ impl FnCx<'_, '_> {
     ) -> Vec<super::super::proofs::AffineLoad> {
         self.affine_loads(body, var)
             .into_iter()
-            .filter(|l| !self.varies(&l.stride))
+            .filter(|l| !self.varies(&l.stride) && !self.varies(&Expr::Var(l.seq.clone())))
+            .collect()
+    }
+
+    /// The sequences the same for every lane that `body` indexes by `var` (a sequence
+    /// per lane is checked lane by lane).
+    pub(super) fn uniform_indexed_by(&self, body: &Expr, var: &str) -> Vec<String> {
+        self.indexed_by(body, var)
+            .into_iter()
+            .filter(|s| !self.varies(&Expr::Var(s.clone())))
             .collect()
     }
 
@@ -368,12 +377,14 @@ impl FnCx<'_, '_> {
         if self.varies(lo) {
             return Err(not_spmd("a `for` loop whose start differs between lanes"));
         }
-        if self.varies(hi) {
+        // An end that reads varying variables may still be one value (the length of rows
+        // of one width).
+        let Part::Uni(hi) = self.gexpr(hi)?.w[0] else {
             return self.gfor_varying_end(var, lo, hi, body);
-        }
+        };
         let lo_v = self.expr(lo)?;
         let s = self.scalar(&lo_v)?;
-        let (lo, hi) = (lo_v.w[0], self.expr(hi)?.w[0]);
+        let lo = lo_v.w[0];
         let run = |f: &mut Self| {
             f.counted_loop(lo, hi, s, |f, i| {
                 f.bind_var(
@@ -391,7 +402,7 @@ impl FnCx<'_, '_> {
             return Ok(G::unit());
         }
         let proofs = Proofs {
-            indexed: self.indexed_by(body, var),
+            indexed: self.uniform_indexed_by(body, var),
             tensors: self.tensor_accesses(body, var),
             affine: self.uniform_affine_loads(body, var),
         };

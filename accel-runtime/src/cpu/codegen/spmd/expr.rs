@@ -58,7 +58,7 @@ impl FnCx<'_, '_> {
             }
             Expr::For { var, lo, hi, body } => self.gfor(var, lo, hi, body),
             Expr::While { cond, body } => self.gwhile(cond, body),
-            Expr::Par { op, args, .. } => self.gpar(*op, args),
+            Expr::Par { op, args, .. } => self.gpar(e, *op, args),
             Expr::Match { .. } => Err(not_spmd("a `match` on a value that differs between lanes")),
             other => Err(not_spmd(format!("`{other}` per lane"))),
         }
@@ -87,8 +87,16 @@ impl FnCx<'_, '_> {
     pub(super) fn bind_gvar(&mut self, name: &str, g: G, fixed: bool) -> R<()> {
         let ss = Self::word_scalars(&g.ty)?;
         let mut slots = Vec::new();
-        for (p, s) in g.w.iter().zip(ss) {
+        // A sequence per lane keeps one length while every value assigned to it has one
+        // (Viterbi's `delta = create(k, ..)` each step); `set_gvar` gives up otherwise.
+        let seq_len = matches!(g.ty, Type::Seq(_)).then_some(0);
+        for (k, (p, s)) in g.w.iter().zip(ss).enumerate() {
             match p {
+                Part::Uni(x) if seq_len == Some(k) => {
+                    let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
+                    self.b.def_var(v, *x);
+                    slots.push(Slot::Uni(v));
+                }
                 Part::Seq(base, aligned) if fixed => {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
                     self.b.def_var(v, *base);
@@ -146,9 +154,15 @@ impl FnCx<'_, '_> {
                         self.b.def_var(*var, x);
                     }
                 }
-                Slot::Seq(..) | Slot::Uni(_) => {
-                    return Err(not_spmd(format!("`{name}` assigned but bound once")))
-                }
+                Slot::Uni(var) => match p {
+                    Part::Uni(x) => self.b.def_var(var, *x),
+                    _ => {
+                        return Err(not_spmd(format!(
+                            "`{name}` assigned sequences whose lengths differ between lanes"
+                        )))
+                    }
+                },
+                Slot::Seq(..) => return Err(not_spmd(format!("`{name}` assigned but bound once"))),
             }
         }
         Ok(())

@@ -20,15 +20,28 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// The scalar type of each word of a value of type `t` (only numbers and bools can
-    /// differ between lanes).
+    /// The scalar type of each word of a value of type `t`, a sequence's addresses as
+    /// `usize` lanes (sequences per lane: see `sequences.rs`).
     pub(super) fn word_scalars(t: &Type) -> R<Vec<ScalarType>> {
+        Ok(layout::words(t)
+            .map_err(not_spmd)?
+            .into_iter()
+            .map(|w| match w {
+                Word::Scalar(s) => s,
+                Word::Ptr(_) => ScalarType::Usize,
+            })
+            .collect())
+    }
+
+    /// The scalar type of each word of `t` when they are all numbers or bools: what loads
+    /// and stores of columns handle.
+    pub(super) fn number_words(t: &Type) -> R<Vec<ScalarType>> {
         layout::words(t)
             .map_err(not_spmd)?
             .into_iter()
             .map(|w| match w {
                 Word::Scalar(s) => Ok(s),
-                Word::Ptr(_) => Err(not_spmd(format!("a value of type {t} per lane"))),
+                Word::Ptr(_) => Err(not_spmd(format!("elements of type {t} per lane"))),
             })
             .collect()
     }

@@ -25,13 +25,17 @@ impl FnCx<'_, '_> {
             if let (Type::Array(..), Some(k)) = (&b.ty, i.literal_usize()) {
                 return super::expr::gfield(&b, &k.to_string());
             }
-            return Err(not_spmd("indexing a sequence that differs between lanes"));
+            let idx = self.gexpr(i)?;
+            return self.gindex_lanes_seq(&b, &idx.w[0]);
         }
         let v = self.expr(base)?;
         let idx = self.gexpr(i)?;
         let Type::Seq(elem) = &v.ty else {
             return Err(not_spmd(format!("indexing a {} per lane", v.ty)));
         };
+        if let Type::Seq(_) = &**elem {
+            return self.grow(&v, &idx.w[0]);
+        }
         let proven = match (base, i) {
             (Expr::Var(s), Expr::Var(j)) => self.safe.iter().any(|(a, b)| a == s && b == j),
             (Expr::Var(s), _) => self.safe_affine.iter().any(|(a, x)| a == s && x == i),
@@ -179,7 +183,7 @@ impl FnCx<'_, '_> {
         i: &Part,
         proven: bool,
     ) -> R<G> {
-        let ss = Self::word_scalars(elem)?;
+        let ss = Self::number_words(elem)?;
         if ss.len() != cols.len() {
             return Err(not_spmd(format!("elements of type {elem} per lane")));
         }
@@ -245,7 +249,7 @@ impl FnCx<'_, '_> {
     }
 
     /// `addr` if lane `k` of mask `m` runs, else a scratch slot's address.
-    fn lane_address(&mut self, m: Value, k: usize, addr: Value) -> Value {
+    pub(super) fn lane_address(&mut self, m: Value, k: usize, addr: Value) -> Value {
         let dummy = self.dummy_address();
         let on = self.b.ins().extractlane(m, k as u8);
         self.b.ins().select(on, addr, dummy)
@@ -384,7 +388,7 @@ impl FnCx<'_, '_> {
     /// The gang's element `g` (of type `elem`) stored at its index `base` of the output
     /// columns.
     pub(super) fn store_gang(&mut self, elem: &Type, cols: &[Value], base: Value, g: &G) -> R<()> {
-        let ss = Self::word_scalars(elem)?;
+        let ss = Self::number_words(elem)?;
         if ss.len() != cols.len() {
             return Err(not_spmd(format!("results of type {elem} per lane")));
         }

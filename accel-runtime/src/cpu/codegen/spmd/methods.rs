@@ -16,6 +16,13 @@ impl FnCx<'_, '_> {
         if let Type::Tensor(_) = r.ty {
             return self.gtensor(recv, &r, method, args);
         }
+        if let (Type::Seq(_), "len", []) = (&r.ty, method, args) {
+            // A sequence per lane: its length word.
+            return Ok(G {
+                ty: Type::Scalar(accel_ir::ScalarType::Usize),
+                w: vec![r.w[0].clone()],
+            });
+        }
         let a = args.iter().map(|x| self.gexpr(x)).collect::<R<Vec<_>>>()?;
         let s = Self::g_scalar(&r)?;
         let all_uniform = std::iter::once(&r)

@@ -34,6 +34,7 @@ mod lanes;
 mod memory;
 mod methods;
 mod reduce;
+mod sequences;
 pub(super) mod state;
 pub(super) mod uniform;
 

@@ -16,9 +16,13 @@ use cranelift_frontend::Variable;
 
 impl FnCx<'_, '_> {
     /// A parallel operation nested in a gang's element.
-    pub(super) fn gpar(&mut self, op: ParOp, args: &[Expr]) -> R<G> {
+    pub(super) fn gpar(&mut self, e: &Expr, op: ParOp, args: &[Expr]) -> R<G> {
         match op.view(args).map_err(|e| e.to_string())? {
             OpView::Reduce(r) => self.gnested_reduce(r),
+            OpView::Create(c) => {
+                let ty = self.type_of(e)?;
+                self.gnested_create(c, &ty)
+            }
             _ => Err(not_spmd(format!(
                 "a nested `{}` whose result differs between lanes",
                 op.name()
@@ -42,7 +46,7 @@ impl FnCx<'_, '_> {
     /// `stream_reduce`).
     fn gnested_reduce(&mut self, r: Reduce<'_>) -> R<G> {
         let Some((n, param, body)) = delayed(r.xs) else {
-            return Err(not_spmd("a nested reduction over a sequence per lane"));
+            return self.greduce_lanes_seq(r);
         };
         if self.varies(n) {
             return Err(not_spmd(
@@ -59,11 +63,7 @@ impl FnCx<'_, '_> {
         let n = self.expr(n)?.w[0];
         let zero = self.iconst(0);
         let proofs = Proofs {
-            indexed: self
-                .indexed_by(body, param)
-                .into_iter()
-                .filter(|s| !self.varies(&Expr::Var(s.clone())))
-                .collect(),
+            indexed: self.uniform_indexed_by(body, param),
             affine: self.uniform_affine_loads(body, param),
             ..Proofs::default()
         };
@@ -84,6 +84,26 @@ impl FnCx<'_, '_> {
             .into_inner()
             .ok_or_else(|| not_spmd("a reduction without a result"))?;
         Ok(self.use_gvars(&ty, &vars))
+    }
+
+    /// A nested `reduce` over a sequence per lane of one length for every lane: the
+    /// four-stream fold of [`Self::gnested_reduce`] over its elements.
+    fn greduce_lanes_seq(&mut self, r: Reduce<'_>) -> R<G> {
+        let xs = self.gexpr(r.xs)?;
+        let Part::Uni(n) = xs.w[0] else {
+            return Err(not_spmd(
+                "a nested reduction over sequences whose lengths differ between lanes",
+            ));
+        };
+        // The sequence bound to a fresh name, its elements read by a fresh index.
+        let id = self.gang.as_ref().map_or(0, |g| g.vars.len());
+        let (seq, index) = (format!("lanes_seq#{id}"), format!("lanes_index#{id}"));
+        self.bind_gvar(&seq, xs, true)?;
+        if let Some(g) = &mut self.gang {
+            g.varying.insert(seq.clone());
+        }
+        let body = Expr::Index(Box::new(Expr::Var(seq)), Box::new(Expr::Var(index.clone())));
+        self.gstreams(r, &index, &body, n)
     }
 
     /// The four-stream fold of [`Self::gnested_reduce`].
