@@ -405,8 +405,36 @@ fn parallel_loops_and_tensors_on_lanes_are_bit_identical() {
             format!("{:?}", run(Mode::Cpu)),
             format!("{:?}", run(Mode::Debug))
         );
+        // Rows of a lane at a stride: gets and sets at `[i, a, b]`, under a mask, and
+        // with a last coordinate that differs between lanes.
+        let strided = |mode| {
+            with_mode(mode, || {
+                let u = Tensor::<i64>::zeros(&[n, 3, 4]);
+                let w = Tensor::<i64>::zeros(&[n, 3]);
+                accelerate!(parallel_loop(n, |i| {
+                    for a in 0..3 {
+                        for b in 0..4 {
+                            u.set([i, a, b], (i * 12 + a * 4 + b) as i64 - 50);
+                        }
+                    }
+                    let mut acc = 0i64;
+                    for a in 0..3 {
+                        if i % 3 != a {
+                            acc += u.get([i, a, (i + a) % 4]) * 3 + u.get([i, a, 2]);
+                        }
+                        w.set([i, a], acc);
+                    }
+                })); // strided tensors
+                (u.to_vec(), w.to_vec())
+            })
+        };
+        assert_eq!(
+            format!("{:?}", strided(Mode::Cpu)),
+            format!("{:?}", strided(Mode::Debug))
+        );
     }
     vectorized("// tensor loop");
+    vectorized("// strided tensors");
 }
 
 #[test]

@@ -309,25 +309,105 @@ impl FnCx<'_, '_> {
             self.fail_if(wrong_rank, FailureKind::Rank, c, tw[1]);
         }
         let mut flat = Part::Uni(self.iconst(0));
+        // Lane `l`'s flat index `first + l * stride`, while the coordinates after the
+        // gang's index are one value (`t.get([s, i])` in a loop over `i`): scalar address
+        // arithmetic instead of 64-bit vector multiplications.
+        let mut strided: Option<(Value, Value)> = None;
         for (k, c) in coords.iter().enumerate() {
             let ci = self.gexpr(c)?;
             let dim = tw[2 + k];
             if !proven {
                 self.check_lanes_below(&ci.w[0], dim, FailureKind::Index)?;
             }
-            flat = self.flat_index(flat, dim, &ci.w[0], usize_);
+            strided = match (strided, &flat, &ci.w[0]) {
+                (Some((first, stride)), _, Part::Uni(x)) => {
+                    let m = self.b.ins().imul(first, dim);
+                    let stride = self.b.ins().imul(stride, dim);
+                    Some((self.b.ins().iadd(m, *x), stride))
+                }
+                (None, Part::Seq(base, _), Part::Uni(x)) => {
+                    let m = self.b.ins().imul(*base, dim);
+                    Some((self.b.ins().iadd(m, *x), dim))
+                }
+                (Some((first, stride)), _, other) => {
+                    let lanes: Vec<Value> = (0..LANES as i64)
+                        .map(|l| {
+                            let at = self.b.ins().imul_imm_s(stride, l);
+                            self.b.ins().iadd(first, at)
+                        })
+                        .collect();
+                    let lanes = self.part_of_lanes(usize_, &lanes);
+                    flat = self.flat_index(lanes, dim, other, usize_);
+                    None
+                }
+                (None, _, other) => {
+                    flat = self.flat_index(flat, dim, other, usize_);
+                    None
+                }
+            };
         }
         let data = tw[0];
-        if method == "get" {
-            let v = self.load_column(data, s, &flat, false);
-            return Ok(G {
-                ty: Type::Scalar(s),
-                w: vec![v],
-            });
+        let value = match method {
+            "set" => Some(self.gexpr(&args[1])?),
+            _ => None,
+        };
+        if let Some((first, stride)) = strided {
+            return self.strided_access(data, s, first, stride, value.as_ref());
         }
-        let v = self.gexpr(&args[1])?;
-        self.store_lanes(data, s, &flat, &v.w[0]);
-        Ok(G::unit())
+        if let Some(v) = value {
+            self.store_lanes(data, s, &flat, &v.w[0]);
+            return Ok(G::unit());
+        }
+        let v = self.load_column(data, s, &flat, false);
+        Ok(G {
+            ty: Type::Scalar(s),
+            w: vec![v],
+        })
+    }
+
+    /// Loads (or, given `value`, stores in the running lanes) the elements `first + l *
+    /// stride` of column `data`, one lane `l` at a time.
+    fn strided_access(
+        &mut self,
+        data: Value,
+        s: ScalarType,
+        first: Value,
+        stride: Value,
+        value: Option<&G>,
+    ) -> R<G> {
+        let mask = self.gang.as_ref().and_then(|g| g.mask);
+        let first = self.scaled(first, s);
+        let step = self.scaled(stride, s);
+        let base = self.b.ins().iadd(data, first);
+        let mut lanes = Vec::with_capacity(LANES);
+        for l in 0..LANES {
+            let at = self.b.ins().imul_imm_s(step, l as i64);
+            let mut addr = self.b.ins().iadd(base, at);
+            if let Some(m) = mask {
+                addr = self.lane_address(m, l, addr);
+            }
+            match value {
+                Some(v) => {
+                    let x = self.lane_of(&v.w[0], s, l);
+                    self.store(x, addr, 0);
+                }
+                None => {
+                    let x = self.b.ins().load(clif(s), MemFlagsData::trusted(), addr, 0);
+                    lanes.push(if s == ScalarType::Bool {
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+                    } else {
+                        x
+                    });
+                }
+            }
+        }
+        Ok(match value {
+            Some(_) => G::unit(),
+            None => G {
+                ty: Type::Scalar(s),
+                w: vec![self.part_of_lanes(s, &lanes)],
+            },
+        })
     }
 
     /// `flat * dim + c` per lane (the gang's index kept consecutive where it can).
