@@ -46,6 +46,7 @@ impl FnCx<'_, '_> {
             vars,
             mask: None,
             dummy: Some(dummy),
+            wide_masks: HashMap::new(),
         });
         let before = self.safe.len();
         for s in safe {

@@ -197,7 +197,12 @@ impl FnCx<'_, '_> {
     pub(super) fn mask_parts(&mut self, m: Value, s: ScalarType) -> Vec<Value> {
         match Self::lane_vector(s).1 {
             1 => vec![m],
-            _ => vec![self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)],
+            _ => match self.gang.as_ref().and_then(|g| g.wide_masks.get(&m)) {
+                // The comparison's own 64-bit masks: no widening, and a blend on them is
+                // one `blendvpd`.
+                Some(parts) => parts.clone(),
+                None => vec![self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)],
+            },
         }
     }
 
@@ -207,9 +212,14 @@ impl FnCx<'_, '_> {
             [m] => self.vbitcast(ct::I32X4, *m),
             // Each 64-bit lane is all ones or all zeros: its low half says the same.
             [a, b] => {
-                let a = self.vbitcast(ct::I32X4, *a);
-                let b = self.vbitcast(ct::I32X4, *b);
-                self.shuffle32(a, b, [0, 2, 4, 6])
+                let (wide_a, wide_b) = (*a, *b);
+                let a = self.vbitcast(ct::I32X4, wide_a);
+                let b = self.vbitcast(ct::I32X4, wide_b);
+                let m = self.shuffle32(a, b, [0, 2, 4, 6]);
+                if let Some(g) = &mut self.gang {
+                    g.wide_masks.insert(m, vec![wide_a, wide_b]);
+                }
+                m
             }
             _ => unreachable!("a word is one or two vectors"),
         }

@@ -36,4 +36,7 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) mask: Option<Value>,
     /// A zeroed stack slot's address: where masked-off lanes of a gather load from.
     pub(in crate::cpu::codegen) dummy: Option<Value>,
+    /// Masks narrowed from comparisons of 64-bit lanes, with the comparisons' own masks
+    /// (two vectors): blends of 64-bit words use those, defined where the mask is.
+    pub(in crate::cpu::codegen) wide_masks: HashMap<Value, Vec<Value>>,
 }
