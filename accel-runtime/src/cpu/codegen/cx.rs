@@ -151,6 +151,8 @@ pub struct Gen {
     /// Whether the host fuses multiply-adds (FMA and AVX): the math library's
     /// polynomials use them.
     pub(super) fma: bool,
+    /// Whether the host has SSE4.1's `blendv` (Cranelift lowers it on x86 only).
+    pub(super) blendv: bool,
     /// `ACCEL_EXACT_MATH=1`: math functions call libm, as debug mode does.
     pub(super) exact_math: bool,
     /// Whether the kernel being generated runs elements for gangs of lanes (SPMD).

@@ -90,6 +90,7 @@ pub fn compile(
             .any(|f| f.name == name && f.as_bool() == Some(true))
     };
     let fma = has("has_fma") && has("has_avx");
+    let blendv = cfg!(target_arch = "x86_64") && has("has_sse41");
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for h in helpers() {
         jb.symbol(h.name, h.address);
@@ -108,6 +109,7 @@ pub fn compile(
         simd_loops: 0,
         listing: listing.then(String::new),
         fma,
+        blendv,
         exact_math: exact_math(),
         spmd: false,
         spmd_fallbacks: Vec::new(),

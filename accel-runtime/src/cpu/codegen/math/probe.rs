@@ -61,6 +61,7 @@ impl MathProbe {
             simd_loops: 0,
             listing: None,
             fma: config.fma.unwrap_or(host_fma) && host_fma,
+            blendv: false,
             exact_math: config.exact,
             spmd: false,
             spmd_fallbacks: Vec::new(),

@@ -194,14 +194,19 @@ impl FnCx<'_, '_> {
     }
 
     /// The mask for a word of `s`: one `I32X4`, or two `I64X2` for 64-bit words.
-    pub(super) fn mask_parts(&mut self, m: Value, s: ScalarType) -> Vec<Value> {
+    /// Also whether the parts were widened here (Cranelift then no longer sees that each
+    /// lane is all ones or all zeros).
+    pub(super) fn mask_parts(&mut self, m: Value, s: ScalarType) -> (Vec<Value>, bool) {
         match Self::lane_vector(s).1 {
-            1 => vec![m],
+            1 => (vec![m], false),
             _ => match self.gang.as_ref().and_then(|g| g.wide_masks.get(&m)) {
                 // The comparison's own 64-bit masks: no widening, and a blend on them is
                 // one `blendvpd`.
-                Some(parts) => parts.clone(),
-                None => vec![self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)],
+                Some(parts) => (parts.clone(), false),
+                None => (
+                    vec![self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)],
+                    true,
+                ),
             },
         }
     }
@@ -238,7 +243,10 @@ impl FnCx<'_, '_> {
         let (a_zero, b_zero) = (zero(self, a), zero(self, b));
         let av = self.vectors(a, s);
         let bv = self.vectors(b, s);
-        let ms = self.mask_parts(m, s);
+        let (ms, widened) = self.mask_parts(m, s);
+        // A widened mask blends with one `blendv` (it reads each lane's top bit) rather
+        // than three logic instructions; only x86 (SSE4.1) has it, on integer lanes.
+        let blendv = widened && self.g.blendv;
         let (t, _) = Self::lane_vector(s);
         let out = av
             .iter()
@@ -250,6 +258,15 @@ impl FnCx<'_, '_> {
                     self.b.ins().band(x, mk)
                 } else if a_zero {
                     self.b.ins().band_not(y, mk)
+                } else if blendv {
+                    let it = ct::I64X2;
+                    let (mk, xi, yi) = (
+                        self.vbitcast(it, mk),
+                        self.vbitcast(it, x),
+                        self.vbitcast(it, y),
+                    );
+                    let r = self.b.ins().blendv(mk, xi, yi);
+                    self.vbitcast(t, r)
                 } else {
                     self.b.ins().bitselect(mk, x, y)
                 }
