@@ -8,7 +8,8 @@
 //! the platform's `f64` functions (their error, under 2^-52 relative, is a 2^-29 of an
 //! `f32` ULP). `ACCEL_MATH_SAMPLES=N` sets the random inputs per function and range
 //! (default 4000 for f64, 40000 for f32); `ACCEL_MATH_EXHAUSTIVE=1` also runs every `f32`
-//! through the unary functions (minutes, in release mode): the numbers in the README come
+//! through the unary functions (minutes, in release mode; `ACCEL_MATH_FUNCS=exp,sin` picks
+//! functions): the numbers in the README come
 //! from such runs.
 
 use accel_runtime::__private::{MathProbe, ProbeConfig};
@@ -124,6 +125,12 @@ impl Rng {
             }
         }
     }
+}
+
+/// The functions to measure: all, or those `ACCEL_MATH_FUNCS` names (comma-separated), so
+/// that long runs can be split.
+fn chosen(f: &&Func) -> bool {
+    std::env::var("ACCEL_MATH_FUNCS").map_or(true, |names| names.split(',').any(|n| n == f.name))
 }
 
 fn samples(default: usize) -> usize {
@@ -305,7 +312,7 @@ fn f64_functions_are_within_their_bounds() {
     let mut rng = Rng(0x5eed);
     let n = samples(4000);
     let mut report = Vec::new();
-    for f in FUNCS.iter().filter(|f| f.name != "powf") {
+    for f in FUNCS.iter().filter(|f| f.name != "powf").filter(chosen) {
         let (xs, ys) = inputs_f64(f, n, &mut rng);
         let vector = probe(f.name, true, true, None, false).run_f64(&xs, &ys);
         let scalar = probe(f.name, true, false, None, false).run_f64(&xs, &ys);
@@ -351,7 +358,7 @@ fn f32_functions_are_within_their_bounds() {
     let mut rng = Rng(0xf32);
     let n = samples(40_000);
     let mut report = Vec::new();
-    for f in FUNCS {
+    for f in FUNCS.iter().filter(chosen) {
         let (xs, ys) = inputs_f32(f, n, &mut rng);
         let vector = probe(f.name, false, true, None, false).run_f32(&xs, &ys);
         let scalar = probe(f.name, false, false, None, false).run_f32(&xs, &ys);
@@ -600,7 +607,7 @@ fn every_f32_when_asked() {
         eprintln!("[accel tests] SKIPPED: every f32 through the math functions (set ACCEL_MATH_EXHAUSTIVE=1)");
         return;
     }
-    for f in FUNCS.iter().filter(|f| f.name != "powf") {
+    for f in FUNCS.iter().filter(|f| f.name != "powf").filter(chosen) {
         let probe = probe(f.name, false, true, None, false);
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         let chunk = (1u64 << 32) / threads as u64;
