@@ -101,25 +101,25 @@ pub fn cpu_compile_times() -> Vec<f64> {
 /// How many loops of the CPU code of the site at `location` (`file:line:col`) run on SIMD
 /// vectors, as it was last compiled (`None`: not compiled on the CPU).
 pub fn cpu_simd_loops(location: &str) -> Option<usize> {
-    crate::cpu::SIMD_LOOPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .rev()
-        .find(|(l, _, _)| l == location)
-        .map(|(_, n, _)| *n)
+    last_cpu_compilation(location, |n, _| n)
 }
 
 /// Why the kernels of the CPU site compiled last at `location` run scalar code rather
 /// than elements on SIMD lanes (empty: none fell back), if it was compiled.
 pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
+    last_cpu_compilation(location, |_, why| why.to_vec())
+}
+
+/// What `read` takes from the last compilation of the CPU site at `location`: its SIMD
+/// loops and its kernels' reasons for scalar code.
+fn last_cpu_compilation<T>(location: &str, read: impl Fn(usize, &[String]) -> T) -> Option<T> {
     crate::cpu::SIMD_LOOPS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .rev()
         .find(|(l, _, _)| l == location)
-        .map(|(_, _, why)| why.clone())
+        .map(|(_, n, why)| read(*n, why))
 }
 
 /// How many site compilations the CPU backend has done in this process.

@@ -46,9 +46,24 @@ impl FnCx<'_, '_> {
 
     /// A record: its fields' words in declaration order, whatever order they are written in.
     pub(super) fn record(&mut self, name: &str, fields: &[(String, Expr)]) -> R<V> {
+        let (ty, w) = self.record_words(name, fields, |f, x| {
+            let v = f.expr(x)?;
+            Ok((v.ty, v.w))
+        })?;
+        Ok(V { ty, w })
+    }
+
+    /// A record's type and words, each field evaluated by `eval` (as its type and words,
+    /// scalar or per lane) in the order written and laid out in declaration order.
+    pub(super) fn record_words<W>(
+        &mut self,
+        name: &str,
+        fields: &[(String, Expr)],
+        mut eval: impl FnMut(&mut Self, &Expr) -> R<(Type, Vec<W>)>,
+    ) -> R<(Type, Vec<W>)> {
         let mut vals = HashMap::new();
         for (f, x) in fields {
-            vals.insert(f.clone(), self.expr(x)?);
+            vals.insert(f.clone(), eval(self, x)?);
         }
         let order: Vec<String> = match self.g.records.get(name) {
             Some(decl) => decl.iter().map(|(f, _)| f.clone()).collect(),
@@ -57,16 +72,13 @@ impl FnCx<'_, '_> {
         let mut w = Vec::new();
         let mut tys = Vec::new();
         for f in order {
-            let v = vals
+            let (ty, words) = vals
                 .remove(&f)
                 .ok_or_else(|| format!("record `{name}` needs field `{f}`"))?;
-            tys.push((f, v.ty));
-            w.extend(v.w);
+            tys.push((f, ty));
+            w.extend(words);
         }
-        Ok(V {
-            ty: Type::Record(name.to_string(), tys),
-            w,
-        })
+        Ok((Type::Record(name.to_string(), tys), w))
     }
 
     pub(super) fn lit(&mut self, l: &Lit) -> R<V> {

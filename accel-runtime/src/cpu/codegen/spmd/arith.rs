@@ -5,7 +5,7 @@ use super::super::cx::*;
 use super::super::num::comparison;
 use super::{Part, G, LANES};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 
 impl FnCx<'_, '_> {
@@ -108,31 +108,11 @@ impl FnCx<'_, '_> {
         }
         let av = self.vectors(a, s);
         let bv = self.vectors(b, s);
+        // Scalar code's comparison, on vectors lane by lane.
         let parts: Vec<Value> = av
             .iter()
             .zip(&bv)
-            .map(|(&x, &y)| {
-                if s.is_float() {
-                    // As scalar code: `a > b` as `b < a`.
-                    match cmp {
-                        IntCC::Equal => self.b.ins().fcmp(FloatCC::Equal, x, y),
-                        IntCC::NotEqual => self.b.ins().fcmp(FloatCC::NotEqual, x, y),
-                        IntCC::SignedLessThan => self.b.ins().fcmp(FloatCC::LessThan, x, y),
-                        IntCC::SignedLessThanOrEqual => {
-                            self.b.ins().fcmp(FloatCC::LessThanOrEqual, x, y)
-                        }
-                        IntCC::SignedGreaterThan => self.b.ins().fcmp(FloatCC::LessThan, y, x),
-                        _ => self.b.ins().fcmp(FloatCC::LessThanOrEqual, y, x),
-                    }
-                } else {
-                    let cc = if signed(s) || matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
-                        cmp
-                    } else {
-                        cmp.unsigned()
-                    };
-                    self.b.ins().icmp(cc, x, y)
-                }
-            })
+            .map(|(&x, &y)| self.compare(cmp, s, x, y))
             .collect();
         self.narrow_mask(&parts)
     }

@@ -138,9 +138,7 @@ impl FnCx<'_, '_> {
             let any = self.any_lane(lanes);
             self.b.ins().brif(any, run, &[], after, &[]);
             self.b.switch_to_block(run);
-            self.set_mask(Some(lanes));
-            let v = self.gexpr(arm);
-            self.set_mask(outer);
+            let v = self.gexpr_in(lanes, arm);
             let v = v?;
             if ty != Type::Unit {
                 let v = if first {
@@ -245,6 +243,15 @@ impl FnCx<'_, '_> {
             .collect()
     }
 
+    /// `e` for the lanes `lanes` (the running lanes again afterwards).
+    pub(super) fn gexpr_in(&mut self, lanes: Value, e: &Expr) -> R<G> {
+        let outer = self.gang.as_ref().and_then(|x| x.mask);
+        self.set_mask(Some(lanes));
+        let r = self.gexpr(e);
+        self.set_mask(outer);
+        r
+    }
+
     /// Sets the running lanes.
     pub(super) fn set_mask(&mut self, m: Option<Value>) {
         if let Some(g) = &mut self.gang {
@@ -287,7 +294,6 @@ impl FnCx<'_, '_> {
             self.b.ins().bnot(ml)
         };
         let lanes = self.and_active(undecided);
-        let outer = self.gang.as_ref().and_then(|x| x.mask);
         let combine = |f: &mut Self, mb: Value| {
             if op == BinOp::And {
                 f.b.ins().band(ml, mb)
@@ -296,9 +302,7 @@ impl FnCx<'_, '_> {
             }
         };
         if self.cheap(b) {
-            self.set_mask(Some(lanes));
-            let r = self.gexpr(b);
-            self.set_mask(outer);
+            let r = self.gexpr_in(lanes, b);
             let mb = self.mask_of(&r?)?;
             return Ok(Self::bool_of(combine(self, mb)));
         }
@@ -309,9 +313,7 @@ impl FnCx<'_, '_> {
         let any = self.any_lane(lanes);
         self.b.ins().brif(any, run, &[], after, &[]);
         self.b.switch_to_block(run);
-        self.set_mask(Some(lanes));
-        let r = self.gexpr(b);
-        self.set_mask(outer);
+        let r = self.gexpr_in(lanes, b);
         let mb = self.mask_of(&r?)?;
         let v = combine(self, mb);
         self.b.def_var(res, v);
@@ -350,21 +352,12 @@ impl FnCx<'_, '_> {
         self.set_mask(Some(cur));
         let c = self.gexpr(cond);
         let c = c.and_then(|c| self.mask_of(&c));
-        let c = match c {
-            Ok(c) => c,
-            Err(e) => {
-                self.set_mask(outer);
-                return Err(e);
-            }
-        };
-        let m = self.b.ins().band(cur, c);
+        self.set_mask(outer);
+        let m = self.b.ins().band(cur, c?);
         let any = self.any_lane(m);
         self.b.ins().brif(any, body_block, &[], exit, &[]);
         self.b.switch_to_block(body_block);
-        self.set_mask(Some(m));
-        let r = self.gexpr(body);
-        self.set_mask(outer);
-        r?;
+        self.gexpr_in(m, body)?;
         self.b.def_var(live, m);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
@@ -379,8 +372,9 @@ impl FnCx<'_, '_> {
         }
         // An end that reads varying variables may still be one value (the length of rows
         // of one width).
-        let Part::Uni(hi) = self.gexpr(hi)?.w[0] else {
-            return self.gfor_varying_end(var, lo, hi, body);
+        let end = self.gexpr(hi)?;
+        let Part::Uni(hi) = end.w[0] else {
+            return self.gfor_varying_end(var, lo, end, body);
         };
         let lo_v = self.expr(lo)?;
         let s = self.scalar(&lo_v)?;
@@ -412,13 +406,11 @@ impl FnCx<'_, '_> {
 }
 
 impl FnCx<'_, '_> {
-    /// `for var in lo..hi` with `lo` the same for every lane and `hi` not: the counter
+    /// `for var in lo..end` with `lo` the same for every lane and `end` not: the counter
     /// runs from `lo` until no lane is below its end, the body under the lanes that are.
-    fn gfor_varying_end(&mut self, var: &str, lo: &Expr, hi: &Expr, body: &Expr) -> R<G> {
+    fn gfor_varying_end(&mut self, var: &str, lo: &Expr, end: G, body: &Expr) -> R<G> {
         let lo_v = self.expr(lo)?;
         let s = self.scalar(&lo_v)?;
-        let end = self.gexpr(hi)?;
-        let outer = self.gang.as_ref().and_then(|x| x.mask);
         let counter = self.b.declare_var(clif(s));
         self.b.def_var(counter, lo_v.w[0]);
         let head = self.b.create_block();
@@ -444,10 +436,7 @@ impl FnCx<'_, '_> {
                 w: vec![j],
             },
         );
-        self.set_mask(Some(m));
-        let r = self.gexpr(body);
-        self.set_mask(outer);
-        r?;
+        self.gexpr_in(m, body)?;
         let next = self.b.ins().iadd_imm_s(j, 1);
         self.b.def_var(counter, next);
         self.b.ins().jump(head, &[]);

@@ -212,27 +212,11 @@ impl FnCx<'_, '_> {
 
     /// A record: its fields' words in declaration order.
     fn grecord(&mut self, name: &str, fields: &[(String, Expr)]) -> R<G> {
-        let mut vals = std::collections::HashMap::new();
-        for (f, x) in fields {
-            vals.insert(f.clone(), self.gexpr(x)?);
-        }
-        let order: Vec<String> = match self.g.records.get(name) {
-            Some(decl) => decl.iter().map(|(f, _)| f.clone()).collect(),
-            None => fields.iter().map(|(f, _)| f.clone()).collect(),
-        };
-        let mut w = Vec::new();
-        let mut tys = Vec::new();
-        for f in order {
-            let v = vals
-                .remove(&f)
-                .ok_or_else(|| format!("record `{name}` needs field `{f}`"))?;
-            tys.push((f, v.ty));
-            w.extend(v.w);
-        }
-        Ok(G {
-            ty: Type::Record(name.to_string(), tys),
-            w,
-        })
+        let (ty, w) = self.record_words(name, fields, |f, x| {
+            let g = f.gexpr(x)?;
+            Ok((g.ty, g.w))
+        })?;
+        Ok(G { ty, w })
     }
 }
 

@@ -226,25 +226,54 @@ impl FnCx<'_, '_> {
                         .collect(),
                 )
             }
-            _ => {
-                let mask = self.gang.as_ref().and_then(|g| g.mask);
-                let mut lanes = Vec::with_capacity(LANES);
-                for k in 0..LANES {
-                    let x = self.lane_of(i, ScalarType::Usize, k);
-                    let off = self.scaled(x, s);
-                    let mut addr = self.b.ins().iadd(col, off);
-                    if let Some(m) = mask {
-                        addr = self.lane_address(m, k, addr);
-                    }
-                    let v = self.b.ins().load(clif(s), flags, addr, 0);
-                    lanes.push(if s == ScalarType::Bool {
-                        self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
-                    } else {
-                        v
-                    });
-                }
-                self.part_of_lanes(s, &lanes)
+            _ => self.gather(s, flags, |f, k| {
+                let x = f.lane_of(i, ScalarType::Usize, k);
+                let off = f.scaled(x, s);
+                f.b.ins().iadd(col, off)
+            }),
+        }
+    }
+
+    /// One element of numbers `s` per lane, lane `k`'s at `address(k)`; lanes not running
+    /// load from the scratch slot.
+    pub(super) fn gather(
+        &mut self,
+        s: ScalarType,
+        flags: MemFlagsData,
+        mut address: impl FnMut(&mut Self, usize) -> Value,
+    ) -> Part {
+        let mask = self.gang.as_ref().and_then(|g| g.mask);
+        let mut lanes = Vec::with_capacity(LANES);
+        for k in 0..LANES {
+            let mut addr = address(self, k);
+            if let Some(m) = mask {
+                addr = self.lane_address(m, k, addr);
             }
+            let v = self.b.ins().load(clif(s), flags, addr, 0);
+            lanes.push(if s == ScalarType::Bool {
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0)
+            } else {
+                v
+            });
+        }
+        self.part_of_lanes(s, &lanes)
+    }
+
+    /// Stores lane `k` of word `v` (numbers `s`) at `address(k)`, in the running lanes.
+    fn scatter(
+        &mut self,
+        s: ScalarType,
+        v: &Part,
+        mut address: impl FnMut(&mut Self, usize) -> Value,
+    ) {
+        let mask = self.gang.as_ref().and_then(|g| g.mask);
+        for k in 0..LANES {
+            let mut addr = address(self, k);
+            if let Some(m) = mask {
+                addr = self.lane_address(m, k, addr);
+            }
+            let lane = self.lane_of(v, s, k);
+            self.store(lane, addr, 0);
         }
     }
 
@@ -375,37 +404,21 @@ impl FnCx<'_, '_> {
         stride: Value,
         value: Option<&G>,
     ) -> R<G> {
-        let mask = self.gang.as_ref().and_then(|g| g.mask);
         let first = self.scaled(first, s);
         let step = self.scaled(stride, s);
         let base = self.b.ins().iadd(data, first);
-        let mut lanes = Vec::with_capacity(LANES);
-        for l in 0..LANES {
-            let at = self.b.ins().imul_imm_s(step, l as i64);
-            let mut addr = self.b.ins().iadd(base, at);
-            if let Some(m) = mask {
-                addr = self.lane_address(m, l, addr);
-            }
-            match value {
-                Some(v) => {
-                    let x = self.lane_of(&v.w[0], s, l);
-                    self.store(x, addr, 0);
-                }
-                None => {
-                    let x = self.b.ins().load(clif(s), MemFlagsData::trusted(), addr, 0);
-                    lanes.push(if s == ScalarType::Bool {
-                        self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
-                    } else {
-                        x
-                    });
-                }
-            }
-        }
+        let address = |f: &mut Self, k: usize| {
+            let at = f.b.ins().imul_imm_s(step, k as i64);
+            f.b.ins().iadd(base, at)
+        };
         Ok(match value {
-            Some(_) => G::unit(),
+            Some(v) => {
+                self.scatter(s, &v.w[0], address);
+                G::unit()
+            }
             None => G {
                 ty: Type::Scalar(s),
-                w: vec![self.part_of_lanes(s, &lanes)],
+                w: vec![self.gather(s, MemFlagsData::trusted(), address)],
             },
         })
     }
@@ -453,16 +466,11 @@ impl FnCx<'_, '_> {
             }
             return;
         }
-        for k in 0..LANES {
-            let x = self.lane_of(i, ScalarType::Usize, k);
-            let off = self.scaled(x, s);
-            let mut addr = self.b.ins().iadd(col, off);
-            if let Some(m) = mask {
-                addr = self.lane_address(m, k, addr);
-            }
-            let lane = self.lane_of(v, s, k);
-            self.store(lane, addr, 0);
-        }
+        self.scatter(s, v, |f, k| {
+            let x = f.lane_of(i, ScalarType::Usize, k);
+            let off = f.scaled(x, s);
+            f.b.ins().iadd(col, off)
+        });
     }
 
     /// The gang's element `g` (of type `elem`) stored at its index `base` of the output

@@ -72,23 +72,16 @@ impl FnCx<'_, '_> {
                 self.fail_lanes(oob, FailureKind::Index, (i, u), (len, u));
             }
         }
-        let mask = self.gang.as_ref().and_then(|g| g.mask);
         // Not read-only: these may be buffers this element itself filled.
         let flags = MemFlagsData::trusted();
         let mut w = Vec::new();
         for (col, s) in xs.w[1..].iter().zip(ss) {
-            let mut lanes = Vec::with_capacity(LANES);
-            for k in 0..LANES {
-                let base = self.lane_of(col, ScalarType::Usize, k);
-                let x = self.lane_of(i, ScalarType::Usize, k);
-                let off = self.scaled(x, s);
-                let mut addr = self.b.ins().iadd(base, off);
-                if let Some(m) = mask {
-                    addr = self.lane_address(m, k, addr);
-                }
-                lanes.push(self.b.ins().load(clif(s), flags, addr, 0));
-            }
-            w.push(self.part_of_lanes(s, &lanes));
+            w.push(self.gather(s, flags, |f, k| {
+                let base = f.lane_of(col, ScalarType::Usize, k);
+                let x = f.lane_of(i, ScalarType::Usize, k);
+                let off = f.scaled(x, s);
+                f.b.ins().iadd(base, off)
+            }));
         }
         Ok(G {
             ty: (**elem).clone(),
