@@ -475,6 +475,34 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
         }
     }
 
+    /// The `f64` type holding this `f32` type's promoted lanes: `F64X2` for vectors.
+    pub(super) fn promoted_type(&self) -> CType {
+        if self.t.is_vector() {
+            ct::F64X2
+        } else {
+            ct::F64
+        }
+    }
+
+    /// `f(x)` for this builder's numbers: directly for `f64`; for `f32`, on the lanes
+    /// promoted to `f64`, rounded once at the end.
+    pub(super) fn in_f64(
+        &mut self,
+        x: Value,
+        f: for<'d> fn(&mut Math<'d, 'a, 'g>, Value) -> Value,
+    ) -> Value {
+        if self.wide() {
+            return f(self, x);
+        }
+        let wide = self.promoted_type();
+        let parts = self.promote(x);
+        let out: Vec<Value> = parts
+            .into_iter()
+            .map(|p| f(&mut self.with(wide), p))
+            .collect();
+        self.demote(&out)
+    }
+
     /// The inverse of [`Self::promote`]: `f64` values rounded to this `f32` type.
     pub(super) fn demote(&mut self, parts: &[Value]) -> Value {
         if self.t.is_vector() {

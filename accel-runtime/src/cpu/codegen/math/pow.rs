@@ -11,11 +11,7 @@ use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 impl Math<'_, '_, '_> {
     /// `x.powf(y)` for `f32` numbers or lanes.
     pub(super) fn powf(&mut self, x: Value, y: Value) -> Value {
-        let wide = if self.t.is_vector() {
-            ct::F64X2
-        } else {
-            ct::F64
-        };
+        let wide = self.promoted_type();
         let xs = self.promote(x);
         let ys = self.promote(y);
         let r: Vec<Value> = xs

@@ -4,25 +4,12 @@
 
 use super::coefficients::*;
 use super::Math;
-use cranelift_codegen::ir::{types as ct, Value};
+use cranelift_codegen::ir::Value;
 
 impl Math<'_, '_, '_> {
     /// `tanh x`.
     pub(super) fn tanh(&mut self, x: Value) -> Value {
-        if self.wide() {
-            return self.tanh_f64(x);
-        }
-        let wide = if self.t.is_vector() {
-            ct::F64X2
-        } else {
-            ct::F64
-        };
-        let parts = self.promote(x);
-        let t: Vec<Value> = parts
-            .into_iter()
-            .map(|p| self.with(wide).tanh_f64(p))
-            .collect();
-        self.demote(&t)
+        self.in_f64(x, |m, p| m.tanh_f64(p))
     }
 
     fn tanh_f64(&mut self, x: Value) -> Value {

@@ -8,7 +8,7 @@
 use super::coefficients::*;
 use super::Math;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
+use cranelift_codegen::ir::{InstBuilder, Value};
 
 /// Below this magnitude the three-part reduction is accurate (`n < 2^20`).
 const REDUCIBLE: f64 = 1.6e6;
@@ -28,11 +28,7 @@ impl Math<'_, '_, '_> {
         if self.wide() {
             return self.sin_cos_f64(x);
         }
-        let wide = if self.t.is_vector() {
-            ct::F64X2
-        } else {
-            ct::F64
-        };
+        let wide = self.promoted_type();
         let parts = self.promote(x);
         let (mut s, mut c) = (Vec::new(), Vec::new());
         for p in parts {
@@ -45,20 +41,7 @@ impl Math<'_, '_, '_> {
 
     /// `tan x`.
     pub(super) fn tan(&mut self, x: Value) -> Value {
-        if self.wide() {
-            return self.tan_f64(x);
-        }
-        let wide = if self.t.is_vector() {
-            ct::F64X2
-        } else {
-            ct::F64
-        };
-        let parts = self.promote(x);
-        let t: Vec<Value> = parts
-            .into_iter()
-            .map(|p| self.with(wide).tan_f64(p))
-            .collect();
-        self.demote(&t)
+        self.in_f64(x, |m, p| m.tan_f64(p))
     }
 
     fn sin_cos_f64(&mut self, x: Value) -> (Value, Value) {
