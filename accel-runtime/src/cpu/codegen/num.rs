@@ -114,7 +114,21 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// Float arithmetic.
+    /// `x << n` or `x >> n` of one number of `s` (the amount a `u32`; `>>` arithmetic for
+    /// signed types).
+    pub(super) fn shift(&mut self, op: BinOp, s: ScalarType, x: Value, amount: Value) -> Value {
+        let amount = if clif(s) == ct::I64 {
+            self.b.ins().uextend(ct::I64, amount)
+        } else {
+            amount
+        };
+        match (op, signed(s)) {
+            (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
+            (_, true) => self.b.ins().sshr(x, amount),
+            _ => self.b.ins().ushr(x, amount),
+        }
+    }
+
     pub(super) fn float_arith(&mut self, op: BinOp, s: ScalarType, x: Value, y: Value) -> R<Value> {
         Ok(match op {
             BinOp::Add => self.b.ins().fadd(x, y),
@@ -183,18 +197,8 @@ impl FnCx<'_, '_> {
             BinOp::BitOr => self.b.ins().bor(x, y),
             BinOp::BitXor => self.b.ins().bxor(x, y),
             BinOp::Shl | BinOp::Shr => {
-                let t = self.b.func.dfg.value_type(x);
                 let amount = self.cast(y, self.scalar(r)?, ScalarType::U32);
-                let amount = if t == ct::I64 {
-                    self.b.ins().uextend(ct::I64, amount)
-                } else {
-                    amount
-                };
-                match (op, signed(s)) {
-                    (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
-                    (_, true) => self.b.ins().sshr(x, amount),
-                    _ => self.b.ins().ushr(x, amount),
-                }
+                self.shift(op, s, x, amount)
             }
             _ => return Err(unsupported(format!("`{}`", op.symbol()))),
         })

@@ -185,7 +185,7 @@ impl FnCx<'_, '_> {
                 // Shifts by amounts that differ between lanes: lane by lane.
                 return self.per_lane(s, &[(a, s), (b, rs)], |f, xs| {
                     let amount = f.cast(xs[1], rs, ScalarType::U32);
-                    Ok(f.scalar_shift(op, s, xs[0], amount))
+                    Ok(f.shift(op, s, xs[0], amount))
                 });
             };
             // Cranelift masks vector shift amounts to the lane width, as release Rust does.
@@ -216,20 +216,6 @@ impl FnCx<'_, '_> {
             });
         }
         Ok(Part::Var(out))
-    }
-
-    /// `x << n` or `x >> n` of one scalar (the amount a `u32`).
-    fn scalar_shift(&mut self, op: BinOp, s: ScalarType, x: Value, amount: Value) -> Value {
-        let amount = if clif(s) == ct::I64 {
-            self.b.ins().uextend(ct::I64, amount)
-        } else {
-            amount
-        };
-        match (op, signed(s)) {
-            (BinOp::Shl, _) => self.b.ins().ishl(x, amount),
-            (_, true) => self.b.ins().sshr(x, amount),
-            _ => self.b.ins().ushr(x, amount),
-        }
     }
 
     /// Integer division or remainder: by a constant power of two a shift or mask on the
