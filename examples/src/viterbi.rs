@@ -1,7 +1,7 @@
 //! The Viterbi algorithm for a hidden Markov model, in the paper's two versions: a
 //! functional one (`map` over the sequences; each a loop of `create`s over the states) that
 //! computes the best path's log-probability, and an imperative one (`parallel_loop` over
-//! the sequences, writing tensors) that also backtracks the best state path. Synthetic data
+//! the sequences, writing tensors) that also backtracks the best state path. Random data
 //! at the paper's scale: 100 sequences, 600K signals in all (`--small` for a quick run).
 //! Both are checked against a sequential reference, and the path against its score.
 //!
@@ -171,12 +171,9 @@ pub fn run(small: bool) -> (String, Vec<Report>) {
         log_trans: log_rows(k, k, 2),
         log_emit: log_rows(k, m, 3),
     };
+    // Random observations (fixed seeds), as real signals are.
     let seqs: Vec<Vec<usize>> = (0..n)
-        .map(|s| {
-            (0..t_len)
-                .map(|t| (s * 31 + t * t * 7 + t / 3) % m)
-                .collect()
-        })
+        .map(|s| crate::random::below(t_len, 1000 + s as u64, m))
         .collect();
     let size = format!("{n} x {t_len} signals, {k} states");
     let (log_init, log_trans, log_emit) = (&hmm.log_init, &hmm.log_trans, &hmm.log_emit);

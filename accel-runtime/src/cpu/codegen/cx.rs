@@ -170,6 +170,7 @@ impl Gen {
         what: &str,
     ) -> R<()> {
         ctx.set_disasm(self.listing.is_some());
+        super::trivial_params::remove_trivial_block_params(&mut ctx.func);
         self.module
             .define_function(id, ctx)
             .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
@@ -212,6 +213,14 @@ pub(super) struct FnCx<'a, 'g> {
     pub(super) host: bool,
     /// Returns status 1 (after `accel_fail` recorded why).
     pub(super) fail: Block,
+    /// Records a failure (its kind and two numbers, the block's parameters) with
+    /// `accel_fail`, then fails. One block for every check, so that no check adds a block
+    /// of its own inside a loop: Cranelift 0.135's loop-invariant code motion stops
+    /// hoisting in the rest of a loop body after it visits a block that leaves the loop.
+    pub(super) report: Block,
+    /// The report blocks of checks on a gang's lanes, by kind and shape of their values
+    /// (see `fail_lanes`).
+    pub(super) gang_reports: HashMap<String, Block>,
     pub(super) refs: HashMap<&'static str, cranelift_codegen::ir::FuncRef>,
     /// `(sequence, index)` variable pairs known to be in bounds here: the index of a
     /// producer over that sequence, or the variable of a loop versioned on its length.
@@ -241,6 +250,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
             ctx: Value::from_u32(0),
             host,
             fail: placeholder,
+            report: placeholder,
+            gang_reports: HashMap::new(),
             refs: HashMap::new(),
             safe: Vec::new(),
             safe_tensors: Vec::new(),
@@ -257,13 +268,25 @@ impl<'a, 'g> FnCx<'a, 'g> {
         let fail = self.b.create_block();
         self.b.set_cold_block(fail);
         self.fail = fail;
+        let report = self.b.create_block();
+        self.b.set_cold_block(report);
+        self.b.append_block_param(report, ct::I32);
+        self.b.append_block_param(report, ct::I64);
+        self.b.append_block_param(report, ct::I64);
+        self.report = report;
     }
 
     /// Returns status 0 from the current block, fills the failure block, and seals.
     pub(super) fn finish(&mut self) {
         let zero = self.b.ins().iconst(ct::I32, 0);
         self.b.ins().return_(&[zero]);
+        let report = self.report;
+        self.b.switch_to_block(report);
+        let params = self.b.block_params(report).to_vec();
+        let ctx = self.ctx;
+        self.helper("accel_fail", &[ctx, params[0], params[1], params[2]]);
         let fail = self.fail;
+        self.b.ins().jump(fail, &[]);
         self.b.switch_to_block(fail);
         let one = self.b.ins().iconst(ct::I32, 1);
         self.b.ins().return_(&[one]);
@@ -309,17 +332,24 @@ impl<'a, 'g> FnCx<'a, 'g> {
 
     /// Reports a failure when `bad` holds.
     pub(super) fn fail_if(&mut self, bad: Value, kind: FailureKind, a: Value, b: Value) {
-        let report = self.b.create_block();
         let ok = self.b.create_block();
-        self.b.set_cold_block(report);
-        self.b.ins().brif(bad, report, &[], ok, &[]);
-        self.b.switch_to_block(report);
         let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
-        let ctx = self.ctx;
-        self.helper("accel_fail", &[ctx, kind, a, b]);
-        let fail = self.fail;
-        self.b.ins().jump(fail, &[]);
+        let (a, b) = (self.word(a), self.word(b));
+        let report = self.report;
+        self.b
+            .ins()
+            .brif(bad, report, &[kind.into(), a.into(), b.into()], ok, &[]);
         self.b.switch_to_block(ok);
+    }
+
+    /// An integer as the 64-bit word `accel_fail` takes (zero-extended).
+    fn word(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        if t == ct::I64 {
+            v
+        } else {
+            self.b.ins().uextend(ct::I64, v)
+        }
     }
 
     pub(super) fn bind_var(&mut self, name: &str, v: V) {

@@ -248,7 +248,7 @@ impl FnCx<'_, '_> {
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
         let ev = self.b.use_var(e);
-        self.b.ins().brif(ev, body, &[], exit, &[]);
+        self.loop_test(ev, body, exit);
         self.b.switch_to_block(body);
         let ev = self.b.use_var(e);
         let bit = self.b.ins().band_imm_u(ev, 1);

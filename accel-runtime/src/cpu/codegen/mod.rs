@@ -30,6 +30,7 @@ mod ops;
 mod proofs;
 mod simd;
 mod spmd;
+mod trivial_params;
 mod values;
 
 pub use math::probe::{MathProbe, ProbeConfig};

@@ -115,7 +115,9 @@ impl Math<'_, '_, '_> {
         let done = b.append_block_param(exit, t);
         b.ins().jump(head, &[one.into(), x.into(), e0.into()]);
         b.switch_to_block(head);
-        b.ins().brif(e, body, &[], exit, &[acc.into()]);
+        // Exit first, as `FnCx::loop_test` explains.
+        let stop = b.ins().icmp_imm_s(IntCC::Equal, e, 0);
+        b.ins().brif(stop, exit, &[acc.into()], body, &[]);
         b.switch_to_block(body);
         let bit = b.ins().band_imm_u(e, 1);
         let prod = b.ins().fmul(acc, base);

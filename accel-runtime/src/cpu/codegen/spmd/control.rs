@@ -332,7 +332,7 @@ impl FnCx<'_, '_> {
             self.b.ins().jump(head, &[]);
             self.b.switch_to_block(head);
             let c = self.expr(cond)?.w[0];
-            self.b.ins().brif(c, body_block, &[], exit, &[]);
+            self.loop_test(c, body_block, exit);
             self.b.switch_to_block(body_block);
             self.gexpr(body)?;
             self.b.ins().jump(head, &[]);
@@ -355,7 +355,7 @@ impl FnCx<'_, '_> {
         self.set_mask(outer);
         let m = self.b.ins().band(cur, c?);
         let any = self.any_lane(m);
-        self.b.ins().brif(any, body_block, &[], exit, &[]);
+        self.loop_test(any, body_block, exit);
         self.b.switch_to_block(body_block);
         self.gexpr_in(m, body)?;
         self.b.def_var(live, m);
@@ -427,7 +427,7 @@ impl FnCx<'_, '_> {
         );
         let m = self.and_active(below);
         let any = self.any_lane(m);
-        self.b.ins().brif(any, body_block, &[], exit, &[]);
+        self.loop_test(any, body_block, exit);
         self.b.switch_to_block(body_block);
         self.bind_var(
             var,

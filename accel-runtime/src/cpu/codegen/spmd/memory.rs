@@ -147,28 +147,65 @@ impl FnCx<'_, '_> {
     ) {
         let bad = self.and_active(bad);
         let any = self.any_lane(bad);
-        let report = self.b.create_block();
+        // One report block per kind and shape of values, shared by every check that has
+        // them (as scalar checks share theirs, see `FnCx::report`); the values travel
+        // as its parameters.
+        let shape = |f: &Self, (p, s): (&Part, ScalarType)| -> String {
+            let kind = match p {
+                Part::Uni(_) => "u".to_string(),
+                Part::Seq(_, aligned) => format!("s{aligned}"),
+                Part::Var(vs) => format!("v{}", vs.len()),
+            };
+            let types: Vec<String> = part_values(p)
+                .iter()
+                .map(|&v| f.b.func.dfg.value_type(v).to_string())
+                .collect();
+            format!("{kind}{s:?}{types:?}")
+        };
+        let key = format!("{}|{}|{}", kind.code(), shape(self, a), shape(self, b));
+        let mut args = vec![bad];
+        args.extend(part_values(a.0));
+        args.extend(part_values(b.0));
         let ok = self.b.create_block();
-        self.b.set_cold_block(report);
-        self.b.ins().brif(any, report, &[], ok, &[]);
-        self.b.switch_to_block(report);
-        let bits = self.b.ins().vhigh_bits(ct::I32, bad);
-        let first = self.b.ins().ctz(bits);
-        let mut picked = Vec::new();
-        for (p, s) in [a, b] {
-            let mut v = self.lane_of(p, s, LANES - 1);
-            for k in (0..LANES - 1).rev() {
-                let here = self.b.ins().icmp_imm_s(IntCC::Equal, first, k as i64);
-                let x = self.lane_of(p, s, k);
-                v = self.b.ins().select(here, x, v);
+        let existing = self.gang_reports.get(&key).copied();
+        let report = existing.unwrap_or_else(|| {
+            let report = self.b.create_block();
+            self.b.set_cold_block(report);
+            for &v in &args {
+                let t = self.b.func.dfg.value_type(v);
+                self.b.append_block_param(report, t);
             }
-            picked.push(self.widen(v, s));
+            self.gang_reports.insert(key, report);
+            report
+        });
+        let block_args: Vec<cranelift_codegen::ir::BlockArg> =
+            args.iter().map(|&v| v.into()).collect();
+        self.b.ins().brif(any, report, &block_args, ok, &[]);
+        if existing.is_none() {
+            self.b.switch_to_block(report);
+            let params = self.b.block_params(report).to_vec();
+            let bad = params[0];
+            let na = part_values(a.0).len();
+            let pa = with_values(a.0, &params[1..1 + na]);
+            let pb = with_values(b.0, &params[1 + na..]);
+            let bits = self.b.ins().vhigh_bits(ct::I32, bad);
+            let first = self.b.ins().ctz(bits);
+            let mut picked = Vec::new();
+            for (p, s) in [(&pa, a.1), (&pb, b.1)] {
+                let mut v = self.lane_of(p, s, LANES - 1);
+                for k in (0..LANES - 1).rev() {
+                    let here = self.b.ins().icmp_imm_s(IntCC::Equal, first, k as i64);
+                    let x = self.lane_of(p, s, k);
+                    v = self.b.ins().select(here, x, v);
+                }
+                picked.push(self.widen(v, s));
+            }
+            let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
+            let ctx = self.ctx;
+            self.helper("accel_fail", &[ctx, kind, picked[0], picked[1]]);
+            let fail = self.fail;
+            self.b.ins().jump(fail, &[]);
         }
-        let kind = self.b.ins().iconst(ct::I32, i64::from(kind.code()));
-        let ctx = self.ctx;
-        self.helper("accel_fail", &[ctx, kind, picked[0], picked[1]]);
-        let fail = self.fail;
-        self.b.ins().jump(fail, &[]);
         self.b.switch_to_block(ok);
     }
 
@@ -485,5 +522,22 @@ impl FnCx<'_, '_> {
             self.store_lanes(col, s, &at, p);
         }
         Ok(())
+    }
+}
+
+/// The SSA values a part is made of.
+fn part_values(p: &Part) -> Vec<Value> {
+    match p {
+        Part::Uni(x) | Part::Seq(x, _) => vec![*x],
+        Part::Var(vs) => vs.clone(),
+    }
+}
+
+/// A part of the same shape as `p` made of `values` (see [`part_values`]).
+fn with_values(p: &Part, values: &[Value]) -> Part {
+    match p {
+        Part::Uni(_) => Part::Uni(values[0]),
+        Part::Seq(_, aligned) => Part::Seq(values[0], *aligned),
+        Part::Var(_) => Part::Var(values.to_vec()),
     }
 }
