@@ -88,6 +88,18 @@ fn sum_rows<F: Fn(f32) -> f32>(f: F, rows: Vec<Vec<f32>>) -> Vec<f32> {
 }
 
 #[accel]
+fn g(x: i64) -> i64 {
+    x * x + 1
+}
+
+/// Passes its function on to `apply_twice`: a closure through two `#[accel]` functions.
+#[accel]
+fn apply_twice_plus_one(f: impl Fn(i64) -> i64, xs: &[i64]) -> Vec<i64> {
+    let ys = apply_twice(f, xs);
+    map(|y| y + 1, &ys)
+}
+
+#[accel]
 fn centroid(ps: &[Point]) -> Point {
     let n = ps.len() as f64;
     let s = reduce(
@@ -350,6 +362,62 @@ fn higher_order_functions_and_nested_sequences() {
     );
     let nested: Vec<Vec<usize>> = debug(|| accelerate!(create(3, |i| create(2, |j| j + i))));
     assert_eq!(nested, vec![vec![0, 1], vec![1, 2], vec![2, 3]]);
+}
+
+#[test]
+fn closures_bound_by_let() {
+    // The paper's Listing 2, as the paper writes it.
+    let s = vec![1i64, 2, 3, 4];
+    let c = 3i64;
+    let r: i64 = debug(|| {
+        accelerate!({
+            let f = |x| c * g(x);
+            let s2 = map(f, &s);
+            reduce(add, 0, s2)
+        })
+    });
+    assert_eq!(r, 3 * (2 + 5 + 10 + 17));
+    // Called directly, passed to a parallel operation and through two #[accel] functions.
+    let k = 10i64;
+    assert_eq!(
+        debug(|| accelerate!({
+            let scale = |x: i64| x * k;
+            let offset = scale(2);
+            map(|x| scale(x) + offset, &s)
+        })),
+        vec![30, 40, 50, 60]
+    );
+    assert_eq!(
+        debug(|| accelerate!({
+            let f = |x| x * k;
+            apply_twice_plus_one(f, &s)
+        })),
+        vec![101, 201, 301, 401]
+    );
+    // Inside an element, capturing the element's parameter and a local; a closure that
+    // calls another.
+    assert_eq!(
+        debug(|| accelerate!(map(
+            |x| {
+                let base = x * 2;
+                let h = |y: i64| y + base + x;
+                let twice = |y: i64| h(h(y));
+                twice(1)
+            },
+            &s
+        ))),
+        vec![7, 13, 19, 25]
+    );
+    // Shadowing after the closure does not change what it captured.
+    assert_eq!(
+        debug(|| accelerate!({
+            let m = 2i64;
+            let f = |x: i64| x * m;
+            let m = 100i64;
+            map(|x| f(x) + m, &s)
+        })),
+        vec![102, 104, 106, 108]
+    );
 }
 
 #[test]

@@ -97,6 +97,38 @@ impl<'a> Inliner<'a> {
                 Expr::applied(&f, args)
             }
             Expr::Var(v) if env.contains_key(v) => self.freshen(&env[v]),
+            Expr::Block { stmts, result } if stmts.iter().any(binds_closure) => {
+                // `let f = |x| …;`: the closure joins the function values in scope and is
+                // substituted where `f` is used, as a function argument is.
+                let mut env = env.clone();
+                let mut kept = Vec::new();
+                for st in stmts {
+                    match st {
+                        Stmt::Let {
+                            pat: Pat::Bind { name, .. },
+                            init: Some(lambda @ Expr::Lambda { .. }),
+                            ..
+                        } => {
+                            let value = self.as_lambda(lambda, &env)?;
+                            env.insert(name.clone(), value);
+                        }
+                        Stmt::Let { pat, ty, init } => kept.push(Stmt::Let {
+                            pat: pat.clone(),
+                            ty: ty.clone(),
+                            init: init.as_ref().map(|i| self.expr(i, &env)).transpose()?,
+                        }),
+                        Stmt::Expr(x) => kept.push(Stmt::Expr(self.expr(x, &env)?)),
+                    }
+                }
+                let result = match result {
+                    Some(r) => Some(Box::new(self.expr(r, &env)?)),
+                    None => None,
+                };
+                Expr::Block {
+                    stmts: kept,
+                    result,
+                }
+            }
             Expr::Par { op, args, loc } => {
                 let fn_arg = op.fn_arg();
                 let args = args
@@ -264,6 +296,18 @@ fn rename_vars(e: &mut Expr, renames: &mut HashMap<String, String>, inliner: &mu
         }
         _ => e.for_each_child_mut(&mut |c| rename_vars(c, renames, inliner)),
     }
+}
+
+/// Whether a statement binds a closure to a name (`let f = |x| …;`).
+fn binds_closure(st: &Stmt) -> bool {
+    matches!(
+        st,
+        Stmt::Let {
+            pat: Pat::Bind { .. },
+            init: Some(Expr::Lambda { .. }),
+            ..
+        }
+    )
 }
 
 #[cfg(test)]

@@ -277,6 +277,33 @@ impl Lowerer {
         })
     }
 
+    /// The locals of the enclosing scopes that a lowered closure uses (its captures,
+    /// other than the site's captured values, which cannot change inside it).
+    pub(super) fn captured_locals(&self, lambda: &Expr) -> Vec<String> {
+        let mut bound: Vec<String> = Vec::new();
+        let mut used: Vec<String> = Vec::new();
+        lambda.walk(&mut |e| match e {
+            Expr::Lambda { params, .. } => {
+                for (p, _) in params {
+                    bound.extend(p.bound_names());
+                }
+            }
+            Expr::Block { stmts, .. } => {
+                for st in stmts {
+                    if let accel_ir::Stmt::Let { pat, .. } = st {
+                        bound.extend(pat.bound_names());
+                    }
+                }
+            }
+            Expr::For { var, .. } => bound.push(var.clone()),
+            Expr::Var(v) if !used.contains(v) => used.push(v.clone()),
+            _ => {}
+        });
+        used.into_iter()
+            .filter(|v| !bound.contains(v) && self.is_local(v))
+            .collect()
+    }
+
     /// A pattern with an optional type annotation (closure parameters, `let`).
     pub(super) fn typed_pat(&mut self, p: &syn::Pat) -> (Pat, Type) {
         match p {

@@ -216,8 +216,8 @@ impl Lowerer {
             }
             syn::Expr::Closure(c) => self.error(
                 c,
-                "closures are supported only as arguments of parallel operations and #[accel] functions: \
-                 write `map(|x| …, xs)`, or make it an #[accel] fn",
+                "closures are supported as arguments of parallel operations and #[accel] functions, \
+                 and bound by `let` (`let f = |x| …;`), not as values inside other expressions",
             ),
             syn::Expr::Macro(m) => self.macro_(&m.mac),
             syn::Expr::Loop(l) => self.error(l.loop_token, "`loop` is not supported in accelerated code: use `while` with a condition"),

@@ -226,7 +226,27 @@ impl Lowerer {
                                 continue;
                             }
                         }
-                        let init = local.init.as_ref().map(|i| l.expr(&i.expr));
+                        let closure = local.init.as_ref().and_then(|i| closure_of(&i.expr));
+                        let init = match closure {
+                            // A closure bound by `let`: substituted where it is used (the
+                            // inliner), so it must see the locals it captures unchanged.
+                            Some(c) => {
+                                let lambda = l.closure(c);
+                                let captured = l.captured_locals(&lambda);
+                                if let Some(name) = assigned_later(&b.stmts[i + 1..], &captured) {
+                                    l.error(
+                                        c,
+                                        format!(
+                                            "this closure captures `{name}`, which is assigned after it; accelerated code \
+                                             substitutes a closure bound by `let` where it is used, where `{name}` \
+                                             may have changed: copy it first (`let {name}0 = {name};`) and \
+                                             capture the copy"),
+                                    );
+                                }
+                                Some(lambda)
+                            }
+                            None => local.init.as_ref().map(|i| l.expr(&i.expr)),
+                        };
                         let (pat, ty) = l.typed_pat(&local.pat);
                         stmts.push(Stmt::Let { pat, ty, init });
                     }
@@ -249,4 +269,72 @@ impl Lowerer {
             Expr::Block { stmts, result }
         })
     }
+}
+
+/// The closure a `let` binds, seen through parentheses.
+fn closure_of(e: &syn::Expr) -> Option<&syn::ExprClosure> {
+    match e {
+        syn::Expr::Closure(c) => Some(c),
+        syn::Expr::Paren(p) => closure_of(&p.expr),
+        _ => None,
+    }
+}
+
+/// The first of `names` that the statements assign (`x = …`, `x += …`, `x.f = …`), if any.
+fn assigned_later(stmts: &[syn::Stmt], names: &[String]) -> Option<String> {
+    use syn::visit::Visit;
+    struct Assigned<'n> {
+        names: &'n [String],
+        found: Option<String>,
+    }
+    impl Assigned<'_> {
+        fn target(&mut self, mut e: &syn::Expr) {
+            loop {
+                match e {
+                    syn::Expr::Field(f) => e = &f.base,
+                    syn::Expr::Index(i) => e = &i.expr,
+                    syn::Expr::Paren(p) => e = &p.expr,
+                    _ => break,
+                }
+            }
+            if let syn::Expr::Path(p) = e {
+                if let Some(id) = p.path.get_ident() {
+                    let name = id.to_string();
+                    if self.found.is_none() && self.names.contains(&name) {
+                        self.found = Some(name);
+                    }
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Assigned<'_> {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.target(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            use syn::BinOp::*;
+            if matches!(
+                b.op,
+                AddAssign(_)
+                    | SubAssign(_)
+                    | MulAssign(_)
+                    | DivAssign(_)
+                    | RemAssign(_)
+                    | BitXorAssign(_)
+                    | BitAndAssign(_)
+                    | BitOrAssign(_)
+                    | ShlAssign(_)
+                    | ShrAssign(_)
+            ) {
+                self.target(&b.left);
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+    }
+    let mut v = Assigned { names, found: None };
+    for s in stmts {
+        v.visit_stmt(s);
+    }
+    v.found
 }
