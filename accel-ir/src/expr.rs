@@ -41,11 +41,13 @@ pub enum ParOp {
     Create,
     /// `parallel_loop(n, f)`.
     ParallelLoop,
+    /// `reduce_by_index(dest, op, ne, is, vs)`: a histogram.
+    ReduceByIndex,
 }
 
 impl ParOp {
     /// Every operation.
-    pub const ALL: [ParOp; 7] = [
+    pub const ALL: [ParOp; 8] = [
         ParOp::Map,
         ParOp::Map2,
         ParOp::Reduce,
@@ -53,6 +55,7 @@ impl ParOp {
         ParOp::Flatten,
         ParOp::Create,
         ParOp::ParallelLoop,
+        ParOp::ReduceByIndex,
     ];
 
     /// The name users write.
@@ -65,6 +68,7 @@ impl ParOp {
             ParOp::Flatten => "flatten",
             ParOp::Create => "create",
             ParOp::ParallelLoop => "parallel_loop",
+            ParOp::ReduceByIndex => "reduce_by_index",
         }
     }
 
@@ -79,6 +83,7 @@ impl ParOp {
             ParOp::Flatten => 1,
             ParOp::Map | ParOp::Create | ParOp::ParallelLoop => 2,
             ParOp::Map2 | ParOp::Reduce | ParOp::Scan => 3,
+            ParOp::ReduceByIndex => 5,
         }
     }
 
@@ -86,7 +91,7 @@ impl ParOp {
     pub fn fn_arg(self) -> Option<usize> {
         match self {
             ParOp::Flatten => None,
-            ParOp::Create | ParOp::ParallelLoop => Some(1),
+            ParOp::Create | ParOp::ParallelLoop | ParOp::ReduceByIndex => Some(1),
             _ => Some(0),
         }
     }

@@ -83,6 +83,21 @@ pub struct ParallelLoop<'a> {
     pub f: &'a Expr,
 }
 
+/// `reduce_by_index(dest, op, ne, is, vs)`.
+#[derive(Clone, Copy, Debug)]
+pub struct ReduceByIndex<'a> {
+    /// The initial bins.
+    pub dest: &'a Expr,
+    /// The associative and commutative operator.
+    pub op: &'a Expr,
+    /// Its neutral element.
+    pub ne: &'a Expr,
+    /// The bin of each value (`usize`; past the end: skipped).
+    pub is: &'a Expr,
+    /// The values.
+    pub vs: &'a Expr,
+}
+
 /// One parallel operation with its arguments named.
 #[derive(Clone, Copy, Debug)]
 pub enum OpView<'a> {
@@ -100,6 +115,8 @@ pub enum OpView<'a> {
     Create(Create<'a>),
     /// `parallel_loop`.
     ParallelLoop(ParallelLoop<'a>),
+    /// `reduce_by_index`.
+    ReduceByIndex(ReduceByIndex<'a>),
 }
 
 impl ParOp {
@@ -137,6 +154,13 @@ impl ParOp {
             ParOp::Flatten => OpView::Flatten(Flatten { xss: a(0) }),
             ParOp::Create => OpView::Create(Create { n: a(0), f: a(1) }),
             ParOp::ParallelLoop => OpView::ParallelLoop(ParallelLoop { n: a(0), f: a(1) }),
+            ParOp::ReduceByIndex => OpView::ReduceByIndex(ReduceByIndex {
+                dest: a(0),
+                op: a(1),
+                ne: a(2),
+                is: a(3),
+                vs: a(4),
+            }),
         })
     }
 }
@@ -152,6 +176,7 @@ impl<'a> OpView<'a> {
             OpView::Flatten(v) => o.flatten(v),
             OpView::Create(v) => o.create(v),
             OpView::ParallelLoop(v) => o.parallel_loop(v),
+            OpView::ReduceByIndex(v) => o.reduce_by_index(v),
         }
     }
 }
@@ -175,6 +200,8 @@ pub trait Operations {
     fn create(&mut self, op: Create<'_>) -> Self::Out;
     /// Lowers `parallel_loop(n, f)`.
     fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> Self::Out;
+    /// Lowers `reduce_by_index(dest, op, ne, is, vs)`.
+    fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> Self::Out;
 }
 
 /// A delayed array `create(n, |p| body)` whose parameter is a plain name (what fusion makes
@@ -227,6 +254,12 @@ mod tests {
         fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> String {
             format!("loop {} by {}", op.n, op.f)
         }
+        fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> String {
+            format!(
+                "histogram {} with {} from {} at {} of {}",
+                op.dest, op.op, op.ne, op.is, op.vs
+            )
+        }
     }
 
     #[test]
@@ -238,6 +271,17 @@ mod tests {
         assert_eq!(
             ParOp::ParallelLoop.view(&args).unwrap().lower(&mut Names),
             "loop n by f"
+        );
+        let args = [
+            Expr::var("bins"),
+            Expr::fn_ref("add"),
+            Expr::int(0),
+            Expr::var("is"),
+            Expr::var("vs"),
+        ];
+        assert_eq!(
+            ParOp::ReduceByIndex.view(&args).unwrap().lower(&mut Names),
+            "histogram bins with add from 0 at is of vs"
         );
         let e = ParOp::Map.view(&args[..1]).unwrap_err();
         assert_eq!(

@@ -194,6 +194,38 @@ pub(crate) fn check_monoid<T: Accel + Clone>(
     }
 }
 
+/// Checks on sampled pairs of `xs` that `op` is commutative (what `reduce_by_index`
+/// assumes besides a monoid: bins combine their values in any order).
+pub(crate) fn check_commutative<T: Accel + Clone>(what: &str, op: &impl Fn(T, T) -> T, xs: &[T]) {
+    let n = xs.len();
+    if n < 2 {
+        return;
+    }
+    let mut rng = XorShift::new(n as u64 ^ 0x5bd1_e995);
+    for k in 0..SAMPLES {
+        let (i, j) = if k == 0 {
+            (0, n - 1)
+        } else {
+            (rng.below(n), rng.below(n))
+        };
+        let (a, b) = (&xs[i], &xs[j]);
+        let ab = op(a.clone(), b.clone());
+        let ba = op(b.clone(), a.clone());
+        if !ab.close_to(&ba, &[a, b]) {
+            violation(
+                what,
+                &format!(
+                    "op is not commutative: op(a, b) = {} but op(b, a) = {} for a = {}, b = {}",
+                    show(&ab),
+                    show(&ba),
+                    show(a),
+                    show(b)
+                ),
+            );
+        }
+    }
+}
+
 /// Iterations per block of the shuffled order.
 const BLOCK: usize = 64;
 

@@ -133,6 +133,47 @@ pub fn parallel_loop(n: usize, f: impl Fn(usize)) {
     }
 }
 
+/// A histogram: a copy of `dest` in which every `vs[k]` is combined into bin `is[k]` with
+/// `op` (`dest[is[k]] = op(dest[is[k]], vs[k])`); an index `>= dest.len()` is skipped.
+/// `is` and `vs` must have equal lengths; `op` must be associative and commutative and
+/// `ne` its neutral element: accelerated code combines a bin's values in any order.
+///
+/// ```
+/// use accel_runtime::reduce_by_index;
+/// let counts = reduce_by_index(vec![0u32; 3], |a, b| a + b, 0, vec![2, 0, 2, 7], vec![1, 1, 1, 1]);
+/// assert_eq!(counts, vec![1, 0, 2]);
+/// ```
+pub fn reduce_by_index<D: Seq, I: Seq<Elem = usize>, S: Seq<Elem = D::Elem>>(
+    dest: D,
+    op: impl Fn(D::Elem, D::Elem) -> D::Elem,
+    ne: D::Elem,
+    is: I,
+    vs: S,
+) -> Vec<D::Elem>
+where
+    D::Elem: Accel + Clone,
+{
+    let (n, m) = (is.seq_len(), vs.seq_len());
+    if n != m {
+        violation(
+            "reduce_by_index",
+            &format!("lengths differ: {n} indices vs {m} values"),
+        );
+    }
+    let values = vs.into_elems();
+    if checks::active() {
+        checks::check_monoid("reduce_by_index", &op, &ne, &values);
+        checks::check_commutative("reduce_by_index", &op, &values);
+    }
+    let mut bins = dest.into_elems();
+    for (i, v) in is.into_elems().into_iter().zip(values) {
+        if let Some(bin) = bins.get_mut(i) {
+            *bin = op(bin.clone(), v);
+        }
+    }
+    bins
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +189,36 @@ mod tests {
             vec![3, 3, 4, 4, 5]
         );
         assert_eq!(flatten(Vec::<Vec<u8>>::new()), Vec::<u8>::new());
+        assert_eq!(
+            reduce_by_index(
+                vec![5i32, 6],
+                |a, b| a + b,
+                0,
+                Vec::<usize>::new(),
+                &empty32()
+            ),
+            vec![5, 6]
+        );
+        assert_eq!(
+            reduce_by_index(
+                Vec::<i32>::new(),
+                |a, b| a + b,
+                0,
+                vec![0usize, 3],
+                vec![1, 2]
+            ),
+            Vec::<i32>::new()
+        );
+        assert_eq!(
+            reduce_by_index(
+                vec![i32::MIN; 2],
+                |a: i32, b| a.max(b),
+                i32::MIN,
+                vec![1usize, 1, 0, 9],
+                vec![4, 7, -3, 100]
+            ),
+            vec![-3, 7]
+        );
         assert_eq!(flatten(&vec![vec![1u8], vec![2]]), vec![1, 2]);
         assert_eq!(create(0, |i| i), Vec::<usize>::new());
         let rows = vec![vec![1, 2], vec![3, 4]];
@@ -159,6 +230,16 @@ mod tests {
             ),
             vec![4, 6]
         );
+    }
+
+    fn empty32() -> Vec<i32> {
+        vec![]
+    }
+
+    #[test]
+    #[should_panic(expected = "reduce_by_index: lengths differ: 2 indices vs 1 values")]
+    fn reduce_by_index_rejects_unequal_lengths() {
+        reduce_by_index(vec![0; 4], |a: i32, b| a + b, 0, vec![1usize, 2], vec![1]);
     }
 
     #[test]

@@ -421,6 +421,86 @@ fn closures_bound_by_let() {
 }
 
 #[test]
+fn histograms_with_reduce_by_index() {
+    // Counts: indices past the end are skipped.
+    let is = vec![2usize, 0, 2, 7, 1, 2];
+    let ones = vec![1u32; 6];
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(vec![0u32; 3], |a, b| a + b, 0, &is, &ones))),
+        vec![1, 1, 3]
+    );
+    // The initial bins are kept; values fused from a producer; `max` as the operator.
+    let start = vec![5i64, -1, 0];
+    let xs = vec![3i64, 9, -4, 8, 2, 6];
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(
+            &start,
+            |a: i64, b: i64| a.max(b),
+            i64::MIN,
+            &is,
+            map(|x| x * 10, &xs)
+        ))),
+        vec![90, 20, 60]
+    );
+    // Tuples as values (k-means' sums), many values into few bins, at chunk edges.
+    for n in [0usize, 1, 4095, 4096, 4097, 100_003] {
+        let bins: Vec<usize> = (0..n).map(|i| (i * 7 + i / 3) % 5).collect();
+        let got = debug(|| {
+            accelerate!(reduce_by_index(
+                vec![(0i64, 0u32); 5],
+                |a: (i64, u32), b: (i64, u32)| (a.0 + b.0, a.1 + b.1),
+                (0, 0),
+                &bins,
+                create(n, |i| (i as i64 - 50, 1))
+            ))
+        });
+        let mut want = vec![(0i64, 0u32); 5];
+        for (i, &b) in bins.iter().enumerate() {
+            want[b].0 += i as i64 - 50;
+            want[b].1 += 1;
+        }
+        assert_eq!(got, want, "n = {n}");
+    }
+    // As many bins as values (one chunk), and no bins at all.
+    let n = 50_000usize;
+    let perm: Vec<usize> = (0..n).map(|i| (i * 7919) % n).collect();
+    let vals: Vec<u64> = (0..n as u64).collect();
+    let got = debug(|| {
+        accelerate!(reduce_by_index(
+            vec![1u64; n],
+            |a, b| a + b,
+            0,
+            &perm,
+            &vals
+        ))
+    });
+    let mut want = vec![1u64; n];
+    for (k, &b) in perm.iter().enumerate() {
+        want[b] += k as u64;
+    }
+    assert_eq!(got, want);
+    let no_bins: Vec<u64> = Vec::new();
+    let none: Vec<u64> =
+        debug(|| accelerate!(reduce_by_index(&no_bins, |a, b| a + b, 0, &perm, &vals)));
+    assert!(none.is_empty());
+    // Nested inside an element: a histogram per row.
+    let rows = vec![vec![0usize, 1, 1], vec![2, 2, 2], vec![5, 0, 9]];
+    assert_eq!(
+        debug(|| accelerate!(map(
+            |row: Vec<usize>| reduce_by_index(
+                vec![0u32; 3],
+                |a, b| a + b,
+                0,
+                &row,
+                map(|_| 1u32, &row)
+            ),
+            &rows
+        ))),
+        vec![vec![1, 2, 0], vec![0, 0, 3], vec![1, 0, 0]]
+    );
+}
+
+#[test]
 fn sequence_arguments_by_value_reference_and_slice() {
     let v = vec![1, 2, 3, 4];
     assert_eq!(debug(|| accelerate!(map(|x| x + 1, &v))), vec![2, 3, 4, 5]);

@@ -461,6 +461,22 @@ fn failures_in_compiled_code_name_the_site_and_never_crash() {
         }))
     });
     assert!(msg.ends_with("map2 lengths differ: 3 vs 2"), "{msg}");
+    let (bins, values) = (vec![0usize, 1, 2], vec![1i64; 2]);
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(reduce_by_index(
+                vec![0i64; 4],
+                |x, y| x + y,
+                0,
+                &bins,
+                &values
+            ))
+        }))
+    });
+    assert!(
+        msg.ends_with("reduce_by_index lengths differ: 3 indices vs 2 values"),
+        "{msg}"
+    );
     // Float-to-integer casts saturate, as Rust's `as` does.
     let fs = vec![f32::NAN, 1e20, -1e20, 2.7];
     assert_eq!(

@@ -101,6 +101,27 @@ fn failures_in_kernels_name_the_site() {
             site_of("// by zero")
         )
     );
+    let (bins, values) = (vec![0usize, 1, 2], vec![1i64; 2]);
+    let r = std::panic::catch_unwind(|| {
+        on_device(|| {
+            accelerate!(reduce_by_index(
+                vec![0i64; 4],
+                |x, y| x + y,
+                0,
+                &bins,
+                &values
+            ))
+        })
+        // histogram lengths
+    });
+    let message = *r.expect_err("lengths differ").downcast::<String>().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "accelerate! at {}: reduce_by_index lengths differ: 3 indices vs 2 values",
+            site_of("// histogram lengths")
+        )
+    );
 }
 
 #[test]

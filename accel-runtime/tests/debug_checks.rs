@@ -193,6 +193,57 @@ fn reduce_and_scan_need_a_neutral_element() {
 }
 
 #[test]
+fn reduce_by_index_needs_a_commutative_monoid_and_equal_lengths() {
+    // Affine maps `x -> a x + b` composed: associative, `(1, 0)` neutral, not commutative.
+    let is = vec![0usize, 1];
+    let maps = vec![(2i64, 1i64), (3, 5)];
+    let msg = panic_message(|| {
+        drop(debug(|| {
+            accelerate!(reduce_by_index(
+                vec![(1i64, 0i64); 2],
+                |p: (i64, i64), q: (i64, i64)| (p.0 * q.0, p.0 * q.1 + p.1),
+                (1, 0),
+                &is,
+                &maps
+            ))
+        }))
+    });
+    assert_eq!(
+        msg,
+        format!(
+            "reduce_by_index at {}: op is not commutative: op(a, b) = (6, 11) but op(b, a) = (6, 8) for a = (2, 1), b = (3, 5)",
+            site_of("vec![(1i64, 0i64); 2],")
+        )
+    );
+    let ones = vec![1i64; 2];
+    let msg = panic_message(|| {
+        drop(debug(|| {
+            accelerate!(reduce_by_index(vec![0i64; 4], add, 1, &is, &ones))
+        }))
+    });
+    assert_eq!(
+        msg,
+        format!(
+            "reduce_by_index at {}: ne is not a neutral element of op: op(ne, x) = 2 but x = 1 (ne = 1)",
+            site_of("reduce_by_index(vec![0i64; 4], add, 1")
+        )
+    );
+    let three = vec![0usize, 1, 2];
+    let msg = panic_message(|| {
+        drop(debug(|| {
+            accelerate!(reduce_by_index(vec![0i64; 4], add, 0, &three, &ones))
+        }))
+    });
+    assert_eq!(
+        msg,
+        format!(
+            "reduce_by_index at {}: lengths differ: 3 indices vs 2 values",
+            site_of("reduce_by_index(vec![0i64; 4], add, 0")
+        )
+    );
+}
+
+#[test]
 fn reduce_and_scan_need_an_associative_operator() {
     let v: Vec<i64> = vec![5, 3, 8, 2];
     let msg = panic_message(|| {

@@ -7,7 +7,7 @@
 
 use accel_bench::{median_ms, ms};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
-use accel_examples::random::uniform;
+use accel_examples::random::{below, uniform};
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
 
@@ -81,6 +81,7 @@ fn main() {
     black_scholes(runs, &scale, &mut rows);
     mandelbrot(runs, &scale, &mut rows);
     n_body(runs, &scale, &mut rows);
+    histograms(runs, &scale, &mut rows);
     report(&rows, runs, out_dir);
 }
 
@@ -241,6 +242,97 @@ fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row
 }
 
 /// Prints the table and writes it with the JSON results under `out_dir`.
+/// Histograms of random bins: counts into 256 bins (private histograms per chunk), and
+/// weighted sums into a quarter as many bins as values (few, long chunks).
+fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
+    let n = scale(1 << 25, 1 << 18);
+    let bins = below(n, 21, 256);
+    let counts = |h: &Vec<u32>, want: &Vec<u32>| if h == want { 0.0 } else { f64::INFINITY };
+    rows.push(bench(
+        "histogram (256 bins)",
+        format!("{n} random bins"),
+        runs,
+        || {
+            accelerate!(reduce_by_index(
+                vec![0u32; 256],
+                |a, b| a + b,
+                0,
+                &bins,
+                map(|_| 1u32, &bins)
+            ))
+        },
+        || {
+            bins.par_iter()
+                .fold(
+                    || vec![0u32; 256],
+                    |mut h, &b| {
+                        h[b] += 1;
+                        h
+                    },
+                )
+                .reduce(
+                    || vec![0u32; 256],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                )
+        },
+        || {
+            let mut h = vec![0u32; 256];
+            for &b in &bins {
+                h[b] += 1;
+            }
+            h
+        },
+        counts,
+    ));
+    drop(bins);
+    let m = n / 4;
+    let bins = below(n, 22, m);
+    let ws = uniform(n, 23, 0.0, 1.0);
+    rows.push(bench(
+        "histogram (n/4 bins)",
+        format!("{n} random bins, {m} bins, f32 weights"),
+        runs,
+        || {
+            accelerate!(reduce_by_index(
+                vec![0.0f32; m],
+                |a, b| a + b,
+                0.0,
+                &bins,
+                &ws
+            ))
+        },
+        || {
+            bins.par_iter()
+                .zip(&ws)
+                .fold(
+                    || vec![0.0f32; m],
+                    |mut h, (&b, &w)| {
+                        h[b] += w;
+                        h
+                    },
+                )
+                .reduce(
+                    || vec![0.0f32; m],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                )
+        },
+        || {
+            let mut h = vec![0.0f32; m];
+            for (&b, &w) in bins.iter().zip(&ws) {
+                h[b] += w;
+            }
+            h
+        },
+        |a, b| max_rel(a, b),
+    ));
+}
+
 fn report(rows: &[Row], runs: usize, out_dir: Option<String>) {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())

@@ -248,24 +248,21 @@ pub fn kmeans(small: bool) -> Report {
                     .map(|(&x, &y)| nearest(x, y, &cx, &cy))
                     .collect()
             };
+            // Per-cluster sums and counts: a histogram over the assignments.
             let sums: Vec<(f32, f32, u32)> = if accelerated {
-                accelerate!(create(k, |c| reduce(
-                    |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
+                accelerate!(reduce_by_index(
+                    vec![(0.0f32, 0.0f32, 0u32); k],
+                    |a: (f32, f32, u32), b: (f32, f32, u32)| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
                     (0.0, 0.0, 0),
-                    create(assign.len(), |i| if assign[i] == c {
-                        (xs[i], ys[i], 1)
-                    } else {
-                        (0.0, 0.0, 0)
-                    })
-                )))
+                    &assign,
+                    create(n, |i| (xs[i], ys[i], 1))
+                ))
             } else {
-                (0..k)
-                    .map(|c| {
-                        (0..n)
-                            .filter(|&i| assign[i] == c)
-                            .fold((0.0, 0.0, 0), |a, i| (a.0 + xs[i], a.1 + ys[i], a.2 + 1))
-                    })
-                    .collect()
+                let mut sums = vec![(0.0f32, 0.0f32, 0u32); k];
+                for ((&c, &x), &y) in assign.iter().zip(&xs).zip(&ys) {
+                    sums[c] = (sums[c].0 + x, sums[c].1 + y, sums[c].2 + 1);
+                }
+                sums
             };
             for (c, (sx, sy, count)) in sums.into_iter().enumerate() {
                 if count > 0 {

@@ -492,6 +492,7 @@ fn substitute_consumer(e: &mut Expr, name: &str, value: &Expr) -> bool {
                 ParOp::Map2 => &[1, 2],
                 ParOp::Reduce | ParOp::Scan => &[2],
                 ParOp::Create | ParOp::ParallelLoop => &[],
+                ParOp::ReduceByIndex => &[0, 3, 4],
             };
             for &k in array_args {
                 let k = if *op == ParOp::Map && k == 0 {

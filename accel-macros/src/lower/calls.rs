@@ -196,6 +196,7 @@ impl Lowerer {
                 ParOp::Flatten => "flatten(xss)",
                 ParOp::Create => "create(n, f)",
                 ParOp::ParallelLoop => "parallel_loop(n, f)",
+                ParOp::ReduceByIndex => "reduce_by_index(dest, op, ne, is, vs)",
             };
             return self.error(
                 c,

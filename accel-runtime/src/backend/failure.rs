@@ -23,13 +23,15 @@ pub enum FailureKind {
     Irregular = 8,
     /// A row operator that changed the row length from `a` to `b`.
     RowLength = 9,
+    /// `reduce_by_index` with `a` indices and `b` values.
+    HistogramLengths = 10,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
 }
 
 impl FailureKind {
     /// Every kind.
-    pub const ALL: [FailureKind; 10] = [
+    pub const ALL: [FailureKind; 11] = [
         FailureKind::Index,
         FailureKind::DivZero,
         FailureKind::DivOverflow,
@@ -39,6 +41,7 @@ impl FailureKind {
         FailureKind::Lengths,
         FailureKind::Irregular,
         FailureKind::RowLength,
+        FailureKind::HistogramLengths,
         FailureKind::NoArm,
     ];
 
@@ -103,6 +106,9 @@ impl Failure {
             Some(FailureKind::RowLength) => format!(
                 "a reduce or scan over rows changed the row length: the neutral element has {a} elements, a combined row {b}"
             ),
+            Some(FailureKind::HistogramLengths) => {
+                format!("reduce_by_index lengths differ: {a} indices vs {b} values")
+            }
             Some(FailureKind::NoArm) | None => {
                 format!("compiled code failed (kind {})", self.code)
             }

@@ -2,7 +2,7 @@
 //! pool's launches, allocation and failure reports ([`super::pool`]), and the math
 //! functions Cranelift has no instruction for (Rust's own, so results match debug mode).
 
-use super::pool::{accel_alloc, accel_chunks, accel_copy, accel_fail, accel_par};
+use super::pool::{accel_alloc, accel_chunk_size, accel_chunks, accel_copy, accel_fail, accel_par};
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
 use cranelift_codegen::ir::Type as CType;
@@ -29,6 +29,12 @@ pub fn helpers() -> Vec<Helper> {
         h(
             "accel_chunks",
             accel_chunks as *const u8,
+            &[i64_; 2],
+            Some(i64_),
+        ),
+        h(
+            "accel_chunk_size",
+            accel_chunk_size as *const u8,
             &[i64_; 2],
             Some(i64_),
         ),

@@ -54,6 +54,11 @@ pub fn chunk_size(n: u64, grain: u64) -> u64 {
     n.div_ceil(256).max(grain).max(1).next_multiple_of(4)
 }
 
+/// [`chunk_size`] for compiled code (a chunk's index is its start over this).
+pub extern "C" fn accel_chunk_size(n: u64, grain: u64) -> u64 {
+    chunk_size(n, grain)
+}
+
 /// The number of chunks of a launch of `n` iterations.
 pub extern "C" fn accel_chunks(n: u64, grain: u64) -> u64 {
     n.div_ceil(chunk_size(n, grain))

@@ -35,6 +35,24 @@ static inline unsigned long long atomicCAS(unsigned long long* p, unsigned long 
     a.compare_exchange_strong(c, v);
     return c;
 }
+static inline unsigned atomicCAS(unsigned* p, unsigned c, unsigned v) {
+    std::atomic_ref<unsigned> a(*p);
+    a.compare_exchange_strong(c, v);
+    return c;
+}
+template <typename T> static inline T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+template <typename T> static inline T atomicMin(T* p, T v) {
+    std::atomic_ref<T> a(*p);
+    T old = a.load();
+    while (v < old && !a.compare_exchange_weak(old, v)) {}
+    return old;
+}
+template <typename T> static inline T atomicMax(T* p, T v) {
+    std::atomic_ref<T> a(*p);
+    T old = a.load();
+    while (old < v && !a.compare_exchange_weak(old, v)) {}
+    return old;
+}
 static inline unsigned __float_as_uint(float x) { unsigned u; std::memcpy(&u, &x, 4); return u; }
 static inline float __uint_as_float(unsigned u) { float x; std::memcpy(&x, &u, 4); return x; }
 static inline long long __double_as_longlong(double x) { long long u; std::memcpy(&u, &x, 8); return u; }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::expr::{BinOp, MatchArm, ParOp, UnOp};
 use crate::methods::{self, Arg, Returns};
-use crate::ops::{Create, Flatten, Map, Map2, OpView, ParallelLoop, Reduce, Scan};
+use crate::ops::{Create, Flatten, Map, Map2, OpView, ParallelLoop, Reduce, ReduceByIndex, Scan};
 
 impl Checker<'_> {
     pub(super) fn bind(&mut self, p: &Pat, t: &Ty) -> Result<(), IrError> {
@@ -217,6 +217,24 @@ impl Checker<'_> {
                 self.expect(&n, &USIZE, || "the count of `parallel_loop`".into())?;
                 self.lambda(f, &[USIZE], name)?;
                 Ty::Unit
+            }
+            OpView::ReduceByIndex(ReduceByIndex {
+                dest,
+                op: f,
+                ne,
+                is,
+                vs,
+            }) => {
+                let a = self.fold(name, f, ne, vs)?;
+                let dest = self.infer(dest)?;
+                self.expect(&dest, &Ty::Seq(Box::new(a.clone())), || {
+                    "the bins (`dest`) of `reduce_by_index`".into()
+                })?;
+                let is = self.infer(is)?;
+                self.expect(&is, &Ty::Seq(Box::new(USIZE)), || {
+                    "the indices (`is`) of `reduce_by_index`".into()
+                })?;
+                Ty::Seq(Box::new(a))
             }
         })
     }

@@ -156,3 +156,38 @@ fn mismatches_are_errors_that_say_where() {
         "type error in accelerated code: the length of `create`: [f32] and usize differ"
     );
 }
+
+#[test]
+fn reduce_by_index_types_its_bins_indices_and_values() {
+    let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
+    let add = lam(&["a", "b"], bin(BinOp::Add, Expr::var("a"), Expr::var("b")));
+    let hist = |is: &str| {
+        Expr::par(
+            ParOp::ReduceByIndex,
+            vec![
+                Expr::var("bins"),
+                add.clone(),
+                Expr::Lit(Lit::Float(0.0, None)),
+                Expr::var(is),
+                Expr::var("xs"),
+            ],
+        )
+    };
+    let captures = [
+        ("bins".to_string(), f32s()),
+        ("is".to_string(), usizes),
+        ("xs".to_string(), f32s()),
+    ];
+    let typed = typecheck(&hist("is"), &captures, &f32s()).unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(reduce_by_index bins (lambda (a: f32 b: f32) (+ a b)) 0.0f32 is xs)"
+    );
+    // Indices must be `usize`s.
+    let err = typecheck(&hist("xs"), &captures, &f32s()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the indices (`is`) of `reduce_by_index`"),
+        "{err}"
+    );
+}

@@ -31,7 +31,8 @@ pub(super) struct Launch {
     env: Value,
     env_layout: Vec<(String, Type, Vec<CType>)>,
     out_at: usize,
-    grain: i64,
+    /// The least iterations per chunk (see `pool::chunk_size`); an operation may raise it.
+    pub(super) grain: Value,
 }
 
 /// A chunk `lo..hi` of a launch, as its kernel sees it.
@@ -59,14 +60,11 @@ impl FnCx<'_, '_> {
             Some(elem) => self.alloc_columns(elem, n)?,
             None => vec![],
         };
-        let grain = grain(args);
+        let grain = self.iconst(grain(args));
         let (chunks, partials, partial_words) = match partial {
             Some(t) => {
                 let pw = words(t)?.len().max(1) as i64;
-                let chunks = {
-                    let grain = self.iconst(grain);
-                    self.helper("accel_chunks", &[n, grain])[0]
-                };
+                let chunks = self.helper("accel_chunks", &[n, grain])[0];
                 let bytes = self.b.ins().imul_imm_s(chunks, 8 * pw);
                 let eight = self.iconst(8);
                 let ctx = self.ctx;
@@ -162,8 +160,10 @@ impl FnCx<'_, '_> {
         let addr = self.b.ins().func_addr(ct::I64, fr);
         let pw = self.iconst(l.partial_words);
         let ctx = self.ctx;
-        let g = self.iconst(l.grain);
-        let status = self.helper("accel_par", &[ctx, addr, l.env, l.n, l.partials, pw, g])[0];
+        let status = self.helper(
+            "accel_par",
+            &[ctx, addr, l.env, l.n, l.partials, pw, l.grain],
+        )[0];
         let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
         let fail = self.fail;
         let ok = self.b.create_block();
@@ -288,7 +288,7 @@ impl FnCx<'_, '_> {
 /// The grain of a parallel operation: iterations with loops or nested parallel operations
 /// are costly and may be spread one gang (four) per chunk; cheap ones run at least 4096
 /// per chunk, so that launching a chunk costs little beside its work.
-fn grain(args: &[&Expr]) -> i64 {
+pub(super) fn grain(args: &[&Expr]) -> i64 {
     let mut costly = false;
     for a in args {
         a.walk(&mut |e| {

@@ -32,6 +32,14 @@ pub enum LaunchKind {
     },
     /// `parallel_loop` (kernel `NAME`).
     Loop,
+    /// `reduce_by_index` over `n` values into `m` bins (a host expression) of `elem`:
+    /// kernels `NAME_init` (the initial bins) and `NAME` (the values, atomically).
+    Histogram {
+        /// The element type.
+        elem: Type,
+        /// The number of bins, a host expression.
+        m: Expr,
+    },
     /// `reduce` (kernels `NAME_part` and `NAME_final`); `commutative` selects the
     /// grid-stride partial kernel.
     Reduce {

@@ -61,6 +61,46 @@ __device__ void accel_arena_reset(AccelArena* a) {
     while (b != nullptr) { char* prev = *(char**)b; free(b); b = prev; }
     a->block = nullptr; a->used = 0; a->cap = 0;
 }
+// Histogram bins combined atomically (`reduce_by_index`): the hardware's atomics where
+// they exist, else a compare-and-swap loop on the bits.
+#define ACCEL_CAS_UPDATE(T, B, TO_BITS, FROM_BITS, NAME, EXPR)                                \
+__device__ __forceinline__ void NAME(T* p, T v) {                                           \
+    B* q = (B*)p; B old = *q, seen;                                                         \
+    do { seen = old; T a = FROM_BITS(seen); old = atomicCAS(q, seen, TO_BITS(EXPR)); }      \
+    while (old != seen);                                                                    \
+}
+__device__ __forceinline__ unsigned accel_bits32(unsigned x) { return x; }
+__device__ __forceinline__ ull accel_bits64(ull x) { return x; }
+__device__ __forceinline__ unsigned accel_ibits32(int x) { return (unsigned)x; }
+__device__ __forceinline__ int accel_int32(unsigned x) { return (int)x; }
+__device__ __forceinline__ ull accel_ibits64(long long x) { return (ull)x; }
+__device__ __forceinline__ long long accel_int64(ull x) { return (long long)x; }
+__device__ __forceinline__ ull accel_dbits(double x) { return (ull)__double_as_longlong(x); }
+__device__ __forceinline__ double accel_double(ull x) { return __longlong_as_double((long long)x); }
+__device__ __forceinline__ void accel_atomic_add(int* p, int v) { atomicAdd((unsigned*)p, (unsigned)v); }
+__device__ __forceinline__ void accel_atomic_add(unsigned* p, unsigned v) { atomicAdd(p, v); }
+__device__ __forceinline__ void accel_atomic_add(long long* p, long long v) { atomicAdd((ull*)p, (ull)v); }
+__device__ __forceinline__ void accel_atomic_add(ull* p, ull v) { atomicAdd(p, v); }
+__device__ __forceinline__ void accel_atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void accel_atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void accel_atomic_min(int* p, int v) { atomicMin(p, v); }
+__device__ __forceinline__ void accel_atomic_min(unsigned* p, unsigned v) { atomicMin(p, v); }
+__device__ __forceinline__ void accel_atomic_min(long long* p, long long v) { atomicMin(p, v); }
+__device__ __forceinline__ void accel_atomic_min(ull* p, ull v) { atomicMin(p, v); }
+__device__ __forceinline__ void accel_atomic_max(int* p, int v) { atomicMax(p, v); }
+__device__ __forceinline__ void accel_atomic_max(unsigned* p, unsigned v) { atomicMax(p, v); }
+__device__ __forceinline__ void accel_atomic_max(long long* p, long long v) { atomicMax(p, v); }
+__device__ __forceinline__ void accel_atomic_max(ull* p, ull v) { atomicMax(p, v); }
+ACCEL_CAS_UPDATE(float, unsigned, __float_as_uint, __uint_as_float, accel_atomic_min, fminf(a, v))
+ACCEL_CAS_UPDATE(float, unsigned, __float_as_uint, __uint_as_float, accel_atomic_max, fmaxf(a, v))
+ACCEL_CAS_UPDATE(float, unsigned, __float_as_uint, __uint_as_float, accel_atomic_mul, a * v)
+ACCEL_CAS_UPDATE(double, ull, accel_dbits, accel_double, accel_atomic_min, fmin(a, v))
+ACCEL_CAS_UPDATE(double, ull, accel_dbits, accel_double, accel_atomic_max, fmax(a, v))
+ACCEL_CAS_UPDATE(double, ull, accel_dbits, accel_double, accel_atomic_mul, a * v)
+ACCEL_CAS_UPDATE(int, unsigned, accel_ibits32, accel_int32, accel_atomic_mul, accel_mul(a, v))
+ACCEL_CAS_UPDATE(unsigned, unsigned, accel_bits32, accel_bits32, accel_atomic_mul, accel_mul(a, v))
+ACCEL_CAS_UPDATE(long long, ull, accel_ibits64, accel_int64, accel_atomic_mul, accel_mul(a, v))
+ACCEL_CAS_UPDATE(ull, ull, accel_bits64, accel_bits64, accel_atomic_mul, accel_mul(a, v))
 __device__ __forceinline__ unsigned accel_tz32(unsigned x) { return x ? __ffs(x) - 1 : 32; }
 __device__ __forceinline__ unsigned accel_tz64(ull x) { return x ? __ffsll((long long)x) - 1 : 64; }
 "#;

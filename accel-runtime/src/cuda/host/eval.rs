@@ -8,7 +8,7 @@ use crate::backend::failure::{Failure, FailureKind};
 use crate::cuda::codegen::kernel::words;
 use crate::cuda::codegen::launch::{launch_name, LaunchKind};
 use crate::cuda::codegen::ops::{
-    flatten, map, parallel_loop, reduce, row_fold, rows, scan, segmented,
+    flatten, histogram, map, parallel_loop, reduce, row_fold, rows, scan, segmented,
 };
 use crate::cuda::device::DevBuf;
 use accel_ir::consts::{const_type, constant_lit};
@@ -213,6 +213,14 @@ impl Run<'_, '_> {
         if (ty, func) == ("accel", "same_len") {
             if a[0].w[0] != a[1].w[0] {
                 return Err(Failure::new(FailureKind::Lengths, a[0].w[0], a[1].w[0]).describe());
+            }
+            return Ok(a[0].clone());
+        }
+        if (ty, func) == ("accel", "histogram_len") {
+            if a[0].w[0] != a[1].w[0] {
+                return Err(
+                    Failure::new(FailureKind::HistogramLengths, a[0].w[0], a[1].w[0]).describe(),
+                );
             }
             return Ok(a[0].clone());
         }
@@ -442,6 +450,7 @@ impl Run<'_, '_> {
             LaunchKind::SegReduce { elem, m, .. } => segmented::run(self, &at, elem, m),
             LaunchKind::Rows { elem } => rows::run(self, &at, elem),
             LaunchKind::Loop => parallel_loop::run(self, &at),
+            LaunchKind::Histogram { elem, m } => histogram::run(self, &at, elem, m),
             LaunchKind::Reduce { elem, commutative } => reduce::run(self, &at, elem, *commutative),
             LaunchKind::RowReduce { elem, ne } => row_fold::run(self, &at, elem, ne, false),
             LaunchKind::RowScan { elem, ne } => row_fold::run(self, &at, elem, ne, true),

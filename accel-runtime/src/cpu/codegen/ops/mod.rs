@@ -8,10 +8,13 @@ mod flatten;
 mod map;
 mod parallel_loop;
 mod reduce;
+mod reduce_by_index;
 mod scan;
 
 use super::cx::*;
-use accel_ir::ops::{Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, Scan};
+use accel_ir::ops::{
+    Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+};
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::Variable;
@@ -57,6 +60,14 @@ impl Operations for FnCx<'_, '_> {
             self.launch_loop(op)
         } else {
             self.nested_loop(op)
+        }
+    }
+
+    fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> R<V> {
+        if self.host {
+            self.launch_reduce_by_index(op)
+        } else {
+            self.nested_reduce_by_index(op)
         }
     }
 }
@@ -150,7 +161,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A counted loop over `0..n` (the nested form of every operation).
-    fn each(&mut self, n: Value, body: impl FnMut(&mut Self, Value) -> R<()>) -> R<()> {
+    pub(super) fn each(&mut self, n: Value, body: impl FnMut(&mut Self, Value) -> R<()>) -> R<()> {
         let zero = self.iconst(0);
         self.counted_loop(zero, n, ScalarType::Usize, body)
     }

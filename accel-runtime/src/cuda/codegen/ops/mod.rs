@@ -4,6 +4,7 @@
 //! kernel code (an operation nested inside an element is a sequential loop).
 
 pub(crate) mod flatten;
+pub(crate) mod histogram;
 pub(crate) mod map;
 pub(crate) mod parallel_loop;
 pub(crate) mod reduce;
@@ -15,7 +16,9 @@ pub(crate) mod segmented;
 use super::host_lower::Gen;
 use super::kernel::*;
 use crate::backend::layout::is_flat;
-use accel_ir::ops::{Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, Scan};
+use accel_ir::ops::{
+    Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+};
 use accel_ir::{Expr, ParOp, Pat, ScalarType, Stmt, Type};
 
 impl Operations for Gen {
@@ -54,6 +57,10 @@ impl Operations for Gen {
     fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> R<Expr> {
         self.loop_launch(op)
     }
+
+    fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> R<Expr> {
+        self.histogram_launch(op)
+    }
 }
 
 impl Operations for KernelGen<'_> {
@@ -89,6 +96,10 @@ impl Operations for KernelGen<'_> {
 
     fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> R<V> {
         self.nested_loop(op)
+    }
+
+    fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> R<V> {
+        self.nested_histogram(op)
     }
 }
 

@@ -1,0 +1,229 @@
+//! `reduce_by_index` (histograms): each chunk of the values folds them into a private
+//! histogram of its own, then a second launch combines, bin by bin in parallel, the
+//! initial bin with the chunks' histograms in chunk order. Chunks are at least as long as
+//! there are bins (up to the input's length), so the private histograms take at most
+//! about `n + m` elements (each padded to whole cache lines) and as much work to
+//! initialise and combine: few bins (k-means'
+//! clusters) get every core, as many bins as values get one chunk. Values meet their bin
+//! in input order within a chunk and chunks in order, so only associativity is used;
+//! commutativity is not needed on the CPU. Nested, one sequential pass.
+
+use super::super::cx::*;
+use super::super::kernel::{grain, Chunk};
+use crate::backend::failure::FailureKind;
+use accel_ir::ops::{delayed, ReduceByIndex};
+use accel_ir::{Expr, ParOp, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A top-level `reduce_by_index`.
+    pub(super) fn launch_reduce_by_index(&mut self, h: ReduceByIndex<'_>) -> R<V> {
+        let (t, m, n) = self.histogram_shape(h)?;
+        let out = self.alloc_columns(&t, m)?;
+        // Chunks of at least `min(m, n)` values: private histograms of `chunks * m`
+        // elements, about `n + m` at most.
+        let fewest = grain(&[h.op, h.ne, h.is, h.vs]);
+        let fewest = self.iconst(fewest);
+        let least = self.b.ins().umin(m, n);
+        let grain_v = self.b.ins().umax(fewest, least);
+        let chunks = self.helper("accel_chunks", &[n, grain_v])[0];
+        let size = self.helper("accel_chunk_size", &[n, grain_v])[0];
+        // Each chunk's histogram has a spare bin `m` that takes the values of indices out
+        // of range (no branch per value), and starts on its own cache lines (a multiple of
+        // 16 elements: 64 bytes of the narrowest column): neighbouring chunks run on
+        // different cores.
+        let padded = self.b.ins().iadd_imm_s(m, 16);
+        let stride = self.b.ins().band_imm_s(padded, -16);
+        let private_len = self.b.ins().imul(chunks, stride);
+        let hist = self.alloc_columns(&t, private_len)?;
+        let seq_t = Type::Seq(Box::new(t.clone()));
+        let usize_t = Type::Scalar(ScalarType::Usize);
+        let k = self.g.kernels;
+        let names = [
+            format!("histograms#{k}"),
+            format!("chunk_size#{k}"),
+            format!("bins#{k}"),
+            format!("chunks#{k}"),
+            format!("result#{k}"),
+            format!("stride#{k}"),
+        ];
+        let word = |ty: &Type, w: Vec<Value>| V { ty: ty.clone(), w };
+        self.bind_var(&names[0], word(&seq_t, [vec![private_len], hist].concat()));
+        self.bind_var(&names[1], word(&usize_t, vec![size]));
+        self.bind_var(&names[2], word(&usize_t, vec![m]));
+        self.bind_var(&names[3], word(&usize_t, vec![chunks]));
+        self.bind_var(&names[4], word(&seq_t, [vec![m], out.clone()].concat()));
+        self.bind_var(&names[5], word(&usize_t, vec![stride]));
+        let var = |k: usize| Expr::Var(names[k].clone());
+        let (hist_e, size_e, bins_e, chunks_e, out_e) = (var(0), var(1), var(2), var(3), var(4));
+        let stride_e = var(5);
+
+        // Each chunk of the values into its own histogram.
+        let mut fold = self.begin_launch(
+            &[h.op, h.ne, h.is, h.vs, &hist_e, &size_e, &bins_e, &stride_e],
+            n,
+            None,
+            None,
+        )?;
+        fold.grain = grain_v;
+        self.run_chunks(&fold, ParOp::ReduceByIndex, |f, c| {
+            f.fold_chunk(h, c, [&hist_e, &size_e, &bins_e, &stride_e])
+        })?;
+
+        // Each bin: its initial value, then the chunks' histograms in order.
+        let combine = self.begin_launch(
+            &[h.op, h.dest, &hist_e, &stride_e, &chunks_e, &out_e],
+            m,
+            None,
+            None,
+        )?;
+        self.run_chunks(&combine, ParOp::ReduceByIndex, |f, c| {
+            let hist = f.expr(&hist_e)?;
+            let stride = f.expr(&stride_e)?.w[0];
+            let chunks = f.expr(&chunks_e)?.w[0];
+            let out = f.expr(&out_e)?;
+            let t = f.type_of(h.ne)?;
+            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, b| {
+                let first = f.input_element(h.dest, b)?;
+                let acc = f.declare_like(&first);
+                f.each(chunks, |f, chunk| {
+                    let row = f.b.ins().imul(chunk, stride);
+                    let at = f.b.ins().iadd(row, b);
+                    let w = f.load_elem(&t, &hist.w[1..], at)?;
+                    let so_far = f.use_vars(&t, &acc);
+                    let r = f.apply(h.op, vec![so_far, V { ty: t.clone(), w }])?;
+                    f.def_vars(&acc, &r);
+                    Ok(())
+                })?;
+                let total = f.use_vars(&t, &acc);
+                f.store_elem(&t, &out.w[1..], b, &total.w)
+            })
+        })?;
+        let cols = self.finish_columns(&t, m, out)?;
+        Ok(V {
+            ty: seq_t,
+            w: [vec![m], cols].concat(),
+        })
+    }
+
+    /// One chunk `c` of the values folded into its private histogram: its bins (and the
+    /// spare one) set to the neutral element, then its values combined in order. `vars`
+    /// are the histograms, the chunk size, the number of bins and the histograms' stride.
+    fn fold_chunk(&mut self, h: ReduceByIndex<'_>, c: Chunk, vars: [&Expr; 4]) -> R<()> {
+        let [hist_e, size_e, bins_e, stride_e] = vars;
+        let hist = self.expr(hist_e)?;
+        let size = self.expr(size_e)?.w[0];
+        let m = self.expr(bins_e)?.w[0];
+        let stride = self.expr(stride_e)?.w[0];
+        let t = self.type_of(h.ne)?;
+        let index = self.b.ins().udiv(c.lo, size);
+        let base = self.b.ins().imul(index, stride);
+        let ne = self.expr(h.ne)?;
+        let with_spare = self.b.ins().iadd_imm_s(m, 1);
+        self.each(with_spare, |f, b| {
+            let at = f.b.ins().iadd(base, b);
+            f.store_elem(&t, &hist.w[1..], at, &ne.w)
+        })?;
+        // The producers' sequences indexed by their own index need no checks: `i`
+        // stays below their length, which is the values' count.
+        let before = self.safe.len();
+        for xs in [h.is, h.vs] {
+            if let Some((n, param, _)) = delayed(xs) {
+                for seq in Self::length_sources(n) {
+                    self.safe.push((seq, param.to_string()));
+                }
+            }
+        }
+        // Four values per iteration (one loop branch for four), then the rest.
+        let len = self.b.ins().isub(c.hi, c.lo);
+        let quads = self.b.ins().ushr_imm_u(len, 2);
+        let r = self
+            .each(quads, |f, q| {
+                let first = f.b.ins().ishl_imm_u(q, 2);
+                let first = f.b.ins().iadd(c.lo, first);
+                for k in 0..4 {
+                    let i = f.b.ins().iadd_imm_s(first, k);
+                    f.combine_into(h, &t, &hist.w[1..], base, m, i, true)?;
+                }
+                Ok(())
+            })
+            .and_then(|_| {
+                let done = self.b.ins().ishl_imm_u(quads, 2);
+                let rest = self.b.ins().iadd(c.lo, done);
+                self.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
+                    f.combine_into(h, &t, &hist.w[1..], base, m, i, true)
+                })
+            });
+        self.safe.truncate(before);
+        r
+    }
+
+    /// A `reduce_by_index` inside an element: the bins copied, then one pass over the
+    /// values.
+    pub(super) fn nested_reduce_by_index(&mut self, h: ReduceByIndex<'_>) -> R<V> {
+        let (t, m, n) = self.histogram_shape(h)?;
+        let out = self.alloc_columns(&t, m)?;
+        self.each(m, |f, b| {
+            let x = f.input_element(h.dest, b)?;
+            f.store_elem(&t, &out, b, &x.w)
+        })?;
+        let zero = self.iconst(0);
+        self.each(n, |f, i| f.combine_into(h, &t, &out, zero, m, i, false))?;
+        let cols = self.finish_columns(&t, m, out)?;
+        Ok(V {
+            ty: Type::Seq(Box::new(t)),
+            w: [vec![m], cols].concat(),
+        })
+    }
+
+    /// The element type, the number of bins and of values; fails when `is` and `vs`
+    /// differ in length.
+    fn histogram_shape(&mut self, h: ReduceByIndex<'_>) -> R<(Type, Value, Value)> {
+        let t = self.type_of(h.ne)?;
+        if matches!(t, Type::Seq(_)) {
+            return Err(unsupported("`reduce_by_index` with sequences as values"));
+        }
+        let (m, _) = self.input_shape(h.dest)?;
+        let (n, _) = self.input_shape(h.is)?;
+        let (values, _) = self.input_shape(h.vs)?;
+        let differ = self.b.ins().icmp(IntCC::NotEqual, n, values);
+        self.fail_if(differ, FailureKind::HistogramLengths, n, values);
+        Ok((t, m, n))
+    }
+
+    /// Value `i` combined into its bin of the `m` bins at `base` of `cols`. An index `m` or
+    /// more is skipped: with `spare`, by combining into the spare bin `m` (every value is
+    /// computed, as the reference computes `vs` whole), else by a branch.
+    #[allow(clippy::too_many_arguments)]
+    fn combine_into(
+        &mut self,
+        h: ReduceByIndex<'_>,
+        t: &Type,
+        cols: &[Value],
+        base: Value,
+        m: Value,
+        i: Value,
+        spare: bool,
+    ) -> R<()> {
+        let bin = self.input_element(h.is, i)?.w[0];
+        let after = self.b.create_block();
+        let bin = if spare {
+            self.b.ins().umin(bin, m)
+        } else {
+            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, bin, m);
+            let yes = self.b.create_block();
+            self.b.ins().brif(inside, yes, &[], after, &[]);
+            self.b.switch_to_block(yes);
+            bin
+        };
+        let v = self.input_element(h.vs, i)?;
+        let at = self.b.ins().iadd(base, bin);
+        let w = self.load_elem(t, cols, at)?;
+        let r = self.apply(h.op, vec![V { ty: t.clone(), w }, v])?;
+        self.store_elem(t, cols, at, &r.w)?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
+    }
+}
