@@ -1,12 +1,12 @@
 //! `reduce_by_index` (histograms): each chunk of the values folds them into a private
 //! histogram of its own, then a second launch combines, bin by bin in parallel, the
-//! initial bin with the chunks' histograms in chunk order. Chunks are at least as long as
-//! there are bins (up to the input's length), so the private histograms take at most
-//! about `n + m` elements (each padded to whole cache lines) and as much work to
-//! initialise and combine: few bins (k-means'
-//! clusters) get every core, as many bins as values get one chunk. Values meet their bin
-//! in input order within a chunk and chunks in order, so only associativity is used;
-//! commutativity is not needed on the CPU. Nested, one sequential pass.
+//! initial bin with the chunks' histograms in chunk order. There are at most
+//! [`MAX_HISTOGRAMS`] chunks, each at least twice as long as there are bins, so the private
+//! histograms cost at most about `n` elements to initialise and as many to combine: few bins
+//! (k-means' clusters) get every core, as many bins as values get one or two chunks.
+//! Values meet their bin in input order within a chunk and chunks in order, so only
+//! associativity is used; commutativity is not needed on the CPU. Nested, one sequential
+//! pass.
 
 use super::super::cx::*;
 use super::super::kernel::{grain, Chunk};
@@ -16,25 +16,35 @@ use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 
+/// The most private histograms a launch makes.
+const MAX_HISTOGRAMS: i64 = 32;
+
+/// Values folded per iteration of a chunk's loop.
+const UNROLL: i64 = 8;
+
 impl FnCx<'_, '_> {
     /// A top-level `reduce_by_index`.
     pub(super) fn launch_reduce_by_index(&mut self, h: ReduceByIndex<'_>) -> R<V> {
         let (t, m, n) = self.histogram_shape(h)?;
         let out = self.alloc_columns(&t, m)?;
-        // Chunks of at least `min(m, n)` values: private histograms of `chunks * m`
-        // elements, about `n + m` at most.
+        // At most `MAX_HISTOGRAMS` chunks (their count a function of `n` and `m` alone, so
+        // float sums group the same way on every machine), each at least `2m` values long:
+        // the private histograms take at most `n` elements to initialise and combine, and
+        // few bins (k-means' clusters) still get every core.
         let fewest = grain(&[h.op, h.ne, h.is, h.vs]);
         let fewest = self.iconst(fewest);
-        let least = self.b.ins().umin(m, n);
+        let twice_bins = self.b.ins().ishl_imm_u(m, 1);
+        let rounded = self.b.ins().iadd_imm_s(n, MAX_HISTOGRAMS - 1);
+        let share = self.b.ins().udiv_imm_u(rounded, MAX_HISTOGRAMS);
+        let least = self.b.ins().umax(twice_bins, share);
         let grain_v = self.b.ins().umax(fewest, least);
         let chunks = self.helper("accel_chunks", &[n, grain_v])[0];
         let size = self.helper("accel_chunk_size", &[n, grain_v])[0];
-        // Each chunk's histogram has a spare bin `m` that takes the values of indices out
-        // of range (no branch per value), and starts on its own cache lines (a multiple of
-        // 16 elements: 64 bytes of the narrowest column): neighbouring chunks run on
-        // different cores.
-        let padded = self.b.ins().iadd_imm_s(m, 16);
-        let stride = self.b.ins().band_imm_s(padded, -16);
+        // Each chunk's histogram starts on its own cache lines and keeps at least 128
+        // elements (128 bytes of the narrowest column) from the next: neighbouring chunks
+        // run on different cores, whose prefetchers fetch lines in pairs.
+        let padded = self.b.ins().iadd_imm_s(m, 255);
+        let stride = self.b.ins().band_imm_s(padded, -128);
         let private_len = self.b.ins().imul(chunks, stride);
         let hist = self.alloc_columns(&t, private_len)?;
         let seq_t = Type::Seq(Box::new(t.clone()));
@@ -71,7 +81,8 @@ impl FnCx<'_, '_> {
             f.fold_chunk(h, c, [&hist_e, &size_e, &bins_e, &stride_e])
         })?;
 
-        // Each bin: its initial value, then the chunks' histograms in order.
+        // Each bin: its initial value, then the chunks' histograms in order. A range of
+        // bins takes one histogram at a time, so that the loads stream.
         let combine = self.begin_launch(
             &[h.op, h.dest, &hist_e, &stride_e, &chunks_e, &out_e],
             m,
@@ -86,18 +97,26 @@ impl FnCx<'_, '_> {
             let t = f.type_of(h.ne)?;
             f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, b| {
                 let first = f.input_element(h.dest, b)?;
-                let acc = f.declare_like(&first);
-                f.each(chunks, |f, chunk| {
-                    let row = f.b.ins().imul(chunk, stride);
+                f.store_elem(&t, &out.w[1..], b, &first.w)
+            })?;
+            f.each(chunks, |f, chunk| {
+                let row = f.b.ins().imul(chunk, stride);
+                f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, b| {
+                    let so_far = f.load_elem(&t, &out.w[1..], b)?;
                     let at = f.b.ins().iadd(row, b);
                     let w = f.load_elem(&t, &hist.w[1..], at)?;
-                    let so_far = f.use_vars(&t, &acc);
-                    let r = f.apply(h.op, vec![so_far, V { ty: t.clone(), w }])?;
-                    f.def_vars(&acc, &r);
-                    Ok(())
-                })?;
-                let total = f.use_vars(&t, &acc);
-                f.store_elem(&t, &out.w[1..], b, &total.w)
+                    let r = f.apply(
+                        h.op,
+                        vec![
+                            V {
+                                ty: t.clone(),
+                                w: so_far,
+                            },
+                            V { ty: t.clone(), w },
+                        ],
+                    )?;
+                    f.store_elem(&t, &out.w[1..], b, &r.w)
+                })
             })
         })?;
         let cols = self.finish_columns(&t, m, out)?;
@@ -107,8 +126,8 @@ impl FnCx<'_, '_> {
         })
     }
 
-    /// One chunk `c` of the values folded into its private histogram: its bins (and the
-    /// spare one) set to the neutral element, then its values combined in order. `vars`
+    /// One chunk `c` of the values folded into its private histogram: its bins set to the
+    /// neutral element, then its values combined in order. `vars`
     /// are the histograms, the chunk size, the number of bins and the histograms' stride.
     fn fold_chunk(&mut self, h: ReduceByIndex<'_>, c: Chunk, vars: [&Expr; 4]) -> R<()> {
         let [hist_e, size_e, bins_e, stride_e] = vars;
@@ -119,12 +138,9 @@ impl FnCx<'_, '_> {
         let t = self.type_of(h.ne)?;
         let index = self.b.ins().udiv(c.lo, size);
         let base = self.b.ins().imul(index, stride);
+        let cols = self.offset_columns(&t, &hist.w[1..], base)?;
         let ne = self.expr(h.ne)?;
-        let with_spare = self.b.ins().iadd_imm_s(m, 1);
-        self.each(with_spare, |f, b| {
-            let at = f.b.ins().iadd(base, b);
-            f.store_elem(&t, &hist.w[1..], at, &ne.w)
-        })?;
+        self.each(m, |f, b| f.store_elem(&t, &cols, b, &ne.w))?;
         // The producers' sequences indexed by their own index need no checks: `i`
         // stays below their length, which is the values' count.
         let before = self.safe.len();
@@ -135,24 +151,24 @@ impl FnCx<'_, '_> {
                 }
             }
         }
-        // Four values per iteration (one loop branch for four), then the rest.
+        // `UNROLL` values per iteration (one loop branch for all), then the rest.
         let len = self.b.ins().isub(c.hi, c.lo);
-        let quads = self.b.ins().ushr_imm_u(len, 2);
+        let groups = self.b.ins().udiv_imm_u(len, UNROLL);
         let r = self
-            .each(quads, |f, q| {
-                let first = f.b.ins().ishl_imm_u(q, 2);
+            .each(groups, |f, g| {
+                let first = f.b.ins().imul_imm_u(g, UNROLL);
                 let first = f.b.ins().iadd(c.lo, first);
-                for k in 0..4 {
+                for k in 0..UNROLL {
                     let i = f.b.ins().iadd_imm_s(first, k);
-                    f.combine_into(h, &t, &hist.w[1..], base, m, i, true)?;
+                    f.combine_into(h, &t, &cols, m, i)?;
                 }
                 Ok(())
             })
             .and_then(|_| {
-                let done = self.b.ins().ishl_imm_u(quads, 2);
+                let done = self.b.ins().imul_imm_u(groups, UNROLL);
                 let rest = self.b.ins().iadd(c.lo, done);
                 self.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
-                    f.combine_into(h, &t, &hist.w[1..], base, m, i, true)
+                    f.combine_into(h, &t, &cols, m, i)
                 })
             });
         self.safe.truncate(before);
@@ -168,8 +184,7 @@ impl FnCx<'_, '_> {
             let x = f.input_element(h.dest, b)?;
             f.store_elem(&t, &out, b, &x.w)
         })?;
-        let zero = self.iconst(0);
-        self.each(n, |f, i| f.combine_into(h, &t, &out, zero, m, i, false))?;
+        self.each(n, |f, i| f.combine_into(h, &t, &out, m, i))?;
         let cols = self.finish_columns(&t, m, out)?;
         Ok(V {
             ty: Type::Seq(Box::new(t)),
@@ -192,36 +207,27 @@ impl FnCx<'_, '_> {
         Ok((t, m, n))
     }
 
-    /// Value `i` combined into its bin of the `m` bins at `base` of `cols`. An index `m` or
-    /// more is skipped: with `spare`, by combining into the spare bin `m` (every value is
-    /// computed, as the reference computes `vs` whole), else by a branch.
-    #[allow(clippy::too_many_arguments)]
+    /// Value `i` combined into its bin of the `m` bins `cols`; skipped (by a
+    /// branch, which real data predicts) when its index is `m` or more. The value is
+    /// computed either way, as the reference computes `vs` whole: its failures are reported.
     fn combine_into(
         &mut self,
         h: ReduceByIndex<'_>,
         t: &Type,
         cols: &[Value],
-        base: Value,
         m: Value,
         i: Value,
-        spare: bool,
     ) -> R<()> {
         let bin = self.input_element(h.is, i)?.w[0];
-        let after = self.b.create_block();
-        let bin = if spare {
-            self.b.ins().umin(bin, m)
-        } else {
-            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, bin, m);
-            let yes = self.b.create_block();
-            self.b.ins().brif(inside, yes, &[], after, &[]);
-            self.b.switch_to_block(yes);
-            bin
-        };
         let v = self.input_element(h.vs, i)?;
-        let at = self.b.ins().iadd(base, bin);
-        let w = self.load_elem(t, cols, at)?;
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, bin, m);
+        let yes = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().brif(inside, yes, &[], after, &[]);
+        self.b.switch_to_block(yes);
+        let w = self.load_elem(t, cols, bin)?;
         let r = self.apply(h.op, vec![V { ty: t.clone(), w }, v])?;
-        self.store_elem(t, cols, at, &r.w)?;
+        self.store_elem(t, cols, bin, &r.w)?;
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         Ok(())
