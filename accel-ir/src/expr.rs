@@ -43,11 +43,15 @@ pub enum ParOp {
     ParallelLoop,
     /// `reduce_by_index(dest, op, ne, is, vs)`: a histogram.
     ReduceByIndex,
+    /// `filter(p, xs)`: the elements for which `p` holds, in order.
+    Filter,
+    /// `scatter(dest, is, vs)`: `dest` with `vs[k]` written at `is[k]`.
+    Scatter,
 }
 
 impl ParOp {
     /// Every operation.
-    pub const ALL: [ParOp; 8] = [
+    pub const ALL: [ParOp; 10] = [
         ParOp::Map,
         ParOp::Map2,
         ParOp::Reduce,
@@ -56,6 +60,8 @@ impl ParOp {
         ParOp::Create,
         ParOp::ParallelLoop,
         ParOp::ReduceByIndex,
+        ParOp::Filter,
+        ParOp::Scatter,
     ];
 
     /// The name users write.
@@ -69,6 +75,8 @@ impl ParOp {
             ParOp::Create => "create",
             ParOp::ParallelLoop => "parallel_loop",
             ParOp::ReduceByIndex => "reduce_by_index",
+            ParOp::Filter => "filter",
+            ParOp::Scatter => "scatter",
         }
     }
 
@@ -81,8 +89,8 @@ impl ParOp {
     pub fn arity(self) -> usize {
         match self {
             ParOp::Flatten => 1,
-            ParOp::Map | ParOp::Create | ParOp::ParallelLoop => 2,
-            ParOp::Map2 | ParOp::Reduce | ParOp::Scan => 3,
+            ParOp::Map | ParOp::Create | ParOp::ParallelLoop | ParOp::Filter => 2,
+            ParOp::Map2 | ParOp::Reduce | ParOp::Scan | ParOp::Scatter => 3,
             ParOp::ReduceByIndex => 5,
         }
     }
@@ -90,7 +98,7 @@ impl ParOp {
     /// The index of the argument that is a function (`None` for `flatten`).
     pub fn fn_arg(self) -> Option<usize> {
         match self {
-            ParOp::Flatten => None,
+            ParOp::Flatten | ParOp::Scatter => None,
             ParOp::Create | ParOp::ParallelLoop | ParOp::ReduceByIndex => Some(1),
             _ => Some(0),
         }

@@ -98,6 +98,26 @@ pub struct ReduceByIndex<'a> {
     pub vs: &'a Expr,
 }
 
+/// `filter(p, xs)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Filter<'a> {
+    /// The predicate.
+    pub p: &'a Expr,
+    /// The sequence.
+    pub xs: &'a Expr,
+}
+
+/// `scatter(dest, is, vs)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Scatter<'a> {
+    /// The sequence written into (a copy of it is the result).
+    pub dest: &'a Expr,
+    /// Where each value goes (`usize`; past the end: skipped).
+    pub is: &'a Expr,
+    /// The values.
+    pub vs: &'a Expr,
+}
+
 /// One parallel operation with its arguments named.
 #[derive(Clone, Copy, Debug)]
 pub enum OpView<'a> {
@@ -117,6 +137,10 @@ pub enum OpView<'a> {
     ParallelLoop(ParallelLoop<'a>),
     /// `reduce_by_index`.
     ReduceByIndex(ReduceByIndex<'a>),
+    /// `filter`.
+    Filter(Filter<'a>),
+    /// `scatter`.
+    Scatter(Scatter<'a>),
 }
 
 impl ParOp {
@@ -161,6 +185,12 @@ impl ParOp {
                 is: a(3),
                 vs: a(4),
             }),
+            ParOp::Filter => OpView::Filter(Filter { p: a(0), xs: a(1) }),
+            ParOp::Scatter => OpView::Scatter(Scatter {
+                dest: a(0),
+                is: a(1),
+                vs: a(2),
+            }),
         })
     }
 }
@@ -177,6 +207,8 @@ impl<'a> OpView<'a> {
             OpView::Create(v) => o.create(v),
             OpView::ParallelLoop(v) => o.parallel_loop(v),
             OpView::ReduceByIndex(v) => o.reduce_by_index(v),
+            OpView::Filter(v) => o.filter(v),
+            OpView::Scatter(v) => o.scatter(v),
         }
     }
 }
@@ -202,6 +234,10 @@ pub trait Operations {
     fn parallel_loop(&mut self, op: ParallelLoop<'_>) -> Self::Out;
     /// Lowers `reduce_by_index(dest, op, ne, is, vs)`.
     fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> Self::Out;
+    /// Lowers `filter(p, xs)`.
+    fn filter(&mut self, op: Filter<'_>) -> Self::Out;
+    /// Lowers `scatter(dest, is, vs)`.
+    fn scatter(&mut self, op: Scatter<'_>) -> Self::Out;
 }
 
 /// A delayed array `create(n, |p| body)` whose parameter is a plain name (what fusion makes
@@ -260,6 +296,12 @@ mod tests {
                 op.dest, op.op, op.ne, op.is, op.vs
             )
         }
+        fn filter(&mut self, op: Filter<'_>) -> String {
+            format!("keep {} of {}", op.xs, op.p)
+        }
+        fn scatter(&mut self, op: Scatter<'_>) -> String {
+            format!("write {} at {} into {}", op.vs, op.is, op.dest)
+        }
     }
 
     #[test]
@@ -282,6 +324,14 @@ mod tests {
         assert_eq!(
             ParOp::ReduceByIndex.view(&args).unwrap().lower(&mut Names),
             "histogram bins with add from 0 at is of vs"
+        );
+        assert_eq!(
+            ParOp::Filter.view(&args[3..5]).unwrap().lower(&mut Names),
+            "keep vs of is"
+        );
+        assert_eq!(
+            ParOp::Scatter.view(&args[2..5]).unwrap().lower(&mut Names),
+            "write vs at is into 0"
         );
         let e = ParOp::Map.view(&args[..1]).unwrap_err();
         assert_eq!(

@@ -226,6 +226,27 @@ pub(crate) fn check_commutative<T: Accel + Clone>(what: &str, op: &impl Fn(T, T)
     }
 }
 
+/// Checks that no index below `len` appears twice in `is` (what `scatter` assumes: its
+/// writes happen in any order); reports the first repeated index with both positions.
+pub(crate) fn check_distinct(what: &str, is: &[usize], len: usize) {
+    let mut first_at = vec![usize::MAX; len];
+    for (k, &i) in is.iter().enumerate() {
+        let Some(seen) = first_at.get_mut(i) else {
+            continue;
+        };
+        if *seen != usize::MAX {
+            violation(
+                what,
+                &format!(
+                    "index {i} appears twice, at positions {} and {k} of the indices",
+                    *seen
+                ),
+            );
+        }
+        *seen = k;
+    }
+}
+
 /// Iterations per block of the shuffled order.
 const BLOCK: usize = 64;
 

@@ -60,7 +60,9 @@ pub use accel_macros::{accel, accelerate, describe, Accel};
 pub use accel_type::Accel;
 pub use dispatch::mode;
 pub use mode::{with_mode, Mode, ModeError};
-pub use ops::{create, flatten, map, map2, parallel_loop, reduce, reduce_by_index, scan};
+pub use ops::{
+    create, filter, flatten, map, map2, parallel_loop, reduce, reduce_by_index, scan, scatter,
+};
 pub use seq::Seq;
 pub use site::{FnDesc, OpUse, SiteDesc};
 pub use structure::max_tensor_rank;
@@ -69,7 +71,7 @@ pub use tensor::Tensor;
 /// Everything a user of accelerated code needs: `use accel_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        accel, accelerate, create, describe, flatten, map, map2, mode, parallel_loop, reduce,
-        reduce_by_index, scan, with_mode, Accel, Mode, Seq, Tensor,
+        accel, accelerate, create, describe, filter, flatten, map, map2, mode, parallel_loop,
+        reduce, reduce_by_index, scan, scatter, with_mode, Accel, Mode, Seq, Tensor,
     };
 }

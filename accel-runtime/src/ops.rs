@@ -174,6 +174,56 @@ where
     bins
 }
 
+/// The elements `x` of `xs` for which `p(x)` holds, in their order.
+///
+/// ```
+/// use accel_runtime::filter;
+/// assert_eq!(filter(|x: i32| x % 2 == 0, vec![1, 2, 3, 4, 6]), vec![2, 4, 6]);
+/// ```
+pub fn filter<S: Seq>(p: impl Fn(S::Elem) -> bool, xs: S) -> Vec<S::Elem>
+where
+    S::Elem: Clone,
+{
+    xs.into_elems()
+        .into_iter()
+        .filter(|x| p(x.clone()))
+        .collect()
+}
+
+/// A copy of `dest` with `vs[k]` written at `is[k]` for every `k`; an index `>= dest.len()`
+/// is skipped. `is` and `vs` must have equal lengths, and no index may appear twice:
+/// accelerated code writes in any order (debug mode reports both positions).
+///
+/// ```
+/// use accel_runtime::scatter;
+/// let out = scatter(vec![0i32; 4], vec![3, 0, 9], vec![30, 10, 90]);
+/// assert_eq!(out, vec![10, 0, 0, 30]);
+/// ```
+pub fn scatter<D: Seq, I: Seq<Elem = usize>, S: Seq<Elem = D::Elem>>(
+    dest: D,
+    is: I,
+    vs: S,
+) -> Vec<D::Elem> {
+    let (n, m) = (is.seq_len(), vs.seq_len());
+    if n != m {
+        violation(
+            "scatter",
+            &format!("lengths differ: {n} indices vs {m} values"),
+        );
+    }
+    let mut out = dest.into_elems();
+    let indices = is.into_elems();
+    if checks::active() {
+        checks::check_distinct("scatter", &indices, out.len());
+    }
+    for (i, v) in indices.into_iter().zip(vs.into_elems()) {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = v;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -500,6 +500,130 @@ fn histograms_with_reduce_by_index() {
     );
 }
 
+/// Pseudo-random values for the tests (a fixed sequence).
+fn noise(n: usize, seed: u64) -> Vec<i64> {
+    (0..n as u64)
+        .map(|i| {
+            let z = (i + seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            ((z ^ (z >> 29)) % 1000) as i64 - 500
+        })
+        .collect()
+}
+
+#[test]
+fn filters_keep_elements_in_order() {
+    // Sizes around the CPU's chunks and the GPU's blocks; some kept, none, all.
+    for n in [0usize, 1, 2, 3, 255, 256, 257, 4095, 4096, 4097, 100_003] {
+        let xs = noise(n, 7);
+        let want: Vec<i64> = xs.iter().copied().filter(|x| x % 3 == 0).collect();
+        assert_eq!(
+            debug(|| accelerate!(filter(|x| x % 3 == 0, &xs))),
+            want,
+            "n = {n}"
+        );
+        let none: Vec<i64> = debug(|| accelerate!(filter(|x| x > 1000, &xs)));
+        assert!(none.is_empty(), "n = {n}");
+        let all: Vec<i64> = debug(|| accelerate!(filter(|x| x < 1000, &xs)));
+        assert_eq!(all, xs, "n = {n}");
+    }
+    // Fused with a producer; tuples as elements.
+    let xs = noise(10_000, 3);
+    let want: Vec<(i64, usize)> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x * 2, i))
+        .filter(|&(y, i)| y > 0 && i % 2 == 0)
+        .collect();
+    let got = debug(|| {
+        accelerate!(filter(
+            |(y, i): (i64, usize)| y > 0 && i % 2 == 0,
+            create(xs.len(), |i| (xs[i] * 2, i))
+        ))
+    });
+    assert_eq!(got, want);
+    // Reductions over a filter build no array: a sum and a count.
+    let pos_sum: i64 = xs.iter().filter(|&&x| x > 0).sum();
+    let pos_count = xs.iter().filter(|&&x| x > 0).count();
+    assert_eq!(
+        debug(|| accelerate!(reduce(|a, b| a + b, 0, filter(|x| x > 0, &xs)))),
+        pos_sum
+    );
+    assert_eq!(
+        debug(|| accelerate!(reduce(
+            |a, b| a + b,
+            0usize,
+            map(|_| 1usize, filter(|x| x > 0, &xs))
+        ))),
+        pos_count
+    );
+    // The filtered sequence consumed by another operation.
+    let squares: Vec<i64> = xs.iter().filter(|&&x| x < 0).map(|x| x * x).collect();
+    assert_eq!(
+        debug(|| accelerate!(map(|x| x * x, filter(|x| x < 0, &xs)))),
+        squares
+    );
+    // Nested inside an element: how many of each row's elements are even (captured rows
+    // are regular).
+    let rows = vec![
+        vec![1i64, 2, 3, 4],
+        vec![5, 7, 9, 11],
+        vec![6, 8, 10, 12],
+        vec![7, 0, 2, 1],
+    ];
+    assert_eq!(
+        debug(|| accelerate!(map(
+            |row: Vec<i64>| filter(|x| x % 2 == 0, &row).len(),
+            &rows
+        ))),
+        vec![2, 0, 4, 2]
+    );
+}
+
+#[test]
+fn scatters_write_values_at_their_indices() {
+    // Indices past the end are skipped; unwritten elements keep `dest`'s.
+    let dest = vec![0i64; 5];
+    assert_eq!(
+        debug(|| accelerate!(scatter(&dest, vec![4usize, 9, 0], vec![40i64, 90, 10]))),
+        vec![10, 0, 0, 0, 40]
+    );
+    // A permutation at sizes around chunk edges, from a producer, with tuples.
+    for n in [0usize, 1, 3, 4096, 4097, 100_003] {
+        let perm: Vec<usize> = (0..n).map(|i| (i * 7919) % n.max(1)).collect();
+        let start = vec![(-1i64, false); n];
+        let got = debug(|| {
+            accelerate!(scatter(
+                &start,
+                &perm,
+                create(perm.len(), |k| (k as i64, k % 2 == 0))
+            ))
+        });
+        let mut want = start.clone();
+        for (k, &i) in perm.iter().enumerate() {
+            want[i] = (k as i64, k % 2 == 0);
+        }
+        assert_eq!(got, want, "n = {n}");
+    }
+    // Fewer values than places, into a destination that is a producer.
+    let got = debug(|| {
+        accelerate!(scatter(
+            create(6, |i| i as u32 * 100),
+            vec![5usize, 1],
+            vec![7u32, 8]
+        ))
+    });
+    assert_eq!(got, vec![0, 8, 200, 300, 400, 7]);
+    // Nested inside an element: each row reversed by writing at mirrored indices.
+    let rows = vec![vec![1i64, 2, 3], vec![4, 5, 6]];
+    assert_eq!(
+        debug(|| accelerate!(map(
+            |row: Vec<i64>| scatter(&row, create(3, |k| 2 - k), &row),
+            &rows
+        ))),
+        vec![vec![3, 2, 1], vec![6, 5, 4]]
+    );
+}
+
 #[test]
 fn sequence_arguments_by_value_reference_and_slice() {
     let v = vec![1, 2, 3, 4];

@@ -477,6 +477,15 @@ fn failures_in_compiled_code_name_the_site_and_never_crash() {
         msg.ends_with("reduce_by_index lengths differ: 3 indices vs 2 values"),
         "{msg}"
     );
+    let msg = panic_message(|| {
+        drop(with_mode(Mode::Cpu, || {
+            accelerate!(scatter(vec![0i64; 4], &bins, &values))
+        }))
+    });
+    assert!(
+        msg.ends_with("scatter lengths differ: 3 indices vs 2 values"),
+        "{msg}"
+    );
     // Float-to-integer casts saturate, as Rust's `as` does.
     let fs = vec![f32::NAN, 1e20, -1e20, 2.7];
     assert_eq!(

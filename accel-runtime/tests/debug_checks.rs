@@ -244,6 +244,31 @@ fn reduce_by_index_needs_a_commutative_monoid_and_equal_lengths() {
 }
 
 #[test]
+fn scatter_needs_distinct_indices_and_equal_lengths() {
+    let dest = vec![0i64; 6];
+    let is = vec![4usize, 1, 9, 3, 9, 1];
+    let vs = vec![10i64, 20, 30, 40, 50, 60];
+    // Index 9 is past the end (skipped, even twice); 1 appears at positions 1 and 5.
+    let msg = panic_message(|| drop(debug(|| accelerate!(scatter(&dest, &is, &vs)))));
+    assert_eq!(
+        msg,
+        format!(
+            "scatter at {}: index 1 appears twice, at positions 1 and 5 of the indices",
+            site_of("scatter(&dest, &is, &vs)")
+        )
+    );
+    let short = vec![1i64, 2];
+    let msg = panic_message(|| drop(debug(|| accelerate!(scatter(&dest, &is, &short)))));
+    assert_eq!(
+        msg,
+        format!(
+            "scatter at {}: lengths differ: 6 indices vs 2 values",
+            site_of("scatter(&dest, &is, &short)")
+        )
+    );
+}
+
+#[test]
 fn reduce_and_scan_need_an_associative_operator() {
     let v: Vec<i64> = vec![5, 3, 8, 2];
     let msg = panic_message(|| {

@@ -83,6 +83,7 @@ fn main() {
     mandelbrot(runs, &scale, &mut rows);
     n_body(runs, &scale, &mut rows);
     histograms(runs, &scale, &mut rows);
+    filters(runs, &scale, &mut rows);
     report(&rows, runs, out_dir);
 }
 
@@ -335,6 +336,22 @@ fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec
             h
         },
         |a, b| max_rel(a, b),
+    ));
+}
+
+/// Compaction: the values above a threshold (half of them, at random), kept in order.
+fn filters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
+    let n = scale(1 << 24, 1 << 18);
+    let xs = uniform(n, 25, -1.0, 1.0);
+    let same = |a: &Vec<f32>, b: &Vec<f32>| if a == b { 0.0 } else { f64::INFINITY };
+    rows.push(bench(
+        "filter (half kept)",
+        format!("{n} random f32"),
+        runs,
+        || accelerate!(filter(|x| x > 0.0, &xs)),
+        || xs.par_iter().copied().filter(|&x| x > 0.0).collect::<Vec<f32>>(),
+        || xs.iter().copied().filter(|&x| x > 0.0).collect::<Vec<f32>>(),
+        same,
     ));
 }
 

@@ -155,6 +155,11 @@ impl Fuser {
             {
                 self.element(xs, i).unwrap_or(e)
             }
+            Expr::Par {
+                op: ParOp::Reduce,
+                ref args,
+                loc,
+            } => self.reduce_over_filter(args, loc).unwrap_or(e),
             Expr::Block { stmts, result } => {
                 let (stmts, result) = self.side_by_side_lets(stmts, result);
                 self.block(stmts, result)
@@ -165,6 +170,75 @@ impl Fuser {
             },
             other => other,
         }
+    }
+
+    /// `reduce(op, ne, filter(p, xs))` (or over `map(f, filter(p, xs))`) as a reduction
+    /// over `xs` itself whose dropped elements count as `ne`, which is neutral (an
+    /// assumption of `reduce` that debug mode checks): no array is built. `None` unless
+    /// `ne` is cheap to repeat and `xs` is a variable or a delayed array.
+    fn reduce_over_filter(&mut self, args: &[Expr], loc: crate::Loc) -> Option<Expr> {
+        let (op, ne) = (&args[0], &args[1]);
+        let (f, filtered) = match &args[2] {
+            Expr::Par {
+                op: ParOp::Map,
+                args: m,
+                ..
+            } => (Some(&m[0]), &m[1]),
+            other => (None, other),
+        };
+        let Expr::Par {
+            op: ParOp::Filter,
+            args: fa,
+            ..
+        } = filtered
+        else {
+            return None;
+        };
+        let cheap = |e: &Expr| trivial(e) || matches!(e, Expr::Tuple(es) if es.iter().all(trivial));
+        let (p, xs) = (&fa[0], &fa[1]);
+        let Expr::Lambda { params, .. } = p else {
+            return None;
+        };
+        if !cheap(ne) {
+            return None;
+        }
+        let n = Self::length(xs)?;
+        let i = self.fresh("i");
+        let x = self.fresh("kept");
+        let element = self.element(xs, &Expr::Var(i.clone()))?;
+        let xv = Expr::Var(x.clone());
+        let value = match f {
+            Some(f) => Expr::applied(f, vec![xv.clone()]),
+            None => xv.clone(),
+        };
+        let body = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind(&x),
+                ty: params.first()?.1.clone(),
+                init: Some(element),
+            }],
+            result: Some(Box::new(Expr::If {
+                cond: Box::new(Expr::applied(p, vec![xv])),
+                then: Box::new(value),
+                els: Some(Box::new(ne.clone())),
+            })),
+        };
+        let input = Expr::Par {
+            op: ParOp::Create,
+            args: vec![
+                n,
+                Expr::Lambda {
+                    params: vec![(Pat::bind(&i), usize_ty())],
+                    body: Box::new(body),
+                },
+            ],
+            loc,
+        };
+        Some(Expr::Par {
+            op: ParOp::Reduce,
+            args: vec![op.clone(), ne.clone(), input],
+            loc,
+        })
     }
 
     /// `(reduce(f, a, xs), reduce(g, b, xs), …)` over one input: one reduction over tuples,
@@ -493,6 +567,8 @@ fn substitute_consumer(e: &mut Expr, name: &str, value: &Expr) -> bool {
                 ParOp::Reduce | ParOp::Scan => &[2],
                 ParOp::Create | ParOp::ParallelLoop => &[],
                 ParOp::ReduceByIndex => &[0, 3, 4],
+                ParOp::Filter => &[1],
+                ParOp::Scatter => &[0, 1, 2],
             };
             for &k in array_args {
                 let k = if *op == ParOp::Map && k == 0 {
@@ -590,6 +666,28 @@ mod tests {
             fuse(&e).to_string(),
             "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let x (index xs i#f1)) (* x x)))))"
         );
+    }
+
+    #[test]
+    fn a_reduction_over_a_filter_builds_no_array() {
+        let positive = lam("x", bin(BinOp::Gt, Expr::var("x"), Expr::int(0)));
+        let filtered = Expr::par(ParOp::Filter, vec![positive, Expr::var("xs")]);
+        let sum = Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), filtered.clone()]);
+        assert_eq!(
+            fuse(&sum).to_string(),
+            "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let kept#f2 (index xs i#f1)) \
+             (if (do (let x kept#f2) (> x 0)) kept#f2 0)))))"
+        );
+        // Counting: `map` over the filter, then `reduce`.
+        let ones = Expr::par(ParOp::Map, vec![lam("y", Expr::int(1)), filtered.clone()]);
+        let count = Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), ones]);
+        assert_eq!(
+            fuse(&count).to_string(),
+            "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let kept#f2 (index xs i#f1)) \
+             (if (do (let x kept#f2) (> x 0)) (do (let y kept#f2) 1) 0)))))"
+        );
+        // A filter whose result is kept stays a filter.
+        assert_eq!(fuse(&filtered).to_string(), filtered.to_string());
     }
 
     #[test]

@@ -197,6 +197,8 @@ impl Lowerer {
                 ParOp::Create => "create(n, f)",
                 ParOp::ParallelLoop => "parallel_loop(n, f)",
                 ParOp::ReduceByIndex => "reduce_by_index(dest, op, ne, is, vs)",
+                ParOp::Filter => "filter(p, xs)",
+                ParOp::Scatter => "scatter(dest, is, vs)",
             };
             return self.error(
                 c,

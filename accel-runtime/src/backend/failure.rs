@@ -25,13 +25,15 @@ pub enum FailureKind {
     RowLength = 9,
     /// `reduce_by_index` with `a` indices and `b` values.
     HistogramLengths = 10,
+    /// `scatter` with `a` indices and `b` values.
+    ScatterLengths = 11,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
 }
 
 impl FailureKind {
     /// Every kind.
-    pub const ALL: [FailureKind; 11] = [
+    pub const ALL: [FailureKind; 12] = [
         FailureKind::Index,
         FailureKind::DivZero,
         FailureKind::DivOverflow,
@@ -42,6 +44,7 @@ impl FailureKind {
         FailureKind::Irregular,
         FailureKind::RowLength,
         FailureKind::HistogramLengths,
+        FailureKind::ScatterLengths,
         FailureKind::NoArm,
     ];
 
@@ -108,6 +111,9 @@ impl Failure {
             ),
             Some(FailureKind::HistogramLengths) => {
                 format!("reduce_by_index lengths differ: {a} indices vs {b} values")
+            }
+            Some(FailureKind::ScatterLengths) => {
+                format!("scatter lengths differ: {a} indices vs {b} values")
             }
             Some(FailureKind::NoArm) | None => {
                 format!("compiled code failed (kind {})", self.code)

@@ -3,7 +3,9 @@
 use super::*;
 use crate::expr::{BinOp, MatchArm, ParOp, UnOp};
 use crate::methods::{self, Arg, Returns};
-use crate::ops::{Create, Flatten, Map, Map2, OpView, ParallelLoop, Reduce, ReduceByIndex, Scan};
+use crate::ops::{
+    Create, Filter, Flatten, Map, Map2, OpView, ParallelLoop, Reduce, ReduceByIndex, Scan, Scatter,
+};
 
 impl Checker<'_> {
     pub(super) fn bind(&mut self, p: &Pat, t: &Ty) -> Result<(), IrError> {
@@ -233,6 +235,26 @@ impl Checker<'_> {
                 let is = self.infer(is)?;
                 self.expect(&is, &Ty::Seq(Box::new(USIZE)), || {
                     "the indices (`is`) of `reduce_by_index`".into()
+                })?;
+                Ty::Seq(Box::new(a))
+            }
+            OpView::Filter(Filter { p, xs }) => {
+                let xs = self.infer(xs)?;
+                let a = self.elem_of(&xs, name)?;
+                let kept = self.lambda(p, std::slice::from_ref(&a), name)?;
+                self.expect(&kept, &BOOL, || "the predicate of `filter`".into())?;
+                Ty::Seq(Box::new(a))
+            }
+            OpView::Scatter(Scatter { dest, is, vs }) => {
+                let dest = self.infer(dest)?;
+                let a = self.elem_of(&dest, name)?;
+                let is = self.infer(is)?;
+                self.expect(&is, &Ty::Seq(Box::new(USIZE)), || {
+                    "the indices (`is`) of `scatter`".into()
+                })?;
+                let vs = self.infer(vs)?;
+                self.expect(&vs, &Ty::Seq(Box::new(a.clone())), || {
+                    "the values (`vs`) of `scatter`".into()
                 })?;
                 Ty::Seq(Box::new(a))
             }

@@ -191,3 +191,46 @@ fn reduce_by_index_types_its_bins_indices_and_values() {
         "{err}"
     );
 }
+
+#[test]
+fn filter_and_scatter_keep_their_element_type() {
+    let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
+    let captures = [("is".to_string(), usizes), ("xs".to_string(), f32s())];
+    let positive = lam(
+        &["x"],
+        bin(BinOp::Gt, Expr::var("x"), Expr::Lit(Lit::Float(0.0, None))),
+    );
+    let kept = Expr::par(ParOp::Filter, vec![positive, Expr::var("xs")]);
+    assert_eq!(
+        typecheck(&kept, &captures, &f32s()).unwrap().to_string(),
+        "(filter (lambda (x: f32) (> x 0.0f32)) xs)"
+    );
+    // The predicate must give a `bool`.
+    let not_bool = Expr::par(
+        ParOp::Filter,
+        vec![lam(&["x"], Expr::var("x")), Expr::var("xs")],
+    );
+    let err = typecheck(&not_bool, &captures, &f32s()).unwrap_err();
+    assert!(
+        err.to_string().contains("the predicate of `filter`"),
+        "{err}"
+    );
+    let written = |vs: &str| {
+        Expr::par(
+            ParOp::Scatter,
+            vec![Expr::var("xs"), Expr::var("is"), Expr::var(vs)],
+        )
+    };
+    assert_eq!(
+        typecheck(&written("xs"), &captures, &f32s())
+            .unwrap()
+            .to_string(),
+        "(scatter xs is xs)"
+    );
+    // Values of another type than the destination's elements.
+    let err = typecheck(&written("is"), &captures, &f32s()).unwrap_err();
+    assert!(
+        err.to_string().contains("the values (`vs`) of `scatter`"),
+        "{err}"
+    );
+}

@@ -150,9 +150,9 @@ impl Gen {
     }
 
     /// `T::func(..)` on the host: number methods it knows, `same_len` and
-    /// `histogram_len`.
+    /// `histogram_len`, `scatter_len`.
     fn host_assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<Expr> {
-        let known = (ty == "accel" && matches!(func, "same_len" | "histogram_len"))
+        let known = (ty == "accel" && matches!(func, "same_len" | "histogram_len" | "scatter_len"))
             || ((ScalarType::from_name(ty).is_some() || ty == "cmp")
                 && HOST_METHODS.contains(&func));
         if !known {

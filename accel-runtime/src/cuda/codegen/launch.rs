@@ -40,6 +40,11 @@ pub enum LaunchKind {
         /// The number of bins, a host expression.
         m: Expr,
     },
+    /// `filter` (kernels `NAME_flags`, `NAME_offsets`, `NAME_write`).
+    Filter {
+        /// The element type.
+        elem: Type,
+    },
     /// `reduce` (kernels `NAME_part` and `NAME_final`); `commutative` selects the
     /// grid-stride partial kernel.
     Reduce {

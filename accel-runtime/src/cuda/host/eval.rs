@@ -8,7 +8,7 @@ use crate::backend::failure::{Failure, FailureKind};
 use crate::cuda::codegen::kernel::words;
 use crate::cuda::codegen::launch::{launch_name, LaunchKind};
 use crate::cuda::codegen::ops::{
-    flatten, histogram, map, parallel_loop, reduce, row_fold, rows, scan, segmented,
+    filter, flatten, histogram, map, parallel_loop, reduce, row_fold, rows, scan, segmented,
 };
 use crate::cuda::device::DevBuf;
 use accel_ir::consts::{const_type, constant_lit};
@@ -216,11 +216,14 @@ impl Run<'_, '_> {
             }
             return Ok(a[0].clone());
         }
-        if (ty, func) == ("accel", "histogram_len") {
+        let counted = match (ty, func) {
+            ("accel", "histogram_len") => Some(FailureKind::HistogramLengths),
+            ("accel", "scatter_len") => Some(FailureKind::ScatterLengths),
+            _ => None,
+        };
+        if let Some(kind) = counted {
             if a[0].w[0] != a[1].w[0] {
-                return Err(
-                    Failure::new(FailureKind::HistogramLengths, a[0].w[0], a[1].w[0]).describe(),
-                );
+                return Err(Failure::new(kind, a[0].w[0], a[1].w[0]).describe());
             }
             return Ok(a[0].clone());
         }
@@ -451,6 +454,7 @@ impl Run<'_, '_> {
             LaunchKind::Rows { elem } => rows::run(self, &at, elem),
             LaunchKind::Loop => parallel_loop::run(self, &at),
             LaunchKind::Histogram { elem, m } => histogram::run(self, &at, elem, m),
+            LaunchKind::Filter { elem } => filter::run(self, &at, elem),
             LaunchKind::Reduce { elem, commutative } => reduce::run(self, &at, elem, *commutative),
             LaunchKind::RowReduce { elem, ne } => row_fold::run(self, &at, elem, ne, false),
             LaunchKind::RowScan { elem, ne } => row_fold::run(self, &at, elem, ne, true),

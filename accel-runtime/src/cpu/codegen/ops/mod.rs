@@ -4,16 +4,19 @@
 //! sequential loop. Producers (`map`, `map2`, `create`) are delayed arrays: their
 //! consumers compute an element where they need it ([`FnCx::input_element`]).
 
+mod filter;
 mod flatten;
 mod map;
 mod parallel_loop;
 mod reduce;
 mod reduce_by_index;
 mod scan;
+mod scatter;
 
 use super::cx::*;
 use accel_ir::ops::{
-    Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+    Create, Filter, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+    Scatter,
 };
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::Value;
@@ -68,6 +71,22 @@ impl Operations for FnCx<'_, '_> {
             self.launch_reduce_by_index(op)
         } else {
             self.nested_reduce_by_index(op)
+        }
+    }
+
+    fn filter(&mut self, op: Filter<'_>) -> R<V> {
+        if self.host {
+            self.launch_filter(op)
+        } else {
+            self.nested_filter(op)
+        }
+    }
+
+    fn scatter(&mut self, op: Scatter<'_>) -> R<V> {
+        if self.host {
+            self.launch_scatter(op)
+        } else {
+            self.nested_scatter(op)
         }
     }
 }

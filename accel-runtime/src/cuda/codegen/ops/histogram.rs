@@ -1,6 +1,7 @@
-//! `reduce_by_index` (histograms) on the GPU: a kernel copies the initial bins into the
-//! result, then one thread per value (grid-stride) combines it into its bin with an
-//! atomic operation per scalar of the element. That needs an operator that is `+`, `*`,
+//! `reduce_by_index` (histograms) and `scatter` on the GPU: a kernel copies the initial
+//! bins (the destination) into the result, then one thread per value (grid-stride)
+//! combines it into its bin with an atomic operation per scalar of the element, or, for
+//! `scatter`, writes it there (indices are distinct, which debug mode checks). That needs an operator that is `+`, `*`,
 //! `min` or `max` of each scalar (counts, sums, k-means' sums as tuples); integers add and
 //! take minima and maxima with the hardware's atomics, other combinations with
 //! compare-and-swap loops. Float sums combine in whatever order the threads reach a bin
@@ -13,9 +14,9 @@ use super::super::launch::LaunchKind;
 use crate::backend::layout::{is_flat, size_of, Word};
 use crate::cuda::host::scalar::HostVal;
 use crate::cuda::host::{Launching, Run};
-use accel_ir::ops::ReduceByIndex;
+use accel_ir::ops::{ReduceByIndex, Scatter};
 use accel_ir::passes::recognize::{componentwise, Prim};
-use accel_ir::{Expr, ParOp, Pat, ScalarType, Type};
+use accel_ir::{Expr, ParOp, Type};
 
 kernel_params!(
     /// Copies the initial bins `0..m` into the result columns.
@@ -31,7 +32,7 @@ impl Gen {
     pub(super) fn histogram_launch(&mut self, h: ReduceByIndex<'_>) -> R<Expr> {
         let args = [h.dest, h.op, h.ne, h.is, h.vs];
         for (k, what) in [(0, "bins"), (3, "indices"), (4, "values")] {
-            if delayed_input(args[k]).is_none() {
+            if super::delayed_input(args[k]).is_none() {
                 return self.with_host_arg(ParOp::ReduceByIndex, &args, k, what);
             }
         }
@@ -41,20 +42,58 @@ impl Gen {
                 "a reduce_by_index over elements of type {elem}"
             )));
         }
-        let prims = componentwise(h.op)
+        let update = Update::Atomic(componentwise(h.op)
             .filter(|p| p.len() == words(&elem).map_or(0, |w| w.len()))
             .ok_or_else(|| {
                 unsupported(
                     "a reduce_by_index whose operator is not `+`, `*`, `min` or `max` of each scalar",
                 )
-            })?;
-        let (m, dest) = delayed_input(h.dest).ok_or("the bins as a delayed array")?;
-        let (n_is, is) = delayed_input(h.is).ok_or("the indices as a delayed array")?;
-        let (n_vs, vs) = delayed_input(h.vs).ok_or("the values as a delayed array")?;
+            })?);
+        self.indexed_update_launch(&args, [h.dest, h.is, h.vs], &elem, update, "histogram_len")
+    }
+
+    /// A top-level `scatter`.
+    pub(super) fn scatter_launch(&mut self, s: Scatter<'_>) -> R<Expr> {
+        let args = [s.dest, s.is, s.vs];
+        for (k, what) in [(0, "destination"), (1, "indices"), (2, "values")] {
+            if super::delayed_input(args[k]).is_none() {
+                return self.with_host_arg(ParOp::Scatter, &args, k, what);
+            }
+        }
+        let elem = match self.type_of(s.dest)? {
+            Type::Seq(e) if is_flat(&e) => *e,
+            t => {
+                return Err(unsupported(format!(
+                    "a scatter into a sequence of type {t}"
+                )))
+            }
+        };
+        self.indexed_update_launch(
+            &args,
+            [s.dest, s.is, s.vs],
+            &elem,
+            Update::Write,
+            "scatter_len",
+        )
+    }
+
+    /// The launch of `reduce_by_index` or `scatter`: `dest`, `is` and `vs` delayed arrays
+    /// (or variables); `check` the host function comparing the index and value counts.
+    fn indexed_update_launch(
+        &mut self,
+        args: &[&Expr],
+        [dest, is, vs]: [&Expr; 3],
+        elem: &Type,
+        update: Update,
+        check: &str,
+    ) -> R<Expr> {
+        let (m, dest) = super::delayed_input(dest).ok_or("the bins as a delayed array")?;
+        let (n_is, is) = super::delayed_input(is).ok_or("the indices as a delayed array")?;
+        let (n_vs, vs) = super::delayed_input(vs).ok_or("the values as a delayed array")?;
         // The value count, checked against the index count on the host.
         let n = Expr::Assoc {
             ty: "accel".into(),
-            func: "histogram_len".into(),
+            func: check.into(),
             args: vec![n_is, n_vs],
         };
         let m_host = self.host(&m)?;
@@ -63,13 +102,21 @@ impl Gen {
             m: m_host,
         };
         self.launch(
-            &args,
+            args,
             &n,
             kind,
             &[HistInit::SUFFIX, HistCombine::SUFFIX],
-            |kg, name| kg.histogram_kernels(name, &dest, &is, &vs, &elem, &prims),
+            |kg, name| kg.histogram_kernels(name, &dest, &is, &vs, elem, &update),
         )
     }
+}
+
+/// How a value meets its bin.
+enum Update {
+    /// Combined with one atomic operation per scalar.
+    Atomic(Vec<Prim>),
+    /// Written over it (`scatter`).
+    Write,
 }
 
 impl KernelGen<'_> {
@@ -80,7 +127,7 @@ impl KernelGen<'_> {
         is: &Expr,
         vs: &Expr,
         elem: &Type,
-        prims: &[Prim],
+        update: &Update,
     ) -> R<String> {
         let cols = self.begin_params::<HistInit>(name, elem)?.remove(0);
         self.line("for (ull b = blockIdx.x * (ull)blockDim.x + threadIdx.x; b < m; b += (ull)gridDim.x * blockDim.x) {");
@@ -101,14 +148,19 @@ impl KernelGen<'_> {
         self.line(&format!("if ({b} < m) {{"));
         self.depth += 1;
         let v = self.apply_index(vs, "i")?;
-        for ((col, x), p) in cols.iter().zip(&v.w).zip(prims) {
-            let op = match p {
-                Prim::Add => "add",
-                Prim::Mul => "mul",
-                Prim::Min => "min",
-                Prim::Max => "max",
-            };
-            self.line(&format!("accel_atomic_{op}(&{col}[{b}], {x});"));
+        match update {
+            Update::Atomic(prims) => {
+                for ((col, x), p) in cols.iter().zip(&v.w).zip(prims) {
+                    let op = match p {
+                        Prim::Add => "add",
+                        Prim::Mul => "mul",
+                        Prim::Min => "min",
+                        Prim::Max => "max",
+                    };
+                    self.line(&format!("accel_atomic_{op}(&{col}[{b}], {x});"));
+                }
+            }
+            Update::Write => self.store_columns(&v, &cols, &b),
         }
         self.depth -= 1;
         self.line("}");
@@ -167,29 +219,48 @@ impl KernelGen<'_> {
     }
 }
 
-/// A `create(n, f)` or a variable `xs` as its length and the closure giving element `i`.
-fn delayed_input(xs: &Expr) -> Option<(Expr, Expr)> {
-    match xs {
-        Expr::Par {
-            op: ParOp::Create,
-            args,
-            ..
-        } => Some((args[0].clone(), args[1].clone())),
-        Expr::Var(_) => Some((
-            Expr::Method {
-                recv: Box::new(xs.clone()),
-                method: "len".into(),
-                args: vec![],
-            },
-            Expr::Lambda {
-                params: vec![(Pat::bind("accel#i"), Type::Scalar(ScalarType::Usize))],
-                body: Box::new(Expr::Index(
-                    Box::new(xs.clone()),
-                    Box::new(Expr::var("accel#i")),
-                )),
-            },
-        )),
-        _ => None,
+impl KernelGen<'_> {
+    /// A `scatter` inside a kernel: the destination copied into the thread's arena, then
+    /// each value written at its index.
+    pub(super) fn nested_scatter(&mut self, s: Scatter<'_>) -> R<V> {
+        let dest = self.expr(s.dest)?;
+        let Type::Seq(elem) = &dest.ty else {
+            return Err("a scatter into a value that is not a sequence".into());
+        };
+        let elem = (**elem).clone();
+        let (m, cols) = self.arena_columns(&elem, &dest.w[0])?;
+        let j = self.fresh("j");
+        self.line(&format!("for (ull {j} = 0; {j} < {m}; {j}++) {{"));
+        self.depth += 1;
+        let x = self.index(&dest, &j)?;
+        self.store_columns(&x, &cols, &j);
+        self.depth -= 1;
+        self.line("}");
+        let is = self.expr(s.is)?;
+        let vs = self.expr(s.vs)?;
+        let (n, count) = (is.w[0].clone(), vs.w[0].clone());
+        self.line(&format!(
+            "if ({n} != {count}) accel_fail(err, {}, {n}, {count});",
+            crate::backend::failure::FailureKind::ScatterLengths.code()
+        ));
+        self.line(&format!(
+            "for (ull {j} = 0; {j} < {n} && {j} < {count}; {j}++) {{"
+        ));
+        self.depth += 1;
+        let at = self.index(&is, &j)?.w[0].clone();
+        let at = self.let_("const ull", "at", &at);
+        let v = self.index(&vs, &j)?;
+        self.line(&format!("if ({at} < {m}) {{"));
+        self.depth += 1;
+        self.store_columns(&v, &cols, &at);
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        Ok(V {
+            ty: Type::Seq(Box::new(elem)),
+            w: [vec![m], cols].concat(),
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! its kernels, their parameters declared once, and the launch at run time) and for
 //! kernel code (an operation nested inside an element is a sequential loop).
 
+pub(crate) mod filter;
 pub(crate) mod flatten;
 pub(crate) mod histogram;
 pub(crate) mod map;
@@ -17,7 +18,8 @@ use super::host_lower::Gen;
 use super::kernel::*;
 use crate::backend::layout::is_flat;
 use accel_ir::ops::{
-    Create, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+    Create, Filter, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
+    Scatter,
 };
 use accel_ir::{Expr, ParOp, Pat, ScalarType, Stmt, Type};
 
@@ -61,6 +63,14 @@ impl Operations for Gen {
     fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> R<Expr> {
         self.histogram_launch(op)
     }
+
+    fn filter(&mut self, op: Filter<'_>) -> R<Expr> {
+        self.filter_launch(op)
+    }
+
+    fn scatter(&mut self, op: Scatter<'_>) -> R<Expr> {
+        self.scatter_launch(op)
+    }
 }
 
 impl Operations for KernelGen<'_> {
@@ -100,6 +110,14 @@ impl Operations for KernelGen<'_> {
 
     fn reduce_by_index(&mut self, op: ReduceByIndex<'_>) -> R<V> {
         self.nested_histogram(op)
+    }
+
+    fn filter(&mut self, op: Filter<'_>) -> R<V> {
+        self.nested_filter(op)
+    }
+
+    fn scatter(&mut self, op: Scatter<'_>) -> R<V> {
+        self.nested_scatter(op)
     }
 }
 
@@ -239,4 +257,30 @@ fn light(f: &Expr) -> bool {
         }
     });
     ok
+}
+
+/// A `create(n, f)` or a variable `xs` as its length and the closure giving element `i`.
+pub(super) fn delayed_input(xs: &Expr) -> Option<(Expr, Expr)> {
+    match xs {
+        Expr::Par {
+            op: ParOp::Create,
+            args,
+            ..
+        } => Some((args[0].clone(), args[1].clone())),
+        Expr::Var(_) => Some((
+            Expr::Method {
+                recv: Box::new(xs.clone()),
+                method: "len".into(),
+                args: vec![],
+            },
+            Expr::Lambda {
+                params: vec![(Pat::bind("accel#i"), Type::Scalar(ScalarType::Usize))],
+                body: Box::new(Expr::Index(
+                    Box::new(xs.clone()),
+                    Box::new(Expr::var("accel#i")),
+                )),
+            },
+        )),
+        _ => None,
+    }
 }

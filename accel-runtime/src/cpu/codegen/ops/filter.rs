@@ -1,0 +1,167 @@
+//! `filter`: each chunk compacts the elements it keeps to the front of its own part of a
+//! scratch array and counts them; the host turns the counts into each chunk's end in the
+//! result, and a second launch copies every chunk's kept elements to their place. An
+//! element (and its producer) is computed once. The compaction stores every element and
+//! advances past the kept ones, so the predicate costs no branch, which random data would
+//! mispredict. Nested, one sequential pass.
+//!
+//! A `reduce` over a `filter` builds no array: fusion rewrites it (see
+//! `accel_ir::passes::fuse`).
+
+use super::super::cx::*;
+use accel_ir::ops::Filter;
+use accel_ir::{Expr, ParOp, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types as ct;
+use cranelift_codegen::ir::{InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A top-level `filter`.
+    pub(super) fn launch_filter(&mut self, op: Filter<'_>) -> R<V> {
+        let (n, t) = self.filter_shape(op)?;
+        let usize_t = Type::Scalar(ScalarType::Usize);
+        let l = self.begin_launch(&[op.p, op.xs], n, Some(t.clone()), Some(&usize_t))?;
+        self.run_chunks(&l, ParOp::Filter, |f, c| {
+            let kept = f.compact(op, &t, &c.out_cols, c.lo, c.lo, c.hi)?;
+            f.store(kept, c.slot, 0);
+            Ok(())
+        })?;
+        // Each chunk's count becomes its end in the result.
+        let total = self.b.declare_var(ct::I64);
+        let zero = self.iconst(0);
+        self.b.def_var(total, zero);
+        self.each(l.chunks, |f, c| {
+            let at = f.b.ins().ishl_imm_u(c, 3);
+            let slot = f.b.ins().iadd(l.partials, at);
+            let count = f.load(ct::I64, slot, 0);
+            let so_far = f.b.use_var(total);
+            let end = f.b.ins().iadd(so_far, count);
+            f.store(end, slot, 0);
+            f.b.def_var(total, end);
+            Ok(())
+        })?;
+        let total = self.b.use_var(total);
+        let out = self.alloc_columns(&t, total)?;
+
+        // Every chunk's kept elements copied to their place, one chunk per iteration.
+        let size = self.helper("accel_chunk_size", &[n, l.grain])[0];
+        let k = self.g.kernels;
+        let names = [
+            format!("ends#{k}"),
+            format!("scratch#{k}"),
+            format!("kept#{k}"),
+            format!("chunk_size#{k}"),
+        ];
+        let seq_of = |ty: &Type, len: Value, cols: &[Value]| V {
+            ty: Type::Seq(Box::new(ty.clone())),
+            w: [vec![len], cols.to_vec()].concat(),
+        };
+        self.bind_var(&names[0], seq_of(&usize_t, l.chunks, &[l.partials]));
+        self.bind_var(&names[1], seq_of(&t, n, &l.out_cols));
+        self.bind_var(&names[2], seq_of(&t, total, &out));
+        self.bind_var(
+            &names[3],
+            V {
+                ty: usize_t,
+                w: vec![size],
+            },
+        );
+        let [ends_e, scratch_e, kept_e, size_e] = names.map(Expr::Var);
+        let mut copy = self.begin_launch(
+            &[&ends_e, &scratch_e, &kept_e, &size_e],
+            l.chunks,
+            None,
+            None,
+        )?;
+        copy.grain = self.iconst(1);
+        let leaves = scalar_leaves(&t)?;
+        self.run_chunks(&copy, ParOp::Filter, |f, c| {
+            let ends = f.expr(&ends_e)?.w[1];
+            let scratch = f.expr(&scratch_e)?.w[1..].to_vec();
+            let kept = f.expr(&kept_e)?.w[1..].to_vec();
+            let size = f.expr(&size_e)?.w[0];
+            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, chunk| {
+                let at = f.b.ins().ishl_imm_u(chunk, 3);
+                let slot = f.b.ins().iadd(ends, at);
+                let end = f.load(ct::I64, slot, 0);
+                // The previous chunk's end (0 for the first), read without a branch.
+                let first = f.b.ins().icmp_imm_s(IntCC::Equal, chunk, 0);
+                let one = f.iconst(1);
+                let before = f.b.ins().umax(chunk, one);
+                let before = f.b.ins().ishl_imm_u(before, 3);
+                let before = f.b.ins().iadd(ends, before);
+                let prev = f.load(ct::I64, before, -8);
+                let zero = f.iconst(0);
+                let begin = f.b.ins().select(first, zero, prev);
+                let count = f.b.ins().isub(end, begin);
+                let start = f.b.ins().imul(chunk, size);
+                for ((s, &from), &to) in leaves.iter().zip(&scratch).zip(&kept) {
+                    let bytes = f.scaled(count, *s);
+                    let src = f.scaled(start, *s);
+                    let src = f.b.ins().iadd(from, src);
+                    let dst = f.scaled(begin, *s);
+                    let dst = f.b.ins().iadd(to, dst);
+                    f.helper("accel_copy", &[dst, src, bytes]);
+                }
+                Ok(())
+            })
+        })?;
+        let cols = self.finish_columns(&t, total, out)?;
+        Ok(seq_of(&t, total, &cols))
+    }
+
+    /// A `filter` inside an element: one pass compacting into new columns as long as the
+    /// input.
+    pub(super) fn nested_filter(&mut self, op: Filter<'_>) -> R<V> {
+        let (n, t) = self.filter_shape(op)?;
+        let cols = self.alloc_columns(&t, n)?;
+        let zero = self.iconst(0);
+        let kept = self.compact(op, &t, &cols, zero, zero, n)?;
+        let cols = self.finish_columns(&t, kept, cols)?;
+        Ok(V {
+            ty: Type::Seq(Box::new(t)),
+            w: [vec![kept], cols].concat(),
+        })
+    }
+
+    /// The input's length and element type.
+    fn filter_shape(&mut self, op: Filter<'_>) -> R<(Value, Type)> {
+        let (n, t) = self.input_shape(op.xs)?;
+        if matches!(t, Type::Seq(_)) {
+            return Err(unsupported("`filter` over sequences of sequences"));
+        }
+        Ok((n, t))
+    }
+
+    /// Elements `lo..hi` of the input, those kept written in order to `cols` from `at`;
+    /// returns how many were kept. Each element is stored at the next free place, which
+    /// only a kept one then takes: `at + kept <= i`, so nothing is written past `hi`.
+    fn compact(
+        &mut self,
+        op: Filter<'_>,
+        t: &Type,
+        cols: &[Value],
+        at: Value,
+        lo: Value,
+        hi: Value,
+    ) -> R<Value> {
+        let next = self.b.declare_var(ct::I64);
+        self.b.def_var(next, at);
+        self.counted_loop(lo, hi, ScalarType::Usize, |f, i| {
+            let x = f.input_element(op.xs, i)?;
+            let keep = f.apply(op.p, vec![x.clone()])?.w[0];
+            let place = f.b.use_var(next);
+            f.store_elem(t, cols, place, &x.w)?;
+            let keep = if f.b.func.dfg.value_type(keep) == ct::I64 {
+                keep
+            } else {
+                f.b.ins().uextend(ct::I64, keep)
+            };
+            let after = f.b.ins().iadd(place, keep);
+            f.b.def_var(next, after);
+            Ok(())
+        })?;
+        let end = self.b.use_var(next);
+        Ok(self.b.ins().isub(end, at))
+    }
+}

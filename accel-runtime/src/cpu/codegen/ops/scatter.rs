@@ -1,0 +1,99 @@
+//! `scatter`: a launch copies `dest` into the result, a second writes every value at its
+//! index (skipping indices past the end), both over all cores. Indices must be distinct
+//! (debug mode checks it): with a repeated index, the value that lands there is one of
+//! those written to it. Nested, a copy then one sequential pass.
+
+use super::super::cx::*;
+use crate::backend::failure::FailureKind;
+use accel_ir::ops::Scatter;
+use accel_ir::{Expr, ParOp, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A top-level `scatter`.
+    pub(super) fn launch_scatter(&mut self, op: Scatter<'_>) -> R<V> {
+        let (t, m, n) = self.scatter_shape(op)?;
+        let copy = self.begin_launch(&[op.dest], m, Some(t.clone()), None)?;
+        self.run_chunks(&copy, ParOp::Scatter, |f, c| {
+            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, i| {
+                let x = f.input_element(op.dest, i)?;
+                f.store_elem(&t, &c.out_cols, i, &x.w)
+            })
+        })?;
+        let out = copy.out_cols;
+        let name = format!("scattered#{}", self.g.kernels);
+        let seq_t = Type::Seq(Box::new(t.clone()));
+        self.bind_var(
+            &name,
+            V {
+                ty: seq_t.clone(),
+                w: [vec![m], out.clone()].concat(),
+            },
+        );
+        let out_e = Expr::Var(name);
+        let write = self.begin_launch(&[op.is, op.vs, &out_e], n, None, None)?;
+        self.run_chunks(&write, ParOp::Scatter, |f, c| {
+            let out = f.expr(&out_e)?;
+            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, k| {
+                f.write_at_index(op, &t, &out.w[1..], out.w[0], k)
+            })
+        })?;
+        Ok(V {
+            ty: seq_t,
+            w: [vec![m], out].concat(),
+        })
+    }
+
+    /// A `scatter` inside an element: `dest` copied, then one pass over the values.
+    pub(super) fn nested_scatter(&mut self, op: Scatter<'_>) -> R<V> {
+        let (t, m, n) = self.scatter_shape(op)?;
+        let out = self.alloc_columns(&t, m)?;
+        self.each(m, |f, i| {
+            let x = f.input_element(op.dest, i)?;
+            f.store_elem(&t, &out, i, &x.w)
+        })?;
+        self.each(n, |f, k| f.write_at_index(op, &t, &out, m, k))?;
+        Ok(V {
+            ty: Type::Seq(Box::new(t)),
+            w: [vec![m], out].concat(),
+        })
+    }
+
+    /// The element type, the destination's length and the number of values; fails when
+    /// `is` and `vs` differ in length.
+    fn scatter_shape(&mut self, op: Scatter<'_>) -> R<(Type, Value, Value)> {
+        let (m, t) = self.input_shape(op.dest)?;
+        if matches!(t, Type::Seq(_)) {
+            return Err(unsupported("`scatter` into sequences of sequences"));
+        }
+        let (n, _) = self.input_shape(op.is)?;
+        let (values, _) = self.input_shape(op.vs)?;
+        let differ = self.b.ins().icmp(IntCC::NotEqual, n, values);
+        self.fail_if(differ, FailureKind::ScatterLengths, n, values);
+        Ok((t, m, n))
+    }
+
+    /// Value `k` written at its index into the `m` elements `cols`, unless the index is `m`
+    /// or more. The value is computed either way, as the reference computes `vs` whole.
+    fn write_at_index(
+        &mut self,
+        op: Scatter<'_>,
+        t: &Type,
+        cols: &[Value],
+        m: Value,
+        k: Value,
+    ) -> R<()> {
+        let i = self.input_element(op.is, k)?.w[0];
+        let v = self.input_element(op.vs, k)?;
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, m);
+        let yes = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().brif(inside, yes, &[], after, &[]);
+        self.b.switch_to_block(yes);
+        self.store_elem(t, cols, i, &v.w)?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
+    }
+}
