@@ -1,9 +1,11 @@
 //! `reduce_by_index` (histograms): each chunk of the values folds them into a private
 //! histogram of its own, then a second launch combines, bin by bin in parallel, the
 //! initial bin with the chunks' histograms in chunk order. There are at most
-//! [`MAX_HISTOGRAMS`] chunks, each at least twice as long as there are bins, so the private
-//! histograms cost at most about `n` elements to initialise and as many to combine: few bins
-//! (k-means' clusters) get every core, as many bins as values get one or two chunks.
+//! [`MAX_HISTOGRAMS`] chunks, each at least [`VALUES_PER_BIN`] times as long as there are
+//! bins, so initialising and combining the private histograms costs a small fraction of the
+//! fold: few bins (k-means' clusters) get every core; many bins get fewer chunks, down to
+//! one (a quarter as many bins as values: random updates of one large histogram are bound
+//! by memory, and two of them ran slower than one).
 //! Values meet their bin in input order within a chunk and chunks in order, so only
 //! associativity is used; commutativity is not needed on the CPU. Nested, one sequential
 //! pass.
@@ -19,6 +21,10 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 /// The most private histograms a launch makes.
 const MAX_HISTOGRAMS: i64 = 32;
 
+/// The fewest values per bin in a chunk: below this, initialising and combining a chunk's
+/// private histogram costs too much of folding its values.
+const VALUES_PER_BIN: i64 = 16;
+
 /// Values folded per iteration of a chunk's loop.
 const UNROLL: i64 = 8;
 
@@ -28,15 +34,14 @@ impl FnCx<'_, '_> {
         let (t, m, n) = self.histogram_shape(h)?;
         let out = self.alloc_columns(&t, m)?;
         // At most `MAX_HISTOGRAMS` chunks (their count a function of `n` and `m` alone, so
-        // float sums group the same way on every machine), each at least `2m` values long:
-        // the private histograms take at most `n` elements to initialise and combine, and
-        // few bins (k-means' clusters) still get every core.
+        // float sums group the same way on every machine), each at least `VALUES_PER_BIN`
+        // values per bin long.
         let fewest = grain(&[h.op, h.ne, h.is, h.vs]);
         let fewest = self.iconst(fewest);
-        let twice_bins = self.b.ins().ishl_imm_u(m, 1);
+        let per_bins = self.b.ins().imul_imm_u(m, VALUES_PER_BIN);
         let rounded = self.b.ins().iadd_imm_s(n, MAX_HISTOGRAMS - 1);
         let share = self.b.ins().udiv_imm_u(rounded, MAX_HISTOGRAMS);
-        let least = self.b.ins().umax(twice_bins, share);
+        let least = self.b.ins().umax(per_bins, share);
         let grain_v = self.b.ins().umax(fewest, least);
         let chunks = self.helper("accel_chunks", &[n, grain_v])[0];
         let size = self.helper("accel_chunk_size", &[n, grain_v])[0];
