@@ -349,8 +349,18 @@ fn filters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
         format!("{n} random f32"),
         runs,
         || accelerate!(filter(|x| x > 0.0, &xs)),
-        || xs.par_iter().copied().filter(|&x| x > 0.0).collect::<Vec<f32>>(),
-        || xs.iter().copied().filter(|&x| x > 0.0).collect::<Vec<f32>>(),
+        || {
+            xs.par_iter()
+                .copied()
+                .filter(|&x| x > 0.0)
+                .collect::<Vec<f32>>()
+        },
+        || {
+            xs.iter()
+                .copied()
+                .filter(|&x| x > 0.0)
+                .collect::<Vec<f32>>()
+        },
         same,
     ));
 }

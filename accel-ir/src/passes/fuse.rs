@@ -39,6 +39,21 @@ fn len_of(xs: Expr) -> Expr {
     }
 }
 
+/// `create(n, |i: usize| body)`.
+fn delayed_array(n: Expr, i: &str, body: Expr, loc: crate::Loc) -> Expr {
+    Expr::Par {
+        op: ParOp::Create,
+        args: vec![
+            n,
+            Expr::Lambda {
+                params: vec![(Pat::bind(i), usize_ty())],
+                body: Box::new(body),
+            },
+        ],
+        loc,
+    }
+}
+
 /// Whether an expression can be duplicated without duplicating work.
 fn trivial(e: &Expr) -> bool {
     match e {
@@ -100,18 +115,7 @@ impl Fuser {
             .iter()
             .map(|xs| self.element(xs, &iv))
             .collect::<Option<Vec<_>>>()?;
-        let body = Expr::applied(f, elems);
-        Some(Expr::Par {
-            op: ParOp::Create,
-            args: vec![
-                n,
-                Expr::Lambda {
-                    params: vec![(Pat::bind(&i), usize_ty())],
-                    body: Box::new(body),
-                },
-            ],
-            loc,
-        })
+        Some(delayed_array(n, &i, Expr::applied(f, elems), loc))
     }
 
     fn expr(&mut self, e: Expr) -> Expr {
@@ -223,17 +227,7 @@ impl Fuser {
                 els: Some(Box::new(ne.clone())),
             })),
         };
-        let input = Expr::Par {
-            op: ParOp::Create,
-            args: vec![
-                n,
-                Expr::Lambda {
-                    params: vec![(Pat::bind(&i), usize_ty())],
-                    body: Box::new(body),
-                },
-            ],
-            loc,
-        };
+        let input = delayed_array(n, &i, body, loc);
         Some(Expr::Par {
             op: ParOp::Reduce,
             args: vec![op.clone(), ne.clone(), input],

@@ -11,6 +11,7 @@
 use super::super::host_lower::Gen;
 use super::super::kernel::*;
 use super::super::launch::LaunchKind;
+use crate::backend::failure::FailureKind;
 use crate::backend::layout::{is_flat, size_of, Word};
 use crate::cuda::host::scalar::HostVal;
 use crate::cuda::host::{Launching, Run};
@@ -175,26 +176,8 @@ impl KernelGen<'_> {
     /// each value combined into its bin in order.
     pub(super) fn nested_histogram(&mut self, h: ReduceByIndex<'_>) -> R<V> {
         let elem = self.type_of(h.ne)?;
-        let dest = self.expr(h.dest)?;
-        let (m, cols) = self.arena_columns(&elem, &dest.w[0])?;
-        let j = self.fresh("j");
-        self.line(&format!("for (ull {j} = 0; {j} < {m}; {j}++) {{"));
-        self.depth += 1;
-        let x = self.index(&dest, &j)?;
-        self.store_columns(&x, &cols, &j);
-        self.depth -= 1;
-        self.line("}");
-        let is = self.expr(h.is)?;
-        let vs = self.expr(h.vs)?;
-        let (n, count) = (is.w[0].clone(), vs.w[0].clone());
-        self.line(&format!(
-            "if ({n} != {count}) accel_fail(err, {}, {n}, {count});",
-            crate::backend::failure::FailureKind::HistogramLengths.code()
-        ));
-        self.line(&format!(
-            "for (ull {j} = 0; {j} < {n} && {j} < {count}; {j}++) {{"
-        ));
-        self.depth += 1;
+        let (m, cols, is, vs, j) =
+            self.nested_indexed(&elem, [h.dest, h.is, h.vs], FailureKind::HistogramLengths)?;
         let bin = self.index(&is, &j)?.w[0].clone();
         let b = self.fresh("bin");
         self.line(&format!("const ull {b} = {bin};"));
@@ -223,30 +206,12 @@ impl KernelGen<'_> {
     /// A `scatter` inside a kernel: the destination copied into the thread's arena, then
     /// each value written at its index.
     pub(super) fn nested_scatter(&mut self, s: Scatter<'_>) -> R<V> {
-        let dest = self.expr(s.dest)?;
-        let Type::Seq(elem) = &dest.ty else {
-            return Err("a scatter into a value that is not a sequence".into());
+        let elem = match self.type_of(s.dest)? {
+            Type::Seq(e) => *e,
+            _ => return Err("a scatter into a value that is not a sequence".into()),
         };
-        let elem = (**elem).clone();
-        let (m, cols) = self.arena_columns(&elem, &dest.w[0])?;
-        let j = self.fresh("j");
-        self.line(&format!("for (ull {j} = 0; {j} < {m}; {j}++) {{"));
-        self.depth += 1;
-        let x = self.index(&dest, &j)?;
-        self.store_columns(&x, &cols, &j);
-        self.depth -= 1;
-        self.line("}");
-        let is = self.expr(s.is)?;
-        let vs = self.expr(s.vs)?;
-        let (n, count) = (is.w[0].clone(), vs.w[0].clone());
-        self.line(&format!(
-            "if ({n} != {count}) accel_fail(err, {}, {n}, {count});",
-            crate::backend::failure::FailureKind::ScatterLengths.code()
-        ));
-        self.line(&format!(
-            "for (ull {j} = 0; {j} < {n} && {j} < {count}; {j}++) {{"
-        ));
-        self.depth += 1;
+        let (m, cols, is, vs, j) =
+            self.nested_indexed(&elem, [s.dest, s.is, s.vs], FailureKind::ScatterLengths)?;
         let at = self.index(&is, &j)?.w[0].clone();
         let at = self.let_("const ull", "at", &at);
         let v = self.index(&vs, &j)?;
@@ -261,6 +226,41 @@ impl KernelGen<'_> {
             ty: Type::Seq(Box::new(elem)),
             w: [vec![m], cols].concat(),
         })
+    }
+}
+
+impl KernelGen<'_> {
+    /// The start of a nested `reduce_by_index` or `scatter`: `dest` copied into the
+    /// thread's arena (its length and columns returned), `is` and `vs` evaluated, their
+    /// lengths compared (`kind` reported when they differ), and a loop over the values
+    /// opened with index variable `j` (its body and closing brace are the caller's).
+    fn nested_indexed(
+        &mut self,
+        elem: &Type,
+        [dest, is, vs]: [&Expr; 3],
+        kind: FailureKind,
+    ) -> R<(String, Vec<String>, V, V, String)> {
+        let dest = self.expr(dest)?;
+        let (m, cols) = self.arena_columns(elem, &dest.w[0])?;
+        let j = self.fresh("j");
+        self.line(&format!("for (ull {j} = 0; {j} < {m}; {j}++) {{"));
+        self.depth += 1;
+        let x = self.index(&dest, &j)?;
+        self.store_columns(&x, &cols, &j);
+        self.depth -= 1;
+        self.line("}");
+        let is = self.expr(is)?;
+        let vs = self.expr(vs)?;
+        let (n, count) = (is.w[0].clone(), vs.w[0].clone());
+        self.line(&format!(
+            "if ({n} != {count}) accel_fail(err, {}, {n}, {count});",
+            kind.code()
+        ));
+        self.line(&format!(
+            "for (ull {j} = 0; {j} < {n} && {j} < {count}; {j}++) {{"
+        ));
+        self.depth += 1;
+        Ok((m, cols, is, vs, j))
     }
 }
 
