@@ -342,8 +342,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.b.switch_to_block(ok);
     }
 
-    /// An integer as the 64-bit word `accel_fail` takes (zero-extended).
-    fn word(&mut self, v: Value) -> Value {
+    /// An integer or `bool` zero-extended to a 64-bit word (as `accel_fail` takes them).
+    pub(super) fn word(&mut self, v: Value) -> Value {
         let t = self.b.func.dfg.value_type(v);
         if t == ct::I64 {
             v

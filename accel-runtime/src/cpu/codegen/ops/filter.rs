@@ -152,11 +152,7 @@ impl FnCx<'_, '_> {
             let keep = f.apply(op.p, vec![x.clone()])?.w[0];
             let place = f.b.use_var(next);
             f.store_elem(t, cols, place, &x.w)?;
-            let keep = if f.b.func.dfg.value_type(keep) == ct::I64 {
-                keep
-            } else {
-                f.b.ins().uextend(ct::I64, keep)
-            };
+            let keep = f.word(keep);
             let after = f.b.ins().iadd(place, keep);
             f.b.def_var(next, after);
             Ok(())

@@ -14,12 +14,14 @@ mod scan;
 mod scatter;
 
 use super::cx::*;
+use crate::backend::failure::FailureKind;
 use accel_ir::ops::{
     Create, Filter, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
     Scatter,
 };
 use accel_ir::{Expr, ScalarType, Type};
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 pub(super) use map::Producer;
 
@@ -92,6 +94,40 @@ impl Operations for FnCx<'_, '_> {
 }
 
 impl FnCx<'_, '_> {
+    /// The number of values of a `reduce_by_index` or `scatter`: the length of `is`,
+    /// failing with `kind` when `vs` has another.
+    pub(super) fn value_count(&mut self, is: &Expr, vs: &Expr, kind: FailureKind) -> R<Value> {
+        let (n, _) = self.input_shape(is)?;
+        let (values, _) = self.input_shape(vs)?;
+        let differ = self.b.ins().icmp(IntCC::NotEqual, n, values);
+        self.fail_if(differ, kind, n, values);
+        Ok(n)
+    }
+
+    /// Value `k` of `vs` given to `update` with its index `is[k]` when that is below `m`
+    /// (a branch, which real data predicts). The value is computed either way, as the
+    /// reference computes `vs` whole: its failures are reported.
+    pub(super) fn at_index_below(
+        &mut self,
+        is: &Expr,
+        vs: &Expr,
+        m: Value,
+        k: Value,
+        update: impl FnOnce(&mut Self, Value, V) -> R<()>,
+    ) -> R<()> {
+        let i = self.input_element(is, k)?.w[0];
+        let v = self.input_element(vs, k)?;
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, m);
+        let yes = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().brif(inside, yes, &[], after, &[]);
+        self.b.switch_to_block(yes);
+        update(self, i, v)?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
+        Ok(())
+    }
+
     /// The length and element type of a sequence input: a delayed array's, or a manifest
     /// one's (remembered for [`Self::input_element`]).
     pub(super) fn input_shape(&mut self, e: &Expr) -> R<(Value, Type)> {

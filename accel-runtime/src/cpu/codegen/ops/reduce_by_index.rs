@@ -13,9 +13,8 @@
 use super::super::cx::*;
 use super::super::kernel::{grain, Chunk};
 use crate::backend::failure::FailureKind;
-use accel_ir::ops::{delayed, ReduceByIndex};
+use accel_ir::ops::ReduceByIndex;
 use accel_ir::{Expr, ParOp, ScalarType, Type};
-use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 
 /// The most private histograms a launch makes.
@@ -146,38 +145,25 @@ impl FnCx<'_, '_> {
         let cols = self.offset_columns(&t, &hist.w[1..], base)?;
         let ne = self.expr(h.ne)?;
         self.each(m, |f, b| f.store_elem(&t, &cols, b, &ne.w))?;
-        // The producers' sequences indexed by their own index need no checks: `i`
-        // stays below their length, which is the values' count.
-        let before = self.safe.len();
-        for xs in [h.is, h.vs] {
-            if let Some((n, param, _)) = delayed(xs) {
-                for seq in Self::length_sources(n) {
-                    self.safe.push((seq, param.to_string()));
-                }
-            }
-        }
         // `UNROLL` values per iteration (one loop branch for all), then the rest.
         let len = self.b.ins().isub(c.hi, c.lo);
         let groups = self.b.ins().udiv_imm_u(len, UNROLL);
-        let r = self
-            .each(groups, |f, g| {
-                let first = f.b.ins().imul_imm_u(g, UNROLL);
-                let first = f.b.ins().iadd(c.lo, first);
-                for k in 0..UNROLL {
-                    let i = f.b.ins().iadd_imm_s(first, k);
-                    f.combine_into(h, &t, &cols, m, i)?;
-                }
-                Ok(())
+        self.each(groups, |f, g| {
+            let first = f.b.ins().imul_imm_u(g, UNROLL);
+            let first = f.b.ins().iadd(c.lo, first);
+            for k in 0..UNROLL {
+                let i = f.b.ins().iadd_imm_s(first, k);
+                f.combine_into(h, &t, &cols, m, i)?;
+            }
+            Ok(())
+        })
+        .and_then(|_| {
+            let done = self.b.ins().imul_imm_u(groups, UNROLL);
+            let rest = self.b.ins().iadd(c.lo, done);
+            self.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
+                f.combine_into(h, &t, &cols, m, i)
             })
-            .and_then(|_| {
-                let done = self.b.ins().imul_imm_u(groups, UNROLL);
-                let rest = self.b.ins().iadd(c.lo, done);
-                self.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
-                    f.combine_into(h, &t, &cols, m, i)
-                })
-            });
-        self.safe.truncate(before);
-        r
+        })
     }
 
     /// A `reduce_by_index` inside an element: the bins copied, then one pass over the
@@ -205,16 +191,12 @@ impl FnCx<'_, '_> {
             return Err(unsupported("`reduce_by_index` with sequences as values"));
         }
         let (m, _) = self.input_shape(h.dest)?;
-        let (n, _) = self.input_shape(h.is)?;
-        let (values, _) = self.input_shape(h.vs)?;
-        let differ = self.b.ins().icmp(IntCC::NotEqual, n, values);
-        self.fail_if(differ, FailureKind::HistogramLengths, n, values);
+        let n = self.value_count(h.is, h.vs, FailureKind::HistogramLengths)?;
         Ok((t, m, n))
     }
 
-    /// Value `i` combined into its bin of the `m` bins `cols`; skipped (by a
-    /// branch, which real data predicts) when its index is `m` or more. The value is
-    /// computed either way, as the reference computes `vs` whole: its failures are reported.
+    /// Value `i` combined into its bin of the `m` bins `cols` (skipped when its index is
+    /// `m` or more).
     fn combine_into(
         &mut self,
         h: ReduceByIndex<'_>,
@@ -223,18 +205,10 @@ impl FnCx<'_, '_> {
         m: Value,
         i: Value,
     ) -> R<()> {
-        let bin = self.input_element(h.is, i)?.w[0];
-        let v = self.input_element(h.vs, i)?;
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, bin, m);
-        let yes = self.b.create_block();
-        let after = self.b.create_block();
-        self.b.ins().brif(inside, yes, &[], after, &[]);
-        self.b.switch_to_block(yes);
-        let w = self.load_elem(t, cols, bin)?;
-        let r = self.apply(h.op, vec![V { ty: t.clone(), w }, v])?;
-        self.store_elem(t, cols, bin, &r.w)?;
-        self.b.ins().jump(after, &[]);
-        self.b.switch_to_block(after);
-        Ok(())
+        self.at_index_below(h.is, h.vs, m, i, |f, bin, v| {
+            let w = f.load_elem(t, cols, bin)?;
+            let r = f.apply(h.op, vec![V { ty: t.clone(), w }, v])?;
+            f.store_elem(t, cols, bin, &r.w)
+        })
     }
 }

@@ -7,8 +7,7 @@ use super::super::cx::*;
 use crate::backend::failure::FailureKind;
 use accel_ir::ops::Scatter;
 use accel_ir::{Expr, ParOp, ScalarType, Type};
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_codegen::ir::Value;
 
 impl FnCx<'_, '_> {
     /// A top-level `scatter`.
@@ -67,15 +66,12 @@ impl FnCx<'_, '_> {
         if matches!(t, Type::Seq(_)) {
             return Err(unsupported("`scatter` into sequences of sequences"));
         }
-        let (n, _) = self.input_shape(op.is)?;
-        let (values, _) = self.input_shape(op.vs)?;
-        let differ = self.b.ins().icmp(IntCC::NotEqual, n, values);
-        self.fail_if(differ, FailureKind::ScatterLengths, n, values);
+        let n = self.value_count(op.is, op.vs, FailureKind::ScatterLengths)?;
         Ok((t, m, n))
     }
 
-    /// Value `k` written at its index into the `m` elements `cols`, unless the index is `m`
-    /// or more. The value is computed either way, as the reference computes `vs` whole.
+    /// Value `k` written at its index into the `m` elements `cols` (skipped when the index
+    /// is `m` or more).
     fn write_at_index(
         &mut self,
         op: Scatter<'_>,
@@ -84,16 +80,6 @@ impl FnCx<'_, '_> {
         m: Value,
         k: Value,
     ) -> R<()> {
-        let i = self.input_element(op.is, k)?.w[0];
-        let v = self.input_element(op.vs, k)?;
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, m);
-        let yes = self.b.create_block();
-        let after = self.b.create_block();
-        self.b.ins().brif(inside, yes, &[], after, &[]);
-        self.b.switch_to_block(yes);
-        self.store_elem(t, cols, i, &v.w)?;
-        self.b.ins().jump(after, &[]);
-        self.b.switch_to_block(after);
-        Ok(())
+        self.at_index_below(op.is, op.vs, m, k, |f, i, v| f.store_elem(t, cols, i, &v.w))
     }
 }

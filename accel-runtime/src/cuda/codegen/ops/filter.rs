@@ -10,7 +10,6 @@
 use super::super::host_lower::Gen;
 use super::super::kernel::*;
 use super::super::launch::LaunchKind;
-use crate::backend::layout::{size_of, Word};
 use crate::cuda::host::scalar::HostVal;
 use crate::cuda::host::{Launching, Run};
 use accel_ir::ops::Filter;
@@ -168,21 +167,11 @@ impl KernelGen<'_> {
 /// result, which the last kernel fills.
 pub(crate) fn run(run: &mut Run<'_, '_>, at: &Launching, elem: &Type) -> R<HostVal> {
     let (n, threads) = (at.n, at.threads);
-    let sizes: Vec<usize> = columns(elem)?
-        .into_iter()
-        .map(|c| match c {
-            Word::Ptr(s) => Ok(size_of(s)),
-            _ => Err("a filter column is not a pointer".to_string()),
-        })
-        .collect::<R<_>>()?;
     let blocks = n.div_ceil(8 * threads).clamp(1, 1024);
     let chunk = n.div_ceil(blocks).max(1);
     let counts = run.alloc(8 * (blocks as usize + 1))?;
     let flags = run.alloc(n.max(1) as usize)?;
-    let mut scratch = Vec::new();
-    for s in &sizes {
-        scratch.push(run.alloc(n.max(1) as usize * s)?);
-    }
+    let scratch = run.alloc_rows(elem, 1, n.max(1))?;
     if n > 0 {
         let flagging = FilterFlags {
             n,
@@ -199,10 +188,7 @@ pub(crate) fn run(run: &mut Run<'_, '_>, at: &Launching, elem: &Type) -> R<HostV
     let mut total = [0u8; 8];
     run.session.download(counts + 8 * count, &mut total)?;
     let total = u64::from_le_bytes(total);
-    let mut out = Vec::new();
-    for s in &sizes {
-        out.push(run.alloc(total.max(1) as usize * s)?);
-    }
+    let out = run.alloc_rows(elem, 1, total.max(1))?;
     if total > 0 {
         let writing = FilterWrite {
             n,

@@ -12,7 +12,7 @@ use super::super::host_lower::Gen;
 use super::super::kernel::*;
 use super::super::launch::LaunchKind;
 use crate::backend::failure::FailureKind;
-use crate::backend::layout::{is_flat, size_of, Word};
+use crate::backend::layout::is_flat;
 use crate::cuda::host::scalar::HostVal;
 use crate::cuda::host::{Launching, Run};
 use accel_ir::ops::{ReduceByIndex, Scatter};
@@ -176,33 +176,24 @@ impl KernelGen<'_> {
     /// each value combined into its bin in order.
     pub(super) fn nested_histogram(&mut self, h: ReduceByIndex<'_>) -> R<V> {
         let elem = self.type_of(h.ne)?;
-        let (m, cols, is, vs, j) =
-            self.nested_indexed(&elem, [h.dest, h.is, h.vs], FailureKind::HistogramLengths)?;
-        let bin = self.index(&is, &j)?.w[0].clone();
-        let b = self.fresh("bin");
-        self.line(&format!("const ull {b} = {bin};"));
-        self.line(&format!("if ({b} < {m}) {{"));
-        self.depth += 1;
-        let current = V {
-            ty: elem.clone(),
-            w: cols.iter().map(|c| format!("{c}[{b}]")).collect(),
-        };
-        let current = self.copy(&current, "cur")?;
-        let v = self.index(&vs, &j)?;
-        let r = self.apply(h.op, vec![current, v])?;
-        self.store_columns(&r, &cols, &b);
-        self.depth -= 1;
-        self.line("}");
-        self.depth -= 1;
-        self.line("}");
-        Ok(V {
-            ty: Type::Seq(Box::new(elem)),
-            w: [vec![m], cols].concat(),
-        })
+        let args = [h.dest, h.is, h.vs];
+        self.nested_indexed(
+            &elem,
+            args,
+            FailureKind::HistogramLengths,
+            |kg, cols, b, v| {
+                let current = V {
+                    ty: elem.clone(),
+                    w: cols.iter().map(|c| format!("{c}[{b}]")).collect(),
+                };
+                let current = kg.copy(&current, "cur")?;
+                let r = kg.apply(h.op, vec![current, v])?;
+                kg.store_columns(&r, cols, b);
+                Ok(())
+            },
+        )
     }
-}
 
-impl KernelGen<'_> {
     /// A `scatter` inside a kernel: the destination copied into the thread's arena, then
     /// each value written at its index.
     pub(super) fn nested_scatter(&mut self, s: Scatter<'_>) -> R<V> {
@@ -210,36 +201,29 @@ impl KernelGen<'_> {
             Type::Seq(e) => *e,
             _ => return Err("a scatter into a value that is not a sequence".into()),
         };
-        let (m, cols, is, vs, j) =
-            self.nested_indexed(&elem, [s.dest, s.is, s.vs], FailureKind::ScatterLengths)?;
-        let at = self.index(&is, &j)?.w[0].clone();
-        let at = self.let_("const ull", "at", &at);
-        let v = self.index(&vs, &j)?;
-        self.line(&format!("if ({at} < {m}) {{"));
-        self.depth += 1;
-        self.store_columns(&v, &cols, &at);
-        self.depth -= 1;
-        self.line("}");
-        self.depth -= 1;
-        self.line("}");
-        Ok(V {
-            ty: Type::Seq(Box::new(elem)),
-            w: [vec![m], cols].concat(),
-        })
+        let args = [s.dest, s.is, s.vs];
+        self.nested_indexed(
+            &elem,
+            args,
+            FailureKind::ScatterLengths,
+            |kg, cols, at, v| {
+                kg.store_columns(&v, cols, at);
+                Ok(())
+            },
+        )
     }
-}
 
-impl KernelGen<'_> {
-    /// The start of a nested `reduce_by_index` or `scatter`: `dest` copied into the
-    /// thread's arena (its length and columns returned), `is` and `vs` evaluated, their
-    /// lengths compared (`kind` reported when they differ), and a loop over the values
-    /// opened with index variable `j` (its body and closing brace are the caller's).
+    /// A nested `reduce_by_index` or `scatter`: `dest` copied into the thread's arena,
+    /// `is` and `vs` compared in length (`kind` reported when they differ), then each value
+    /// and its index given to `update` with the arena's columns when the index is below
+    /// the destination's length. The arena's sequence is the result.
     fn nested_indexed(
         &mut self,
         elem: &Type,
         [dest, is, vs]: [&Expr; 3],
         kind: FailureKind,
-    ) -> R<(String, Vec<String>, V, V, String)> {
+        update: impl FnOnce(&mut Self, &[String], &str, V) -> R<()>,
+    ) -> R<V> {
         let dest = self.expr(dest)?;
         let (m, cols) = self.arena_columns(elem, &dest.w[0])?;
         let j = self.fresh("j");
@@ -260,7 +244,21 @@ impl KernelGen<'_> {
             "for (ull {j} = 0; {j} < {n} && {j} < {count}; {j}++) {{"
         ));
         self.depth += 1;
-        Ok((m, cols, is, vs, j))
+        let at = self.index(&is, &j)?.w[0].clone();
+        let at = self.let_("const ull", "at", &at);
+        let v = self.index(&vs, &j)?;
+        let v = self.copy(&v, "v")?;
+        self.line(&format!("if ({at} < {m}) {{"));
+        self.depth += 1;
+        update(self, &cols, &at, v)?;
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        Ok(V {
+            ty: Type::Seq(Box::new(elem.clone())),
+            w: [vec![m], cols].concat(),
+        })
     }
 }
 
@@ -269,13 +267,7 @@ impl KernelGen<'_> {
 pub(crate) fn run(run: &mut Run<'_, '_>, at: &Launching, elem: &Type, m: &Expr) -> R<HostVal> {
     let n = at.n;
     let m = run.eval(m)?.w[0];
-    let mut outs = Vec::new();
-    for c in columns(elem)? {
-        let Word::Ptr(s) = c else {
-            return Err("a histogram column is not a pointer".into());
-        };
-        outs.push(run.alloc(m as usize * size_of(s))?);
-    }
+    let outs = run.alloc_rows(elem, 1, m)?;
     if m > 0 {
         let out = outs.clone();
         run.start(at, at.grid(m, at.sms * 32), &HistInit { m, out })?;
