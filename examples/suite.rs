@@ -37,6 +37,7 @@ fn main() {
         classic::mandelbrot(small),
         classic::nbody(small),
         classic::kmeans(small),
+        classic::kmeans_per_cluster(small),
     ];
     if !classic_only {
         reports.extend(viterbi::run(small).1);

@@ -483,6 +483,14 @@ fn histograms_with_reduce_by_index() {
     let none: Vec<u64> =
         debug(|| accelerate!(reduce_by_index(&no_bins, |a, b| a + b, 0, &perm, &vals)));
     assert!(none.is_empty());
+    // One bin: every value meets the same one.
+    let xs = noise(100_003, 3);
+    let zeros = vec![0usize; xs.len()];
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(vec![7i64], |a, b| a + b, 0, &zeros, &xs))),
+        vec![7 + xs.iter().sum::<i64>()]
+    );
+    histograms_with_general_operators();
     // Nested inside an element: a histogram per row.
     let rows = vec![vec![0usize, 1, 1], vec![2, 2, 2], vec![5, 0, 9]];
     assert_eq!(
@@ -498,6 +506,91 @@ fn histograms_with_reduce_by_index() {
         ))),
         vec![vec![1, 2, 0], vec![0, 0, 3], vec![1, 0, 0]]
     );
+}
+
+/// Operators with no atomic form (the GPU takes a lock per bin), records as values, and
+/// float sums, which combine in a different order on each backend (compared within
+/// `close_to`'s tolerance).
+fn histograms_with_general_operators() {
+    for n in [0usize, 1, 255, 256, 257, 4097, 100_003] {
+        let xs = noise(n, 11);
+        let bins: Vec<usize> = xs
+            .iter()
+            .map(|x| (x.unsigned_abs() as usize * 31) % 300)
+            .collect();
+        // The largest value of each bin with its first position: a total order's maximum,
+        // so associative and commutative, but not a scalar at a time.
+        let got = debug(|| {
+            accelerate!(reduce_by_index(
+                vec![(i64::MIN, 0usize); 300],
+                |a: (i64, usize), b: (i64, usize)| if a.0 > b.0 || (a.0 == b.0 && a.1 < b.1) {
+                    a
+                } else {
+                    b
+                },
+                (i64::MIN, 0),
+                &bins,
+                create(n, |i| (xs[i], i))
+            ))
+        });
+        let mut want = vec![(i64::MIN, 0usize); 300];
+        for (i, (&x, &b)) in xs.iter().zip(&bins).enumerate() {
+            if x > want[b].0 {
+                want[b] = (x, i);
+            }
+        }
+        assert_eq!(got, want, "n = {n}");
+        // Booleans: whether a bin saw a negative value.
+        let got = debug(|| {
+            accelerate!(reduce_by_index(
+                vec![false; 300],
+                |a: bool, b: bool| a || b,
+                false,
+                &bins,
+                map(|x| x < 0, &xs)
+            ))
+        });
+        let mut want = vec![false; 300];
+        for (&x, &b) in xs.iter().zip(&bins) {
+            want[b] |= x < 0;
+        }
+        assert_eq!(got, want, "n = {n}");
+        // Records, summed in f64, and f32 sums.
+        let got = debug(|| {
+            accelerate!(reduce_by_index(
+                vec![Point { x: 0.0, y: 0.0 }; 300],
+                |p: Point, q: Point| Point {
+                    x: p.x + q.x,
+                    y: p.y + q.y
+                },
+                Point { x: 0.0, y: 0.0 },
+                &bins,
+                map(
+                    |x| Point {
+                        x: x as f64 * 0.5,
+                        y: 1.0
+                    },
+                    &xs
+                )
+            ))
+        });
+        let mut want = vec![Point { x: 0.0, y: 0.0 }; 300];
+        for (&x, &b) in xs.iter().zip(&bins) {
+            want[b].x += x as f64 * 0.5;
+            want[b].y += 1.0;
+        }
+        assert_eq!(got, want, "n = {n}");
+        let got = debug(|| {
+            accelerate!(reduce_by_index(
+                vec![0.0f32; 300],
+                |a, b| a + b,
+                0.0,
+                &bins,
+                map(|x| x as f32 * 0.125, &xs)
+            ))
+        });
+        assert_eq!(got.len(), 300);
+    }
 }
 
 /// Pseudo-random values for the tests (a fixed sequence).

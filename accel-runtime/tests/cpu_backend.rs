@@ -93,6 +93,34 @@ proptest! {
     }
 
     #[test]
+    fn filters_and_histograms(xs in sizes().prop_flat_map(|n| vec(-1_000i64..1_000, n)), m in 1usize..600, keep in 1i64..5) {
+        agree(|| accelerate!(filter(|x| x % keep == 0, &xs)));
+        agree(|| accelerate!(filter(|x| x > 0, map(|x| x * 3 - 1, &xs))));
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, filter(|x| x % keep == 0, &xs))));
+        // Indices past the bins (up to m + m / 4) are skipped.
+        let bins: Vec<usize> = xs.iter().map(|x| x.unsigned_abs() as usize * 7 % (m + m / 4 + 1)).collect();
+        agree(|| accelerate!(reduce_by_index(vec![0i64; m], |a, b| a + b, 0, &bins, &xs)));
+        agree(|| accelerate!(reduce_by_index(vec![i64::MAX; m], |a, b| a.min(b), i64::MAX, &bins, &xs)));
+        agree(|| accelerate!(reduce_by_index(
+            vec![(0i64, 0u32); m],
+            |a: (i64, u32), b: (i64, u32)| if a.0 > b.0 || (a.0 == b.0 && a.1 > b.1) { a } else { b },
+            (i64::MIN, 0),
+            &bins,
+            map(|x| (x, (x & 15) as u32), &xs)
+        )));
+    }
+
+    #[test]
+    fn scatters(perm in sizes().prop_flat_map(|n| Just((0..n).collect::<Vec<usize>>()).prop_shuffle()), past in 0usize..3) {
+        let n = perm.len();
+        // Some positions point past the destination (skipped), all distinct.
+        let is: Vec<usize> = perm.iter().map(|&p| if p % 5 == 4 { n + p * past } else { p }).collect();
+        let vs: Vec<i32> = (0..n as i32).map(|v| v * 3 - 7).collect();
+        agree(|| accelerate!(scatter(vec![-1i32; n], &is, &vs)));
+        agree(|| accelerate!(scatter(vec![(0i32, 0.5f64); n], &is, map(|v| (v, v as f64 * 0.25), &vs))));
+    }
+
+    #[test]
     fn parallel_loops_over_tensors(n in 0usize..3000) {
         let run = |mode| {
             let src = Tensor::from_vec((0..n as i64).collect(), &[n]);

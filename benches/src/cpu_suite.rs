@@ -243,7 +243,6 @@ fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row
     ));
 }
 
-/// Prints the table and writes it with the JSON results under `out_dir`.
 /// Histograms of random bins: counts into 256 bins (private histograms per chunk), and
 /// weighted sums into a quarter as many bins as values (few, long chunks).
 fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
@@ -365,6 +364,7 @@ fn filters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
     ));
 }
 
+/// Prints the table and writes it with the JSON results under `out_dir`.
 fn report(rows: &[Row], runs: usize, out_dir: Option<String>) {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())

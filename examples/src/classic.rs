@@ -221,9 +221,30 @@ pub fn nearest(x: f32, y: f32, cx: &[f32], cy: &[f32]) -> usize {
     best
 }
 
+/// How k-means sums each cluster's points.
+#[derive(Clone, Copy, PartialEq)]
+enum ClusterSums {
+    /// One `reduce_by_index` over the assignments: a histogram of sums and counts.
+    Histogram,
+    /// One reduction per cluster over all points, each keeping its cluster's (the form
+    /// before `reduce_by_index`: `k` passes over the points, one launch).
+    PerCluster,
+}
+
 /// k-means: assign every point to its nearest centroid, then move each centroid to the
-/// mean of its points; ten rounds from the first k points.
+/// mean of its points; ten rounds from the first k points. Sums per cluster with
+/// `reduce_by_index`.
 pub fn kmeans(small: bool) -> Report {
+    kmeans_with(small, ClusterSums::Histogram)
+}
+
+/// k-means with one reduction per cluster for the sums ([`kmeans`]' former form, kept to
+/// measure what `reduce_by_index` gained).
+pub fn kmeans_per_cluster(small: bool) -> Report {
+    kmeans_with(small, ClusterSums::PerCluster)
+}
+
+fn kmeans_with(small: bool, form: ClusterSums) -> Report {
     let (n, k) = if small { (2_000, 4) } else { (1 << 20, 8) };
     // Points scattered around k random cluster centres (c * 10, c * -5).
     let cluster = below(n, 11, k);
@@ -248,21 +269,31 @@ pub fn kmeans(small: bool) -> Report {
                     .map(|(&x, &y)| nearest(x, y, &cx, &cy))
                     .collect()
             };
-            // Per-cluster sums and counts: a histogram over the assignments.
-            let sums: Vec<(f32, f32, u32)> = if accelerated {
-                accelerate!(reduce_by_index(
+            let sums: Vec<(f32, f32, u32)> = match (accelerated, form) {
+                // A histogram over the assignments.
+                (true, ClusterSums::Histogram) => accelerate!(reduce_by_index(
                     vec![(0.0f32, 0.0f32, 0u32); k],
                     |a: (f32, f32, u32), b: (f32, f32, u32)| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
                     (0.0, 0.0, 0),
                     &assign,
                     create(n, |i| (xs[i], ys[i], 1))
-                ))
-            } else {
-                let mut sums = vec![(0.0f32, 0.0f32, 0u32); k];
-                for ((&c, &x), &y) in assign.iter().zip(&xs).zip(&ys) {
-                    sums[c] = (sums[c].0 + x, sums[c].1 + y, sums[c].2 + 1);
+                )),
+                (true, ClusterSums::PerCluster) => accelerate!(create(k, |c| reduce(
+                    |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
+                    (0.0, 0.0, 0),
+                    create(assign.len(), |i| if assign[i] == c {
+                        (xs[i], ys[i], 1)
+                    } else {
+                        (0.0, 0.0, 0)
+                    })
+                ))),
+                (false, _) => {
+                    let mut sums = vec![(0.0f32, 0.0f32, 0u32); k];
+                    for ((&c, &x), &y) in assign.iter().zip(&xs).zip(&ys) {
+                        sums[c] = (sums[c].0 + x, sums[c].1 + y, sums[c].2 + 1);
+                    }
+                    sums
                 }
-                sums
             };
             for (c, (sx, sy, count)) in sums.into_iter().enumerate() {
                 if count > 0 {
@@ -273,8 +304,12 @@ pub fn kmeans(small: bool) -> Report {
         }
         [cx, cy].concat()
     };
+    let name = match form {
+        ClusterSums::Histogram => "k-means",
+        ClusterSums::PerCluster => "k-means (per cluster)",
+    };
     measure(
-        "k-means",
+        name,
         format!("{n} points, k = {k}"),
         || rounds(false),
         || rounds(true),

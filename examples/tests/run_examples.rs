@@ -75,6 +75,7 @@ fn the_suite_checks_every_example_in_every_mode_and_writes_its_table_and_chart()
         "mandelbrot",
         "n-body",
         "k-means",
+        "k-means (per cluster)",
         "viterbi (functional)",
         "viterbi (imperative)",
         "ode (RK4)",

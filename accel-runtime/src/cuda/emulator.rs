@@ -40,6 +40,8 @@ static inline unsigned atomicCAS(unsigned* p, unsigned c, unsigned v) {
     a.compare_exchange_strong(c, v);
     return c;
 }
+template <typename T> static inline T atomicExch(T* p, T v) { return std::atomic_ref<T>(*p).exchange(v); }
+static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 template <typename T> static inline T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
 template <typename T> static inline T atomicMin(T* p, T v) {
     std::atomic_ref<T> a(*p);

@@ -32,13 +32,18 @@ pub enum LaunchKind {
     },
     /// `parallel_loop` (kernel `NAME`).
     Loop,
-    /// `reduce_by_index` over `n` values into `m` bins (a host expression) of `elem`:
-    /// kernels `NAME_init` (the initial bins) and `NAME` (the values, atomically).
+    /// `reduce_by_index` or `scatter` over `n` values into `m` bins (a host expression)
+    /// of `elem`: kernels `NAME_init` (the initial bins) and `NAME` (the values), and
+    /// `NAME_shared` (through a sub-histogram per block) when `shared`.
     Histogram {
         /// The element type.
         elem: Type,
         /// The number of bins, a host expression.
         m: Expr,
+        /// Whether the update takes a lock per bin (which the host allocates).
+        locked: bool,
+        /// Whether there is a shared-memory kernel, used when the bins fit.
+        shared: bool,
     },
     /// `filter` (kernels `NAME_flags`, `NAME_offsets`, `NAME_write`).
     Filter {

@@ -101,6 +101,15 @@ ACCEL_CAS_UPDATE(int, unsigned, accel_ibits32, accel_int32, accel_atomic_mul, ac
 ACCEL_CAS_UPDATE(unsigned, unsigned, accel_bits32, accel_bits32, accel_atomic_mul, accel_mul(a, v))
 ACCEL_CAS_UPDATE(long long, ull, accel_ibits64, accel_int64, accel_atomic_mul, accel_mul(a, v))
 ACCEL_CAS_UPDATE(ull, ull, accel_bits64, accel_bits64, accel_atomic_mul, accel_mul(a, v))
+// A bin's lock for operators without an atomic form: taken by one thread of a warp at a
+// time without spinning inside the `if` (the loop around it retries), fenced so that the
+// bin's new value is visible before the lock is released.
+__device__ __forceinline__ bool accel_try_lock(unsigned* l) {
+    if (atomicCAS(l, 0u, 1u) != 0u) return false;
+    __threadfence();
+    return true;
+}
+__device__ __forceinline__ void accel_unlock(unsigned* l) { __threadfence(); atomicExch(l, 0u); }
 __device__ __forceinline__ unsigned accel_tz32(unsigned x) { return x ? __ffs(x) - 1 : 32; }
 __device__ __forceinline__ unsigned accel_tz64(ull x) { return x ? __ffsll((long long)x) - 1 : 64; }
 "#;

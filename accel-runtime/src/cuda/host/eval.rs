@@ -453,7 +453,12 @@ impl Run<'_, '_> {
             LaunchKind::SegReduce { elem, m, .. } => segmented::run(self, &at, elem, m),
             LaunchKind::Rows { elem } => rows::run(self, &at, elem),
             LaunchKind::Loop => parallel_loop::run(self, &at),
-            LaunchKind::Histogram { elem, m } => histogram::run(self, &at, elem, m),
+            LaunchKind::Histogram {
+                elem,
+                m,
+                locked,
+                shared,
+            } => histogram::run(self, &at, elem, m, *locked, *shared),
             LaunchKind::Filter { elem } => filter::run(self, &at, elem),
             LaunchKind::Reduce { elem, commutative } => reduce::run(self, &at, elem, *commutative),
             LaunchKind::RowReduce { elem, ne } => row_fold::run(self, &at, elem, ne, false),

@@ -119,10 +119,16 @@ impl FnCx<'_, '_> {
         let v = self.input_element(vs, k)?;
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i, m);
         let yes = self.b.create_block();
+        let skip = self.b.create_block();
         let after = self.b.create_block();
-        self.b.ins().brif(inside, yes, &[], after, &[]);
+        // Skipping is rare: its block goes to the end of the function, so that the update
+        // falls through from the test and into the next value with no taken branch.
+        self.b.set_cold_block(skip);
+        self.b.ins().brif(inside, yes, &[], skip, &[]);
         self.b.switch_to_block(yes);
         update(self, i, v)?;
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(skip);
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         Ok(())

@@ -1,32 +1,53 @@
-//! `reduce_by_index` (histograms) and `scatter` on the GPU: a kernel copies the initial
-//! bins (the destination) into the result, then one thread per value (grid-stride)
-//! combines it into its bin with an atomic operation per scalar of the element, or, for
-//! `scatter`, writes it there (indices are distinct, which debug mode checks). That needs an operator that is `+`, `*`,
-//! `min` or `max` of each scalar (counts, sums, k-means' sums as tuples); integers add and
-//! take minima and maxima with the hardware's atomics, other combinations with
-//! compare-and-swap loops. Float sums combine in whatever order the threads reach a bin
-//! (within the documented tolerance). Other operators are not compiled for the GPU yet
-//! (the site runs on the CPU). Nested, a sequential loop.
+//! `reduce_by_index` (histograms) and `scatter` on the GPU, after Henriksen et al.,
+//! "Compiling Generalized Histograms for GPU" (SC'20): a kernel copies the initial bins
+//! (the destination) into the result, then one thread per value (grid-stride) computes
+//! it and meets its bin in one of three ways ([`Update`]):
+//!
+//! - an operator that is `+`, `*`, `min` or `max` of each 32- or 64-bit scalar (counts,
+//!   sums, k-means' sums as tuples) is one atomic operation per scalar: the hardware's
+//!   where it has one, a compare-and-swap loop otherwise. When every block's copy of the
+//!   bins fits in shared memory ([`SHARED_SLOTS`]), each block combines into its own
+//!   sub-histogram first (initialised with the neutral element) and adds that to the
+//!   result at its end, so that values meet in fast memory and few atomics reach global
+//!   memory; the host picks that kernel when the bins fit.
+//! - any other operator (tuples combined by a lambda, records, booleans) holds a lock per
+//!   bin while it reads the bin, applies the operator and writes it back;
+//! - `scatter` writes the value (indices are distinct, which debug mode checks).
+//!
+//! Float sums combine in whatever order the threads reach a bin (within the documented
+//! tolerance). Nested, a sequential loop.
 
 use super::super::host_lower::Gen;
 use super::super::kernel::*;
 use super::super::launch::LaunchKind;
 use crate::backend::failure::FailureKind;
-use crate::backend::layout::is_flat;
+use crate::backend::layout::{is_flat, Word};
+use crate::cuda::c::word_cty;
 use crate::cuda::host::scalar::HostVal;
 use crate::cuda::host::{Launching, Run};
 use accel_ir::ops::{ReduceByIndex, Scatter};
 use accel_ir::passes::recognize::{componentwise, Prim};
-use accel_ir::{Expr, ParOp, Type};
+use accel_ir::{Expr, ParOp, ScalarType, Type};
 
 kernel_params!(
-    /// Copies the initial bins `0..m` into the result columns.
-    HistInit "_init" { m; out }
+    /// Copies the initial bins `0..m` into the result columns and clears their locks
+    /// (`locks` null when the update takes none).
+    HistInit "_init" { m, locks; out }
 );
 kernel_params!(
     /// Combines values `0..n` into their bins (`< m`) of the result columns.
-    HistCombine "" { n, m; out }
+    HistCombine "" { n, m, locks; out }
 );
+kernel_params!(
+    /// Combines values `0..n` into a sub-histogram in shared memory per block, then
+    /// those into the result columns.
+    HistShared "_shared" { n, m; out }
+);
+
+/// The 8-byte slots of the shared-memory sub-histogram: a bin count times the element's
+/// scalars at most this many takes that path (16 KiB, so that several blocks share an
+/// SM: 256 bins of k-means' 4-scalar sums, 2048 bins of counts).
+pub const SHARED_SLOTS: u64 = 2048;
 
 impl Gen {
     /// A top-level `reduce_by_index`.
@@ -43,13 +64,17 @@ impl Gen {
                 "a reduce_by_index over elements of type {elem}"
             )));
         }
-        let update = Update::Atomic(componentwise(h.op)
-            .filter(|p| p.len() == words(&elem).map_or(0, |w| w.len()))
-            .ok_or_else(|| {
-                unsupported(
-                    "a reduce_by_index whose operator is not `+`, `*`, `min` or `max` of each scalar",
-                )
-            })?);
+        let scalars = words(&elem)?;
+        let atomic = scalars
+            .iter()
+            .all(|w| !matches!(w, Word::Scalar(ScalarType::Bool)));
+        let update = match componentwise(h.op) {
+            Some(prims) if atomic && prims.len() == scalars.len() => Update::Atomic {
+                prims,
+                ne: h.ne.clone(),
+            },
+            _ => Update::Locked(h.op.clone()),
+        };
         self.indexed_update_launch(&args, [h.dest, h.is, h.vs], &elem, update, "histogram_len")
     }
 
@@ -101,23 +126,46 @@ impl Gen {
         let kind = LaunchKind::Histogram {
             elem: elem.clone(),
             m: m_host,
+            locked: matches!(update, Update::Locked(_)),
+            shared: matches!(update, Update::Atomic { .. }),
         };
-        self.launch(
-            args,
-            &n,
-            kind,
-            &[HistInit::SUFFIX, HistCombine::SUFFIX],
-            |kg, name| kg.histogram_kernels(name, &dest, &is, &vs, elem, &update),
-        )
+        let mut suffixes = vec![HistInit::SUFFIX, HistCombine::SUFFIX];
+        if let Update::Atomic { .. } = update {
+            suffixes.push(HistShared::SUFFIX);
+        }
+        // The op and the neutral element may read host variables too.
+        let mut all = args.to_vec();
+        let extra: Vec<Expr> = match &update {
+            Update::Atomic { ne, .. } => vec![ne.clone()],
+            Update::Locked(op) => vec![op.clone()],
+            Update::Write => vec![],
+        };
+        all.extend(extra.iter());
+        self.launch(&all, &n, kind, &suffixes, |kg, name| {
+            kg.histogram_kernels(name, &dest, &is, &vs, elem, &update)
+        })
     }
 }
 
 /// How a value meets its bin.
 enum Update {
-    /// Combined with one atomic operation per scalar.
-    Atomic(Vec<Prim>),
+    /// Combined with one atomic operation per scalar; `ne` the operator's neutral
+    /// element, which starts each block's shared sub-histogram.
+    Atomic { prims: Vec<Prim>, ne: Expr },
+    /// Combined by the operator while the bin's lock is held.
+    Locked(Expr),
     /// Written over it (`scatter`).
     Write,
+}
+
+/// The name of the atomic operation of `p` in the prelude.
+fn atomic_name(p: Prim) -> &'static str {
+    match p {
+        Prim::Add => "accel_atomic_add",
+        Prim::Mul => "accel_atomic_mul",
+        Prim::Min => "accel_atomic_min",
+        Prim::Max => "accel_atomic_max",
+    }
 }
 
 impl KernelGen<'_> {
@@ -135,41 +183,135 @@ impl KernelGen<'_> {
         self.depth += 1;
         let v = self.apply_index(dest, "b")?;
         self.store_columns(&v, &cols, "b");
+        self.line("if (locks != 0) ((unsigned*)locks)[b] = 0;");
         self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
         let mut src = self.end();
         self.scope.clear();
         let cols = self.begin_params::<HistCombine>(name, elem)?.remove(0);
+        self.values_loop(is, vs, |kg, b, v| {
+            match update {
+                Update::Atomic { prims, .. } => {
+                    for ((col, x), p) in cols.iter().zip(&v.w).zip(prims) {
+                        kg.line(&format!("{}(&{col}[{b}], {x});", atomic_name(*p)));
+                    }
+                }
+                Update::Locked(op) => kg.locked_update(op, &cols, b, v)?,
+                Update::Write => kg.store_columns(&v, &cols, b),
+            }
+            Ok(())
+        })?;
+        src.push_str(&self.end());
+        if let Update::Atomic { prims, ne } = update {
+            self.scope.clear();
+            src.push_str(&self.shared_histogram_kernel(name, is, vs, elem, prims, ne)?);
+        }
+        Ok(src)
+    }
+
+    /// The grid-stride loop over the values: each value computed (so that its failures
+    /// are reported whatever its index, as the reference does), then given to `update`
+    /// with its bin when that is below `m`.
+    fn values_loop(
+        &mut self,
+        is: &Expr,
+        vs: &Expr,
+        update: impl FnOnce(&mut Self, &str, V) -> R<()>,
+    ) -> R<()> {
         self.line("for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {");
         self.depth += 1;
         let bin = self.apply_index(is, "i")?.w[0].clone();
         let b = self.fresh("bin");
         self.line(&format!("const ull {b} = {bin};"));
+        let v = self.apply_index(vs, "i")?;
+        let v = self.copy(&v, "v")?;
         self.line(&format!("if ({b} < m) {{"));
         self.depth += 1;
-        let v = self.apply_index(vs, "i")?;
-        match update {
-            Update::Atomic(prims) => {
-                for ((col, x), p) in cols.iter().zip(&v.w).zip(prims) {
-                    let op = match p {
-                        Prim::Add => "add",
-                        Prim::Mul => "mul",
-                        Prim::Min => "min",
-                        Prim::Max => "max",
-                    };
-                    self.line(&format!("accel_atomic_{op}(&{col}[{b}], {x});"));
-                }
-            }
-            Update::Write => self.store_columns(&v, &cols, &b),
-        }
+        update(self, &b, v)?;
         self.depth -= 1;
         self.line("}");
         self.line("accel_arena_reset(&arena);");
         self.depth -= 1;
         self.line("}");
-        src.push_str(&self.end());
-        Ok(src)
+        Ok(())
+    }
+
+    /// `op(bin, v)` written into bin `b` of `cols` under the bin's lock. The bin is read
+    /// through `volatile` so that no stale cached copy is combined.
+    fn locked_update(&mut self, op: &Expr, cols: &[String], b: &str, v: V) -> R<()> {
+        let done = self.fresh("done");
+        self.line(&format!("bool {done} = false;"));
+        self.line(&format!("while (!{done}) {{"));
+        self.depth += 1;
+        self.line(&format!("if (accel_try_lock((unsigned*)locks + {b})) {{"));
+        self.depth += 1;
+        let current = V {
+            ty: v.ty.clone(),
+            w: cols
+                .iter()
+                .zip(words(&v.ty)?)
+                .map(|(c, w)| format!("*(volatile {}*)&{c}[{b}]", word_cty(w)))
+                .collect(),
+        };
+        let current = self.copy(&current, "cur")?;
+        let r = self.apply(op, vec![current, v])?;
+        self.store_columns(&r, cols, b);
+        self.line(&format!("accel_unlock((unsigned*)locks + {b});"));
+        self.line(&format!("{done} = true;"));
+        self.depth -= 1;
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    /// The kernel that combines each block's values in a sub-histogram in shared memory
+    /// (column `k` at slots `k * m ..`), then adds it to the result's bins atomically.
+    fn shared_histogram_kernel(
+        &mut self,
+        name: &str,
+        is: &Expr,
+        vs: &Expr,
+        elem: &Type,
+        prims: &[Prim],
+        ne: &Expr,
+    ) -> R<String> {
+        let cols = self.begin_params::<HistShared>(name, elem)?.remove(0);
+        self.line(&format!(
+            "__shared__ ull accel_shared_bins[{SHARED_SLOTS}];"
+        ));
+        let kinds = words(elem)?;
+        let mut sub = Vec::new();
+        for (k, w) in kinds.iter().enumerate() {
+            let t = word_cty(*w);
+            let s = self.fresh("sub");
+            self.line(&format!("{t}* {s} = ({t}*)(accel_shared_bins + {k} * m);"));
+            sub.push(s);
+        }
+        let ne = self.expr(ne)?;
+        let ne = self.copy(&ne, "ne")?;
+        self.line("for (ull b = threadIdx.x; b < m; b += blockDim.x) {");
+        self.depth += 1;
+        self.store_columns(&ne, &sub, "b");
+        self.depth -= 1;
+        self.line("}");
+        self.line("__syncthreads();");
+        self.values_loop(is, vs, |kg, b, v| {
+            for ((s, x), p) in sub.iter().zip(&v.w).zip(prims) {
+                kg.line(&format!("{}(&{s}[{b}], {x});", atomic_name(*p)));
+            }
+            Ok(())
+        })?;
+        self.line("__syncthreads();");
+        self.line("for (ull b = threadIdx.x; b < m; b += blockDim.x) {");
+        self.depth += 1;
+        for ((s, c), p) in sub.iter().zip(&cols).zip(prims) {
+            self.line(&format!("{}(&{c}[b], {s}[b]);", atomic_name(*p)));
+        }
+        self.depth -= 1;
+        self.line("}");
+        Ok(self.end())
     }
 
     /// A `reduce_by_index` inside a kernel: the bins copied into the thread's arena, then
@@ -264,17 +406,39 @@ impl KernelGen<'_> {
 
 /// Runs a `reduce_by_index`: the result columns, the initial bins copied, then the values
 /// combined in.
-pub(crate) fn run(run: &mut Run<'_, '_>, at: &Launching, elem: &Type, m: &Expr) -> R<HostVal> {
+pub(crate) fn run(
+    run: &mut Run<'_, '_>,
+    at: &Launching,
+    elem: &Type,
+    m: &Expr,
+    locked: bool,
+    shared: bool,
+) -> R<HostVal> {
     let n = at.n;
     let m = run.eval(m)?.w[0];
     let outs = run.alloc_rows(elem, 1, m)?;
+    let locks = if locked && m > 0 {
+        run.alloc(4 * m as usize)?
+    } else {
+        0
+    };
     if m > 0 {
         let out = outs.clone();
-        run.start(at, at.grid(m, at.sms * 32), &HistInit { m, out })?;
+        run.start(at, at.grid(m, at.sms * 32), &HistInit { m, locks, out })?;
     }
-    if n > 0 && m > 0 {
+    let slots = m.saturating_mul(columns(elem)?.len() as u64);
+    if n > 0 && m > 0 && shared && slots <= SHARED_SLOTS {
+        // Enough values per block to pay for clearing and adding its sub-histogram.
+        let blocks = n.div_ceil(16 * at.threads).clamp(1, at.sms * 8) as u32;
         let out = outs.clone();
-        run.start(at, at.grid(n, at.sms * 32), &HistCombine { n, m, out })?;
+        run.start(at, blocks, &HistShared { n, m, out })?;
+    } else if n > 0 && m > 0 {
+        let out = outs.clone();
+        run.start(
+            at,
+            at.grid(n, at.sms * 32),
+            &HistCombine { n, m, locks, out },
+        )?;
     }
     Ok(HostVal {
         ty: Type::Seq(Box::new(elem.clone())),
