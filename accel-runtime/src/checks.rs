@@ -194,6 +194,36 @@ pub(crate) fn check_monoid<T: Accel + Clone>(
     }
 }
 
+/// Checks on sampled elements of `xs` that `ne` is a left neutral element of `op`, for a
+/// fold whose elements (`X`, perhaps references) are not accumulators (`T`): `op(ne, x)`
+/// must be `x` itself (`owned(x)`).
+pub(crate) fn check_left_neutral<T: Accel + Clone, X: Clone>(
+    what: &str,
+    op: &impl Fn(T, X) -> T,
+    ne: &T,
+    xs: &[X],
+    owned: impl Fn(&X) -> T,
+) {
+    let n = xs.len();
+    let mut rng = XorShift::new(n as u64);
+    for k in 0..SAMPLES.min(n) {
+        let x = &xs[if k == 0 { 0 } else { rng.below(n) }];
+        let got = op(ne.clone(), x.clone());
+        let want = owned(x);
+        if !got.close_to(&want, &[ne]) {
+            violation(
+                what,
+                &format!(
+                    "ne is not a neutral element of op: op(ne, x) = {} but x = {} (ne = {})",
+                    show(&got),
+                    show(&want),
+                    show(ne)
+                ),
+            );
+        }
+    }
+}
+
 /// Checks on sampled pairs of `xs` that `op` is commutative (what `reduce_by_index`
 /// assumes besides a monoid: bins combine their values in any order).
 pub(crate) fn check_commutative<T: Accel + Clone>(what: &str, op: &impl Fn(T, T) -> T, xs: &[T]) {

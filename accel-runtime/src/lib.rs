@@ -38,6 +38,7 @@ mod cpu;
 pub mod cuda;
 // Values and their sequential semantics (the debug path) and debug-mode checks.
 mod accel_type;
+mod chains;
 mod checks;
 mod ops;
 mod report;

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["tensor"],
     &["seq"],
-    &["ops"],
+    &["ops", "chains"],
     &["site"],
     &["assembly"],
     &["frontend"],

@@ -81,6 +81,11 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         TokenStream::new()
     };
     let companion = companion(&func, desc);
+    // The function as Rust runs it: iterator chains read sequentially (`rust_form`).
+    let func = syn::ItemFn {
+        block: Box::new(super::rust_form::block(&func.block)),
+        ..func.clone()
+    };
     quote! {
         #func
         #companion

@@ -2,6 +2,7 @@
 
 mod derive;
 mod function;
+mod rust_form;
 
 pub use derive::derive;
 pub use function::function;
@@ -141,6 +142,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         },
     );
     let inspect = capture_entries(&expr, &resolved.captures);
+    let sequential = rust_form::expr(&expr);
     let tail = match kind {
         SiteKind::Run => quote! {
             // The captures are borrowed to plan and marshal; only the sequential path (run
@@ -152,7 +154,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
                 }
                 ::accel_runtime::__private::Plan::Sequential => {
                     let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, __accel_captures);
-                    ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #expr)
+                    ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #sequential)
                 }
             }
         },

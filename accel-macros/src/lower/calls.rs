@@ -7,25 +7,10 @@ use crate::ty::HEAP_TYPES;
 use accel_ir::{Expr, ParOp, Pat, ScalarType, Type};
 use syn::spanned::Spanned;
 
+/// Iterator methods outside the chains accelerated code supports (`super::chains`).
 const ITERATOR_METHODS: &[&str] = &[
-    "iter",
-    "into_iter",
-    "iter_mut",
-    "map",
-    "for_each",
-    "fold",
-    "sum",
-    "product",
-    "collect",
-    "filter",
-    "zip",
-    "enumerate",
-    "rev",
-    "chunks",
-    "windows",
-    "any",
-    "all",
-    "position",
+    "iter_mut", "for_each", "rev", "chunks", "windows", "position", "skip", "take", "step_by",
+    "flat_map", "chain", "last", "nth", "find",
 ];
 const MUTATING_METHODS: &[&str] = &[
     "push", "pop", "insert", "remove", "extend", "resize", "truncate", "clear", "append", "swap",
@@ -239,6 +224,9 @@ impl Lowerer {
             syn::Expr::Group(g) => self.fn_arg(&g.expr, op),
             syn::Expr::Reference(r) => self.fn_arg(&r.expr, op),
             syn::Expr::Path(p) if p.qself.is_none() => {
+                if let Some(f) = number_function(&p.path) {
+                    return f;
+                }
                 if let Some(ident) = p.path.get_ident() {
                     let name = ident.to_string();
                     if self.is_local(&name) {
@@ -326,6 +314,11 @@ impl Lowerer {
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Expr {
         let name = m.method.to_string();
+        // `x.min(y)` is a number's method; `xs.iter().min()` a chain's.
+        let number_method = matches!(name.as_str(), "min" | "max") && m.args.len() == 1;
+        if super::chains::is_chain_method(&name) && !number_method {
+            return self.chain(m);
+        }
         let recv = self.expr(&m.receiver);
         if name == "clone" && m.args.is_empty() {
             return recv;
@@ -340,7 +333,7 @@ impl Lowerer {
             };
         }
         let message = if ITERATOR_METHODS.contains(&n) {
-            format!("iterator methods (`.{n}()`) are not supported in accelerated code: use the parallel operations (map, reduce, …) or a `for i in 0..n` loop")
+            format!("the iterator method `.{n}()` is not supported in accelerated code: iterator chains may use `map`, `zip`, `enumerate`, `filter` and the consumers `sum`, `product`, `fold`, `reduce`, `count`, `all`, `any`, `collect`; otherwise use the parallel operations or a `for i in 0..n` loop")
         } else if MUTATING_METHODS.contains(&n) {
             format!("`.{n}()` is not supported: sequences are immutable in accelerated code; build new ones with `create` or `map` (`Tensor::set` writes tensors)")
         } else if matches!(n, "to_string" | "as_str" | "chars" | "bytes") {
@@ -386,4 +379,26 @@ impl Lowerer {
         };
         self.error(m, message)
     }
+}
+
+/// A number type's method named as a function (`i64::max` in `.fold(i64::MIN, i64::max)`):
+/// the closure that calls it, `|a, b| i64::max(a, b)`.
+fn number_function(path: &syn::Path) -> Option<Expr> {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let [ty, func] = segs.as_slice() else {
+        return None;
+    };
+    ScalarType::from_name(ty)?;
+    let method = accel_ir::methods::number_method(func)?;
+    let params: Vec<String> = (0..=method.args.len())
+        .map(|k| format!("__accel_arg{k}"))
+        .collect();
+    Some(Expr::Lambda {
+        params: params.iter().map(|p| (Pat::bind(p), Type::Infer)).collect(),
+        body: Box::new(Expr::Assoc {
+            ty: ty.clone(),
+            func: func.clone(),
+            args: params.iter().map(|p| Expr::var(p)).collect(),
+        }),
+    })
 }

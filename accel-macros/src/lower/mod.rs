@@ -9,6 +9,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 
 mod calls;
+mod chains;
 mod patterns;
 mod syntax;
 #[cfg(test)]
@@ -38,6 +39,8 @@ pub struct Lowerer {
     fn_name: Option<String>,
     /// Whether free variables are captures (a site) or errors (a function).
     captures_allowed: bool,
+    /// The temporaries named so far (iterator chains bind some).
+    fresh: usize,
 }
 
 fn path_string(p: &syn::Path) -> String {
@@ -95,6 +98,7 @@ impl Lowerer {
             scopes: vec![Vec::new()],
             fn_name,
             captures_allowed,
+            fresh: 0,
         }
     }
 

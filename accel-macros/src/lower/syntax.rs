@@ -2,7 +2,7 @@
 //! `for`, blocks).
 
 use super::*;
-use accel_ir::{BinOp, Expr, Lit, MatchArm, ScalarType, Stmt};
+use accel_ir::{BinOp, Expr, Lit, MatchArm, Pat, ScalarType, Stmt};
 
 impl Lowerer {
     pub(super) fn lit(&mut self, l: &syn::Lit) -> syn::Result<Lit> {
@@ -176,7 +176,7 @@ impl Lowerer {
             return self.error(label, "loop labels are not supported in accelerated code");
         }
         let syn::Expr::Range(range) = &*f.expr else {
-            return self.error(&f.expr, "accelerated code supports `for` over integer ranges only (`for i in a..b`): index sequences with `xs[i]`");
+            return self.for_elements(f, &f.expr);
         };
         let (Some(start), Some(end)) = (&range.start, &range.end) else {
             return self.error(
@@ -207,6 +207,58 @@ impl Lowerer {
                 lo: Box::new(lo),
                 hi: Box::new(hi),
                 body: Box::new(body),
+            }
+        })
+    }
+
+    /// `for x in xs.iter()` (or `xs.into_iter()`, `&xs`) and `for (i, x) in
+    /// xs.iter().enumerate()`: a loop over the indices with the element bound in the body.
+    fn for_elements(&mut self, f: &syn::ExprForLoop, e: &syn::Expr) -> Expr {
+        let message = "accelerated code supports `for` over integer ranges (`for i in a..b`) and over a sequence's elements (`for x in xs.iter()`, `for (i, x) in xs.iter().enumerate()`)";
+        let (seq, enumerated) = match sequence_of_loop(e) {
+            Some(found) => found,
+            None => return self.error(e, message),
+        };
+        let xs = self.expr(seq);
+        let (seq_name, i) = (
+            format!("__accel_seq{}", self.fresh),
+            format!("__accel_i{}", self.fresh),
+        );
+        self.fresh += 1;
+        self.scoped(|l| {
+            let pat = l.pat(&f.pat);
+            let element = Expr::Index(Box::new(Expr::var(&seq_name)), Box::new(Expr::var(&i)));
+            let value = if enumerated {
+                Expr::Tuple(vec![Expr::var(&i), element])
+            } else {
+                element
+            };
+            let body = l.block(&f.body);
+            let body = Expr::Block {
+                stmts: vec![Stmt::Let {
+                    pat,
+                    ty: Type::Infer,
+                    init: Some(value),
+                }],
+                result: Some(Box::new(body)),
+            };
+            let len = Expr::Method {
+                recv: Box::new(Expr::var(&seq_name)),
+                method: "len".into(),
+                args: vec![],
+            };
+            Expr::Block {
+                stmts: vec![Stmt::Let {
+                    pat: Pat::bind(&seq_name),
+                    ty: Type::Infer,
+                    init: Some(xs),
+                }],
+                result: Some(Box::new(Expr::For {
+                    var: i.clone(),
+                    lo: Box::new(Expr::Lit(Lit::Int(0, Some(ScalarType::Usize)))),
+                    hi: Box::new(len),
+                    body: Box::new(body),
+                })),
             }
         })
     }
@@ -337,4 +389,25 @@ fn assigned_later(stmts: &[syn::Stmt], names: &[String]) -> Option<String> {
         v.visit_stmt(s);
     }
     v.found
+}
+
+/// The sequence a `for` loop walks, and whether it is enumerated: `xs.iter()`,
+/// `xs.into_iter()`, `xs.iter().copied()`, `&xs`, each perhaps `.enumerate()`d.
+fn sequence_of_loop(e: &syn::Expr) -> Option<(&syn::Expr, bool)> {
+    match e {
+        syn::Expr::Paren(p) => sequence_of_loop(&p.expr),
+        syn::Expr::Reference(r) => Some((&r.expr, false)),
+        syn::Expr::MethodCall(m) if m.args.is_empty() => match m.method.to_string().as_str() {
+            "enumerate" => {
+                let (seq, enumerated) = sequence_of_loop(&m.receiver)?;
+                (!enumerated).then_some((seq, true))
+            }
+            "iter" | "into_iter" | "copied" | "cloned" => match sequence_of_loop(&m.receiver) {
+                Some(found) => Some(found),
+                None => Some((&m.receiver, false)),
+            },
+            _ => None,
+        },
+        _ => None,
+    }
 }

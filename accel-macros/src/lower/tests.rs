@@ -86,11 +86,25 @@ fn locals_are_values_and_function_parameters_are_applied() {
 }
 
 #[test]
+fn iterator_chains_lower_to_parallel_operations() {
+    assert_eq!(site("xs.par_iter().map(|x| x * 2).sum()").unwrap(), "(reduce (lambda (__accel_a1 __accel_b2) (+ __accel_a1 __accel_b2)) (as 0 _) (map (lambda (x) (* x 2)) xs))");
+    assert_eq!(site("xs.iter().zip(&ys).filter(|(x, y)| **x > **y).count()").unwrap(),
+        "(reduce (lambda (__accel_a3 __accel_b4) (+ __accel_a3 __accel_b4)) 0usize (map (lambda (_) 1usize) (filter (lambda ((x, y)) (> x y)) (map2 (lambda (__accel_x1 __accel_y2) (tuple __accel_x1 __accel_y2)) (slice xs 0usize (.min (.len xs) (.len ys))) (slice ys 0usize (.min (.len xs) (.len ys)))))))"
+    );
+    assert_eq!(site("(1..n).into_par_iter().enumerate().map(|(i, x)| i * x).fold(0, |a, b| a + b)").unwrap(), "(reduce (lambda (a b) (+ a b)) 0 (map (lambda ((i, x)) (* i x)) (do (let __accel_xs3 (do (let __accel_lo2 1) (create (- n __accel_lo2) (lambda (__accel_i1) (+ __accel_i1 __accel_lo2))))) (map2 (lambda (__accel_j5 __accel_x6) (tuple __accel_j5 __accel_x6)) (create (.len __accel_xs3) (lambda (__accel_i4) __accel_i4)) __accel_xs3))))");
+}
+
+#[test]
 fn rejects_with_messages() {
     let err = |src: &str| site(src).unwrap_err().join("\n");
     assert!(err("map(|x| { println!(\"{}\", x); x }, v)")
         .starts_with("`println!` is not supported in accelerated code"));
-    assert!(err("map(|x| x.iter().sum(), v)").starts_with("iterator methods (`.iter()`)"));
+    assert!(err("map(|x| x.iter().rev().sum(), v)")
+        .starts_with("the iterator method `.rev()` is not supported"));
+    assert!(err("xs.iter().max()").starts_with(
+        "`.max()` returns an `Option`, which accelerated code does not have: fold with the neutral element instead, e.g. `.fold(i64::MIN, i64::max)`"
+    ));
+    assert!(err("xs.iter().reduce(|a, b| a + b)").starts_with("`.reduce(op)` returns an `Option`"));
     assert!(err("accelerate!(map(f, v))").starts_with("nested accelerate! is not supported"));
     assert!(err("map(|x| Box::new(x), v)").starts_with("`Box` is a heap type"));
     assert!(err("map(|x| unsafe { x }, v)").starts_with("`unsafe` code is not allowed"));

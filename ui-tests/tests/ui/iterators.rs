@@ -1,8 +1,14 @@
 use accel_runtime::prelude::*;
 
+// Iterator chains are accelerated code; these parts of them are not.
 #[accel]
-fn total(xs: &[i32]) -> i32 {
-    xs.iter().sum()
+fn largest(xs: &[i32]) -> i32 {
+    xs.iter().copied().max().unwrap_or(0)
+}
+
+#[accel]
+fn backwards(xs: &[i32]) -> i32 {
+    xs.iter().rev().sum()
 }
 
 #[accel]

@@ -274,6 +274,18 @@ impl Checker<'_> {
                 *e = Expr::Cast(Box::new(lit), placeholder(n));
                 return;
             }
+            // A number literal of whatever type the context needs (`0 as _`, which the
+            // front end writes for an iterator's `sum`): a slot like an unsuffixed
+            // literal's, but of any number type.
+            Expr::Cast(inner, t)
+                if *t == Type::Infer && matches!(**inner, Expr::Lit(Lit::Int(_, None))) =>
+            {
+                let Ty::Var(n) = self.fresh(Kind::Any) else {
+                    return;
+                };
+                *t = placeholder(n);
+                return;
+            }
             Expr::Lambda { params, .. } => {
                 for (_, t) in params.iter_mut() {
                     self.number_type(t);

@@ -260,8 +260,9 @@ impl FnCx<'_, '_> {
         out
     }
 
-    /// The sequences whose length a producer's length expression is (`xs.len()`, or both
-    /// of `same_len(xs.len(), ys.len())`): indexing them by the producer's index is safe.
+    /// The sequences whose length a producer's length expression is or bounds (`xs.len()`,
+    /// both of `same_len(xs.len(), ys.len())` and of `min(xs.len(), ys.len())`): indexing
+    /// them by the producer's index is safe.
     pub(super) fn length_sources(n: &Expr) -> Vec<String> {
         match n {
             Expr::Method { recv, method, args } if method == "len" && args.is_empty() => {
@@ -272,6 +273,13 @@ impl FnCx<'_, '_> {
             }
             Expr::Assoc { func, args, .. } if func == "same_len" => {
                 args.iter().flat_map(Self::length_sources).collect()
+            }
+            // `min(xs.len(), ys.len())` (an iterator's `zip`) is below both lengths.
+            Expr::Method { recv, method, args } if method == "min" && args.len() == 1 => {
+                [&**recv, &args[0]]
+                    .into_iter()
+                    .flat_map(Self::length_sources)
+                    .collect()
             }
             _ => vec![],
         }

@@ -58,7 +58,10 @@ fn delayed_array(n: Expr, i: &str, body: Expr, loc: crate::Loc) -> Expr {
 fn trivial(e: &Expr) -> bool {
     match e {
         Expr::Var(_) | Expr::Lit(_) | Expr::Const(_) => true,
-        Expr::Method { recv, method, args } => method == "len" && args.is_empty() && trivial(recv),
+        Expr::Method { recv, method, args } => {
+            (method == "len" && args.is_empty() && trivial(recv))
+                || (method == "min" && trivial(recv) && args.iter().all(trivial))
+        }
         Expr::Assoc { func, args, .. } => func == "same_len" && args.iter().all(trivial),
         _ => false,
     }
@@ -79,8 +82,28 @@ impl Fuser {
                 ..
             } => Some(Expr::applied(&args[1], vec![i.clone()])),
             Expr::Var(_) => Some(Expr::Index(Box::new(xs.clone()), Box::new(i.clone()))),
+            Expr::Slice { seq, .. } if Self::prefix_in_bounds(xs) => self.element(seq, i),
             _ => None,
         }
+    }
+
+    /// Whether `xs` is a prefix `&seq[0..min(a, b)]` of a variable or delayed array whose
+    /// length is `a` or `b` (what an iterator's `zip` makes): in bounds by construction,
+    /// so its elements are `seq`'s with no slice check.
+    fn prefix_in_bounds(xs: &Expr) -> bool {
+        let Expr::Slice { seq, lo, hi } = xs else {
+            return false;
+        };
+        let Expr::Method { recv, method, args } = &**hi else {
+            return false;
+        };
+        let starts_at_zero = matches!(**lo, Expr::Lit(crate::Lit::Int(0, _)));
+        let bounds = [&**recv, args.first().unwrap_or(recv)];
+        starts_at_zero
+            && method == "min"
+            && args.len() == 1
+            && bounds.iter().all(|b| trivial(b))
+            && Self::length(seq).is_some_and(|len| bounds.contains(&&len))
     }
 
     /// The length of a sequence expression that is a variable or a delayed array.
@@ -92,6 +115,7 @@ impl Fuser {
                 ..
             } if trivial(&args[0]) => Some(args[0].clone()),
             Expr::Var(_) => Some(len_of(xs.clone())),
+            Expr::Slice { hi, .. } if Self::prefix_in_bounds(xs) => Some((**hi).clone()),
             _ => None,
         }
     }
@@ -102,11 +126,16 @@ impl Fuser {
         let mut n = Self::length(&inputs[0])?;
         for other in &inputs[1..] {
             // `map2` needs equal lengths: fusion keeps the check (`same_len` is the first
-            // length after checking that the second equals it).
+            // length after checking that the second equals it), unless they are the same
+            // expression (a `zip`'s two prefixes).
+            let m = Self::length(other)?;
+            if m == n {
+                continue;
+            }
             n = Expr::Assoc {
                 ty: "accel".into(),
                 func: "same_len".into(),
-                args: vec![n, Self::length(other)?],
+                args: vec![n, m],
             };
         }
         let i = self.fresh("i");
@@ -598,197 +627,4 @@ fn substitute_consumer(e: &mut Expr, name: &str, value: &Expr) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::expr::BinOp;
-
-    fn lam(p: &str, body: Expr) -> Expr {
-        Expr::Lambda {
-            params: vec![(Pat::bind(p), Type::Infer)],
-            body: Box::new(body),
-        }
-    }
-
-    fn lam2(a: &str, b: &str, body: Expr) -> Expr {
-        Expr::Lambda {
-            params: vec![(Pat::bind(a), Type::Infer), (Pat::bind(b), Type::Infer)],
-            body: Box::new(body),
-        }
-    }
-
-    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::Binary(op, Box::new(a), Box::new(b))
-    }
-
-    fn add() -> Expr {
-        lam2("a", "b", bin(BinOp::Add, Expr::var("a"), Expr::var("b")))
-    }
-
-    /// `let ys = map(|x| x, xs);`
-    fn let_ys() -> Stmt {
-        Stmt::Let {
-            pat: Pat::bind("ys"),
-            ty: Type::Infer,
-            init: Some(Expr::par(
-                ParOp::Map,
-                vec![lam("x", Expr::var("x")), Expr::var("xs")],
-            )),
-        }
-    }
-
-    #[test]
-    fn map_into_reduce_is_one_pass_redomap() {
-        let e = Expr::par(
-            ParOp::Reduce,
-            vec![
-                add(),
-                Expr::int(0),
-                Expr::par(
-                    ParOp::Map,
-                    vec![
-                        lam("x", bin(BinOp::Mul, Expr::var("x"), Expr::var("x"))),
-                        Expr::var("xs"),
-                    ],
-                ),
-            ],
-        );
-        assert_eq!(
-            e.to_string(),
-            "(reduce (lambda (a b) (+ a b)) 0 (map (lambda (x) (* x x)) xs))"
-        );
-        assert_eq!(
-            fuse(&e).to_string(),
-            "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let x (index xs i#f1)) (* x x)))))"
-        );
-    }
-
-    #[test]
-    fn a_reduction_over_a_filter_builds_no_array() {
-        let positive = lam("x", bin(BinOp::Gt, Expr::var("x"), Expr::int(0)));
-        let filtered = Expr::par(ParOp::Filter, vec![positive, Expr::var("xs")]);
-        let sum = Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), filtered.clone()]);
-        assert_eq!(
-            fuse(&sum).to_string(),
-            "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let kept#f2 (index xs i#f1)) \
-             (if (do (let x kept#f2) (> x 0)) kept#f2 0)))))"
-        );
-        // Counting: `map` over the filter, then `reduce`.
-        let ones = Expr::par(ParOp::Map, vec![lam("y", Expr::int(1)), filtered.clone()]);
-        let count = Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), ones]);
-        assert_eq!(
-            fuse(&count).to_string(),
-            "(reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let kept#f2 (index xs i#f1)) \
-             (if (do (let x kept#f2) (> x 0)) (do (let y kept#f2) 1) 0)))))"
-        );
-        // A filter whose result is kept stays a filter.
-        assert_eq!(fuse(&filtered).to_string(), filtered.to_string());
-    }
-
-    #[test]
-    fn map_of_map2_of_create_composes_into_one_create() {
-        let inner = Expr::par(
-            ParOp::Map2,
-            vec![
-                lam2("a", "b", bin(BinOp::Sub, Expr::var("a"), Expr::var("b"))),
-                Expr::var("xs"),
-                Expr::par(
-                    ParOp::Create,
-                    vec![Expr::var("n"), lam("j", Expr::var("j"))],
-                ),
-            ],
-        );
-        let e = Expr::par(
-            ParOp::Map,
-            vec![
-                lam("y", bin(BinOp::Add, Expr::var("y"), Expr::int(1))),
-                inner,
-            ],
-        );
-        assert_eq!(
-            fuse(&e).to_string(),
-            "(create (accel::same_len (.len xs) n) (lambda (i#f2: usize) (do (let y (do (let i#f1: usize i#f2) (do (let a (index xs i#f1)) \
-             (let b (do (let j i#f1) j)) (- a b)))) (+ y 1))))"
-        );
-    }
-
-    #[test]
-    fn a_let_with_one_consuming_use_does_not_block_fusion() {
-        // { let ys = map(f, xs); reduce(+, 0, ys) }
-        let e = Expr::Block {
-            stmts: vec![let_ys()],
-            result: Some(Box::new(Expr::par(
-                ParOp::Reduce,
-                vec![add(), Expr::int(0), Expr::var("ys")],
-            ))),
-        };
-        assert_eq!(
-            fuse(&e).to_string(),
-            "(do (reduce (lambda (a b) (+ a b)) 0 (create (.len xs) (lambda (i#f1: usize) (do (let x (index xs i#f1)) x)))))"
-        );
-    }
-
-    #[test]
-    fn reductions_of_one_input_fuse_side_by_side() {
-        // (reduce(+, 0, map(f, xs)), reduce(max, m, map(f, xs))): one pass.
-        let f = || {
-            Expr::par(
-                ParOp::Map,
-                vec![
-                    lam("x", bin(BinOp::Mul, Expr::var("x"), Expr::int(2))),
-                    Expr::var("xs"),
-                ],
-            )
-        };
-        let max = lam2(
-            "p",
-            "q",
-            Expr::Method {
-                recv: Box::new(Expr::var("p")),
-                method: "max".into(),
-                args: vec![Expr::var("q")],
-            },
-        );
-        let e = Expr::Tuple(vec![
-            Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), f()]),
-            Expr::par(ParOp::Reduce, vec![max, Expr::var("m"), f()]),
-        ]);
-        assert_eq!(
-            fuse(&e).to_string(),
-            "(reduce (lambda (acc#f3 elem#f4) (tuple (do (let a acc#f3.0) (let b elem#f4.0) (+ a b)) \
-             (do (let p acc#f3.1) (let q elem#f4.1) (.max p q)))) (tuple 0 m) (create (.len xs) \
-             (lambda (i#f1: usize) (do (let x#f5 (do (let x (index xs i#f1)) (* x 2))) (tuple x#f5 x#f5)))))"
-        );
-    }
-
-    #[test]
-    fn nothing_is_computed_twice() {
-        // Two uses: ys stays a manifest array.
-        let two = Expr::Block {
-            stmts: vec![let_ys()],
-            result: Some(Box::new(Expr::Tuple(vec![
-                Expr::par(ParOp::Reduce, vec![add(), Expr::int(0), Expr::var("ys")]),
-                Expr::par(ParOp::Scan, vec![add(), Expr::int(0), Expr::var("ys")]),
-            ]))),
-        };
-        assert!(fuse(&two)
-            .to_string()
-            .starts_with("(do (let ys (create (.len xs)"));
-        // One use, but inside a closure that runs once per element of zs: not substituted.
-        let under_lambda = Expr::Block {
-            stmts: vec![let_ys()],
-            result: Some(Box::new(Expr::par(
-                ParOp::Map,
-                vec![
-                    lam(
-                        "z",
-                        Expr::par(ParOp::Reduce, vec![add(), Expr::var("z"), Expr::var("ys")]),
-                    ),
-                    Expr::var("zs"),
-                ],
-            ))),
-        };
-        assert!(fuse(&under_lambda)
-            .to_string()
-            .starts_with("(do (let ys (create (.len xs)"));
-    }
-}
+mod tests;

@@ -1,0 +1,82 @@
+//! Debug mode's forms of the iterator-chain consumers whose compiled forms assume more than
+//! Rust promises: `fold(ne, op)` and rayon's `reduce(|| ne, op)` become parallel
+//! reductions, so `ne` must be a neutral element of `op` and `op` associative. The
+//! `accelerate!` and `#[accel]` expansions call these in place of the methods; they check
+//! those assumptions on sampled elements (as [`crate::reduce`] does), then fold in order.
+
+use crate::accel_type::Accel;
+use crate::checks;
+
+/// An element of a chain folded into accumulators of type `T`: `T` itself, or a reference
+/// to one (`xs.iter().fold(0.0, |a, x| a + x)` folds `&f32`s into an `f32`).
+pub trait ChainItem<T>: Clone {
+    /// The element as an accumulator.
+    fn owned(&self) -> T;
+    /// Checks `fold`'s assumptions on sampled `items`: a monoid where the elements are
+    /// accumulators, a left neutral element where they are references.
+    fn check_fold(op: &impl Fn(T, Self) -> T, ne: &T, items: &[Self]);
+}
+
+impl<T: Accel + Clone> ChainItem<T> for T {
+    fn owned(&self) -> T {
+        self.clone()
+    }
+    fn check_fold(op: &impl Fn(T, T) -> T, ne: &T, items: &[T]) {
+        checks::check_monoid("fold", op, ne, items);
+    }
+}
+
+impl<T: Accel + Clone> ChainItem<T> for &T {
+    fn owned(&self) -> T {
+        (*self).clone()
+    }
+    fn check_fold(op: &impl Fn(T, Self) -> T, ne: &T, items: &[Self]) {
+        checks::check_left_neutral("fold", op, ne, items, |x| (*x).clone());
+    }
+}
+
+/// `it.fold(ne, op)`, with its assumptions checked in debug mode.
+///
+/// ```
+/// use accel_runtime::__private::chain_fold;
+/// let xs = vec![1.5f32, 2.0, 4.0];
+/// assert_eq!(chain_fold(xs.iter(), 0.0, |a, x| a + x), 7.5);
+/// ```
+pub fn chain_fold<I, T>(it: I, ne: T, op: impl Fn(T, I::Item) -> T) -> T
+where
+    I: Iterator,
+    I::Item: ChainItem<T>,
+    T: Accel + Clone,
+{
+    if !checks::active() {
+        return it.fold(ne, op);
+    }
+    let items: Vec<I::Item> = it.collect();
+    <I::Item as ChainItem<T>>::check_fold(&op, &ne, &items);
+    items.into_iter().fold(ne, op)
+}
+
+/// rayon's `it.reduce(identity, op)` read sequentially, with its assumptions checked in
+/// debug mode.
+///
+/// ```
+/// use accel_runtime::__private::chain_reduce;
+/// assert_eq!(chain_reduce(1..=4, || 1, |a, b| a * b), 24);
+/// ```
+pub fn chain_reduce<I>(
+    it: I,
+    identity: impl Fn() -> I::Item,
+    op: impl Fn(I::Item, I::Item) -> I::Item,
+) -> I::Item
+where
+    I: Iterator,
+    I::Item: Accel + Clone,
+{
+    let ne = identity();
+    if !checks::active() {
+        return it.fold(ne, op);
+    }
+    let items: Vec<I::Item> = it.collect();
+    checks::check_monoid("reduce", &op, &ne, &items);
+    items.into_iter().fold(ne, op)
+}

@@ -1,0 +1,256 @@
+//! Iterator chains inside `accelerate!` and `#[accel]` functions (API.md, "Inside
+//! accelerated code"): every source, adaptor and consumer, alone and chained, at sizes
+//! around the CPU's chunks and lanes and the GPU's blocks, in debug, cpu and cuda modes
+//! (the emulator here) with the exact values Rust's own iterators give.
+
+// The chains are written as users write them, including forms clippy would shorten.
+#![allow(
+    clippy::iter_count,
+    clippy::manual_contains,
+    clippy::useless_conversion
+)]
+
+use accel_runtime::prelude::*;
+
+mod common;
+
+use common::agree;
+
+const SIZES: [usize; 11] = [0, 1, 2, 3, 255, 256, 257, 4095, 4096, 4097, 100_003];
+
+/// Pseudo-random values in -500..500 (a fixed sequence).
+fn noise(n: usize, seed: u64) -> Vec<i64> {
+    (0..n as u64)
+        .map(|i| {
+            let z = (i + seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            ((z ^ (z >> 29)) % 1000) as i64 - 500
+        })
+        .collect()
+}
+
+#[accel]
+fn dot(xs: &[f32], ys: &[f32]) -> f32 {
+    xs.iter().zip(ys).map(|(x, y)| x * y).sum()
+}
+
+#[accel]
+fn count_above(xs: &[i64], t: i64) -> usize {
+    let mut above = 0;
+    for x in xs.iter() {
+        if *x > t {
+            above += 1;
+        }
+    }
+    above
+}
+
+#[test]
+fn the_examples_of_api_md() {
+    let xs: Vec<f32> = noise(1000, 1).iter().map(|&x| x as f32 * 0.01).collect();
+    let ys: Vec<f32> = noise(1000, 2).iter().map(|&x| x as f32 * 0.01).collect();
+    let t = 1.5f32;
+    let want: f32 = xs.iter().zip(&ys).map(|(x, y)| x * y).sum();
+    let dot: f32 = agree(|| accelerate!(xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum()));
+    assert!(
+        (dot - want).abs() <= 1e-3 * want.abs().max(1.0),
+        "{dot} vs {want}"
+    );
+    let big: usize = agree(|| accelerate!(xs.iter().filter(|x| **x > t).count()));
+    assert_eq!(big, xs.iter().filter(|x| **x > t).count());
+    let exps: Vec<f32> = agree(|| accelerate!(xs.iter().map(|x| x.exp()).collect()));
+    assert_eq!(exps.len(), xs.len());
+}
+
+#[test]
+fn sources_and_consumers() {
+    for n in SIZES {
+        let xs = noise(n, 3);
+        let sum: i64 = xs.iter().sum();
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().sum::<i64>())),
+            sum,
+            "n = {n}"
+        );
+        assert_eq!(
+            agree(|| accelerate!(xs.par_iter().copied().sum::<i64>())),
+            sum
+        );
+        let s: i64 = agree(|| accelerate!(xs.iter().cloned().sum()));
+        assert_eq!(s, sum);
+        let small: Vec<i64> = xs.iter().map(|x| x % 3).collect();
+        let product: i64 = small.iter().map(|x| x + 2).product();
+        assert_eq!(
+            agree(|| accelerate!(small.iter().map(|x| x + 2).product::<i64>())),
+            product
+        );
+        assert_eq!(agree(|| accelerate!(xs.iter().fold(0, |a, b| a + b))), sum);
+        assert_eq!(
+            agree(|| accelerate!(xs.par_iter().copied().reduce(|| 0, |a, b| a + b))),
+            sum
+        );
+        let max = xs.iter().copied().fold(i64::MIN, i64::max);
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().copied().fold(i64::MIN, i64::max))),
+            max
+        );
+        assert_eq!(agree(|| accelerate!(xs.iter().count())), n);
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().all(|x| *x > -500))),
+            xs.iter().all(|x| *x > -500)
+        );
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().any(|&x| x == 499))),
+            xs.iter().any(|&x| x == 499)
+        );
+        let doubled: Vec<i64> = agree(|| accelerate!(xs.iter().map(|x| x * 2).collect()));
+        assert_eq!(doubled, xs.iter().map(|x| x * 2).collect::<Vec<_>>());
+        // Ranges: indices, from zero and from elsewhere, inclusive.
+        let squares: Vec<usize> =
+            agree(|| accelerate!((0..n).into_par_iter().map(|i| i * i).collect()));
+        assert_eq!(squares, (0..n).map(|i| i * i).collect::<Vec<_>>());
+        let total: usize = agree(|| accelerate!((3..=n + 3).map(|i| i % 7).sum()));
+        assert_eq!(total, (3..=n + 3).map(|i| i % 7).sum::<usize>());
+    }
+}
+
+#[test]
+fn adaptors_alone_and_chained() {
+    for n in SIZES {
+        let xs = noise(n, 5);
+        // The shorter side of a zip wins, on either side.
+        let ys = noise(n / 2 + 1, 6);
+        let want: i64 = xs.iter().zip(&ys).map(|(x, y)| x * y).sum();
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().zip(&ys).map(|(x, y)| x * y).sum::<i64>())),
+            want,
+            "n = {n}"
+        );
+        let want: Vec<(i64, i64)> = ys.iter().copied().zip(xs.iter().copied()).collect();
+        let got: Vec<(i64, i64)> =
+            agree(|| accelerate!(ys.iter().copied().zip(xs.iter().copied()).collect()));
+        assert_eq!(got, want);
+        // enumerate, then filter on the index and the value.
+        let want: Vec<(usize, i64)> = xs
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(i, x)| i % 3 == 0 && *x > 0)
+            .collect();
+        let got: Vec<(usize, i64)> = agree(|| {
+            accelerate!(xs
+                .iter()
+                .copied()
+                .enumerate()
+                .filter(|(i, x)| i % 3 == 0 && *x > 0)
+                .collect())
+        });
+        assert_eq!(got, want);
+        // A filter fused into its consumer, and a map after a filter.
+        let want = xs.iter().filter(|x| **x % 4 == 1).count();
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().filter(|x| **x % 4 == 1).count())),
+            want
+        );
+        let want: i64 = xs.iter().filter(|&&x| x < 0).map(|x| x * x).sum();
+        assert_eq!(
+            agree(|| accelerate!(xs.iter().filter(|&&x| x < 0).map(|x| x * x).sum::<i64>())),
+            want
+        );
+        // A chain over a chain's result (a zip of two maps).
+        let want: i64 = xs
+            .iter()
+            .map(|x| x + 1)
+            .zip(ys.iter().map(|y| y - 1))
+            .map(|(a, b)| a.max(b))
+            .sum();
+        let got: i64 = agree(|| {
+            accelerate!(xs
+                .iter()
+                .map(|x| x + 1)
+                .zip(ys.iter().map(|y| y - 1))
+                .map(|(a, b)| a.max(b))
+                .sum())
+        });
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn chains_nested_in_elements_and_in_functions() {
+    let rows: Vec<Vec<i64>> = (0..300).map(|r| noise(17, r as u64)).collect();
+    let want: Vec<i64> = rows
+        .iter()
+        .map(|row| row.iter().map(|x| x * x).sum())
+        .collect();
+    let got: Vec<i64> = agree(|| {
+        accelerate!(rows
+            .iter()
+            .map(|row| row.iter().map(|x| x * x).sum::<i64>())
+            .collect())
+    });
+    assert_eq!(got, want);
+    let got: Vec<i64> = agree(|| {
+        accelerate!(map(
+            |row: Vec<i64>| row.iter().filter(|x| **x > 0).sum(),
+            &rows
+        ))
+    });
+    assert_eq!(
+        got,
+        rows.iter()
+            .map(|r| r.iter().filter(|x| **x > 0).sum())
+            .collect::<Vec<i64>>()
+    );
+    // `#[accel]` functions: a chain, and a `for x in xs.iter()` loop.
+    for n in [0usize, 1, 257, 4097] {
+        let xs: Vec<f32> = noise(n, 8).iter().map(|&x| x as f32 * 0.5).collect();
+        let ys: Vec<f32> = noise(n, 9).iter().map(|&x| x as f32 * 0.25).collect();
+        let want = dot(&xs, &ys);
+        let got: f32 =
+            agree(|| accelerate!(map(|k: usize| dot(&xs, &ys) * k as f32, create(2, |i| i))))[1];
+        assert_eq!(got, want);
+        let is = noise(n, 10);
+        let got: Vec<usize> =
+            agree(|| accelerate!(map(|t| count_above(&is, t), &[-100i64, 0, 100])));
+        assert_eq!(
+            got,
+            [-100i64, 0, 100]
+                .iter()
+                .map(|&t| is.iter().filter(|x| **x > t).count())
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn fold_and_reduce_carry_reduces_assumptions() {
+    let xs = noise(100, 4);
+    let message = common::panic_message(|| {
+        with_mode(Mode::Debug, || {
+            accelerate!(xs.iter().fold(10, |a, b| a + b))
+        });
+    });
+    assert!(
+        message.contains("fold at")
+            && message.contains("ne is not a neutral element of op: op(ne, x) = "),
+        "{message}"
+    );
+    let message = common::panic_message(|| {
+        with_mode(Mode::Debug, || {
+            accelerate!(xs.par_iter().copied().reduce(
+                || 0,
+                |a, b| if a == 0 {
+                    b
+                } else if b == 0 {
+                    a
+                } else {
+                    a - b
+                }
+            ))
+        });
+    });
+    assert!(
+        message.contains("reduce at") && message.contains("op is not associative"),
+        "{message}"
+    );
+}
