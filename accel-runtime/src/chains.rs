@@ -10,26 +10,18 @@ use crate::checks;
 /// An element of a chain folded into accumulators of type `T`: `T` itself, or a reference
 /// to one (`xs.iter().fold(0.0, |a, x| a + x)` folds `&f32`s into an `f32`).
 pub trait ChainItem<T>: Clone {
-    /// The element as an accumulator.
-    fn owned(&self) -> T;
     /// Checks `fold`'s assumptions on sampled `items`: a monoid where the elements are
     /// accumulators, a left neutral element where they are references.
     fn check_fold(op: &impl Fn(T, Self) -> T, ne: &T, items: &[Self]);
 }
 
 impl<T: Accel + Clone> ChainItem<T> for T {
-    fn owned(&self) -> T {
-        self.clone()
-    }
     fn check_fold(op: &impl Fn(T, T) -> T, ne: &T, items: &[T]) {
         checks::check_monoid("fold", op, ne, items);
     }
 }
 
 impl<T: Accel + Clone> ChainItem<T> for &T {
-    fn owned(&self) -> T {
-        (*self).clone()
-    }
     fn check_fold(op: &impl Fn(T, Self) -> T, ne: &T, items: &[Self]) {
         checks::check_left_neutral("fold", op, ne, items, |x| (*x).clone());
     }

@@ -14,19 +14,9 @@ use accel_runtime::prelude::*;
 
 mod common;
 
-use common::agree;
+use common::{agree, noise};
 
 const SIZES: [usize; 11] = [0, 1, 2, 3, 255, 256, 257, 4095, 4096, 4097, 100_003];
-
-/// Pseudo-random values in -500..500 (a fixed sequence).
-fn noise(n: usize, seed: u64) -> Vec<i64> {
-    (0..n as u64)
-        .map(|i| {
-            let z = (i + seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            ((z ^ (z >> 29)) % 1000) as i64 - 500
-        })
-        .collect()
-}
 
 #[accel]
 fn dot(xs: &[f32], ys: &[f32]) -> f32 {

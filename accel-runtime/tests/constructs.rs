@@ -14,7 +14,7 @@ use accel_runtime::prelude::*;
 
 mod common;
 
-use common::agree as debug;
+use common::{agree as debug, noise};
 
 #[derive(Accel, Clone, Copy, Debug, PartialEq)]
 struct Point {
@@ -591,16 +591,6 @@ fn histograms_with_general_operators() {
         });
         assert_eq!(got.len(), 300);
     }
-}
-
-/// Pseudo-random values for the tests (a fixed sequence).
-fn noise(n: usize, seed: u64) -> Vec<i64> {
-    (0..n as u64)
-        .map(|i| {
-            let z = (i + seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            ((z ^ (z >> 29)) % 1000) as i64 - 500
-        })
-        .collect()
 }
 
 #[test]

@@ -101,61 +101,58 @@ fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
         || xs.iter().sum::<f32>(),
         |a, _| rel(*a as f64, xs.iter().map(|&x| x as f64).sum::<f64>()),
     ));
+    // Each benchmark in the functional form and as an iterator chain inside `accelerate!`
+    // (issue 13: within 5% of each other), against the same rayon and sequential code.
+    let dot_rayon = || xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>();
+    let dot_seq = || xs.iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>();
+    let dot_error = |a: &f32, _: &f32| {
+        rel(
+            *a as f64,
+            xs.iter()
+                .zip(&ys)
+                .map(|(&x, &y)| x as f64 * y as f64)
+                .sum::<f64>(),
+        )
+    };
     rows.push(bench(
         "dot",
         format!("{n} f32"),
         runs,
         || accelerate!(reduce(|a, b| a + b, 0.0, map2(|x, y| x * y, &xs, &ys))),
-        || xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
-        || xs.iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
-        |a, _| {
-            rel(
-                *a as f64,
-                xs.iter()
-                    .zip(&ys)
-                    .map(|(&x, &y)| x as f64 * y as f64)
-                    .sum::<f64>(),
-            )
-        },
+        dot_rayon,
+        dot_seq,
+        dot_error,
     ));
-    let alpha = 2.5f32;
-    rows.push(bench(
-        "saxpy",
-        format!("{n} f32"),
-        runs,
-        || accelerate!(map2(|x, y| alpha * x + y, &xs, &ys)),
-        || {
-            xs.par_iter()
-                .zip(&ys)
-                .map(|(x, y)| alpha * x + y)
-                .collect::<Vec<f32>>()
-        },
-        || {
-            xs.iter()
-                .zip(&ys)
-                .map(|(x, y)| alpha * x + y)
-                .collect::<Vec<f32>>()
-        },
-        |a, b| max_rel(a, b),
-    ));
-    // The same two written as iterator chains inside `accelerate!` (issue 13: within 5% of
-    // the functional forms above).
     rows.push(bench(
         "dot (iterator chain)",
         format!("{n} f32"),
         runs,
         || accelerate!(xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>()),
-        || xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
-        || xs.iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>(),
-        |a, _| {
-            rel(
-                *a as f64,
-                xs.iter()
-                    .zip(&ys)
-                    .map(|(&x, &y)| x as f64 * y as f64)
-                    .sum::<f64>(),
-            )
-        },
+        dot_rayon,
+        dot_seq,
+        dot_error,
+    ));
+    let alpha = 2.5f32;
+    let saxpy_rayon = || {
+        xs.par_iter()
+            .zip(&ys)
+            .map(|(x, y)| alpha * x + y)
+            .collect::<Vec<f32>>()
+    };
+    let saxpy_seq = || {
+        xs.iter()
+            .zip(&ys)
+            .map(|(x, y)| alpha * x + y)
+            .collect::<Vec<f32>>()
+    };
+    rows.push(bench(
+        "saxpy",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(map2(|x, y| alpha * x + y, &xs, &ys)),
+        saxpy_rayon,
+        saxpy_seq,
+        |a, b| max_rel(a, b),
     ));
     rows.push(bench(
         "saxpy (iterator chain)",
@@ -168,18 +165,8 @@ fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
                 .map(|(x, y)| alpha * x + y)
                 .collect::<Vec<f32>>())
         },
-        || {
-            xs.par_iter()
-                .zip(&ys)
-                .map(|(x, y)| alpha * x + y)
-                .collect::<Vec<f32>>()
-        },
-        || {
-            xs.iter()
-                .zip(&ys)
-                .map(|(x, y)| alpha * x + y)
-                .collect::<Vec<f32>>()
-        },
+        saxpy_rayon,
+        saxpy_seq,
         |a, b| max_rel(a, b),
     ));
     drop((xs, ys));

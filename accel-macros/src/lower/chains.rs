@@ -152,32 +152,25 @@ impl Lowerer {
 
     /// `a..b` (or `a..=b`) as a sequence: `create(b - a, |i| i + a)`.
     fn range(&mut self, r: &syn::ExprRange) -> Expr {
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return self.error(
-                r,
-                "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
-            );
+        let Some((lo, hi)) = self.range_bounds(
+            r,
+            "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
+        ) else {
+            return Expr::Tuple(vec![]);
         };
-        let lo = self.expr(start);
-        let mut hi = self.expr(end);
-        if let syn::RangeLimits::Closed(_) = r.limits {
-            hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
+        let (i, here) = (self.fresh_name("i"), loc(r.span()));
+        if lo == Expr::int(0) {
+            return self.par_at(ParOp::Create, vec![hi, lambda(&[&i], Expr::var(&i))], here);
         }
-        let i = self.fresh_name("i");
-        let (n, index) = if lo == Expr::int(0) {
-            (hi, Expr::var(&i))
-        } else {
-            let lo_name = self.fresh_name("lo");
-            let n = Expr::Binary(BinOp::Sub, Box::new(hi), Box::new(Expr::var(&lo_name)));
-            let index = Expr::Binary(
-                BinOp::Add,
-                Box::new(Expr::var(&i)),
-                Box::new(Expr::var(&lo_name)),
-            );
-            let body = self.par_at(ParOp::Create, vec![n, lambda(&[&i], index)], loc(r.span()));
-            return let_in(&lo_name, lo, body);
-        };
-        self.par_at(ParOp::Create, vec![n, lambda(&[&i], index)], loc(r.span()))
+        let lo_name = self.fresh_name("lo");
+        let n = Expr::Binary(BinOp::Sub, Box::new(hi), Box::new(Expr::var(&lo_name)));
+        let index = Expr::Binary(
+            BinOp::Add,
+            Box::new(Expr::var(&i)),
+            Box::new(Expr::var(&lo_name)),
+        );
+        let body = self.par_at(ParOp::Create, vec![n, lambda(&[&i], index)], here);
+        let_in(&lo_name, lo, body)
     }
 
     /// `xs.zip(ys)`: pairs of the first `min(len xs, len ys)` elements, as in Rust: `map2`
@@ -200,9 +193,7 @@ impl Lowerer {
         let (x, y) = (self.fresh_name("x"), self.fresh_name("y"));
         let pair = lambda(&[&x, &y], Expr::Tuple(vec![Expr::var(&x), Expr::var(&y)]));
         let zipped = self.par_at(ParOp::Map2, vec![pair, prefix(xs), prefix(ys)], here);
-        lets.into_iter()
-            .rev()
-            .fold(zipped, |body, (name, init)| let_in(&name, init, body))
+        within_lets(lets, zipped)
     }
 
     /// `xs.enumerate()`: pairs `(i, x)`.
@@ -214,9 +205,7 @@ impl Lowerer {
         let (j, x) = (self.fresh_name("j"), self.fresh_name("x"));
         let pair = lambda(&[&j, &x], Expr::Tuple(vec![Expr::var(&j), Expr::var(&x)]));
         let body = self.par_at(ParOp::Map2, vec![pair, indices, xs], here);
-        lets.into_iter()
-            .rev()
-            .fold(body, |body, (name, init)| let_in(&name, init, body))
+        within_lets(lets, body)
     }
 
     /// A sequence and its length as an expression that does not compute it: a variable's
@@ -226,19 +215,11 @@ impl Lowerer {
         if let Some(len) = length_of(&e) {
             return (e, len);
         }
-        let e = self.named(e, base, lets);
-        let len = length_of(&e).unwrap_or_else(|| Expr::Tuple(vec![]));
-        (e, len)
-    }
-
-    /// `e` itself when it is a variable, else a fresh name that `lets` binds to it.
-    fn named(&mut self, e: Expr, base: &str, lets: &mut Vec<(String, Expr)>) -> Expr {
-        if let Expr::Var(_) = e {
-            return e;
-        }
         let name = self.fresh_name(base);
         lets.push((name.clone(), e));
-        Expr::var(&name)
+        let e = Expr::var(&name);
+        let len = length_of(&e).unwrap_or_else(|| Expr::Tuple(vec![]));
+        (e, len)
     }
 
     /// A parallel operation the chain spells, recorded as used at `here`.
@@ -258,15 +239,15 @@ impl Lowerer {
         lambda(&[&a, &b], body)
     }
 
-    /// A name no user code can bind (`__accel_` prefix) for the chain's temporaries.
-    fn fresh_name(&mut self, base: &str) -> String {
+    /// A name no user code can bind (`__accel_` prefix) for the front end's temporaries.
+    pub(super) fn fresh_name(&mut self, base: &str) -> String {
         self.fresh += 1;
         format!("__accel_{base}{}", self.fresh)
     }
 }
 
 /// The length of `e` when it can be written without computing `e`.
-fn length_of(e: &Expr) -> Option<Expr> {
+pub(super) fn length_of(e: &Expr) -> Option<Expr> {
     match e {
         Expr::Var(_) => Some(Expr::Method {
             recv: Box::new(e.clone()),
@@ -299,7 +280,15 @@ fn lambda(params: &[&str], body: Expr) -> Expr {
     }
 }
 
-fn let_in(name: &str, init: Expr, body: Expr) -> Expr {
+/// `body` inside the `lets`, the first outermost.
+fn within_lets(lets: Vec<(String, Expr)>, body: Expr) -> Expr {
+    lets.into_iter()
+        .rev()
+        .fold(body, |body, (name, init)| let_in(&name, init, body))
+}
+
+/// `{ let name = init; body }`.
+pub(super) fn let_in(name: &str, init: Expr, body: Expr) -> Expr {
     Expr::Block {
         stmts: vec![Stmt::Let {
             pat: Pat::bind(name),

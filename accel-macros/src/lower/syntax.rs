@@ -1,8 +1,9 @@
 //! Literals, operators, assignment places, records, and control flow (`if`, `match`,
 //! `for`, blocks).
 
+use super::chains::{length_of, let_in};
 use super::*;
-use accel_ir::{BinOp, Expr, Lit, MatchArm, Pat, ScalarType, Stmt};
+use accel_ir::{BinOp, Expr, Lit, MatchArm, ScalarType, Stmt};
 
 impl Lowerer {
     pub(super) fn lit(&mut self, l: &syn::Lit) -> syn::Result<Lit> {
@@ -178,17 +179,12 @@ impl Lowerer {
         let syn::Expr::Range(range) = &*f.expr else {
             return self.for_elements(f, &f.expr);
         };
-        let (Some(start), Some(end)) = (&range.start, &range.end) else {
-            return self.error(
-                range,
-                "a `for` range in accelerated code needs both bounds (`a..b` or `a..=b`)",
-            );
+        let Some((lo, hi)) = self.range_bounds(
+            range,
+            "a `for` range in accelerated code needs both bounds (`a..b` or `a..=b`)",
+        ) else {
+            return Expr::Tuple(vec![]);
         };
-        let lo = self.expr(start);
-        let mut hi = self.expr(end);
-        if let syn::RangeLimits::Closed(_) = range.limits {
-            hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
-        }
         self.scoped(|l| {
             let var = match &*f.pat {
                 syn::Pat::Ident(i) => i.ident.to_string(),
@@ -211,55 +207,59 @@ impl Lowerer {
         })
     }
 
+    /// The start and the end (excluded) of `a..b` or `a..=b`; `None`, with `missing`
+    /// reported, when a bound is missing.
+    pub(super) fn range_bounds(
+        &mut self,
+        r: &syn::ExprRange,
+        missing: &str,
+    ) -> Option<(Expr, Expr)> {
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            self.error(r, missing);
+            return None;
+        };
+        let lo = self.expr(start);
+        let mut hi = self.expr(end);
+        if let syn::RangeLimits::Closed(_) = r.limits {
+            hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
+        }
+        Some((lo, hi))
+    }
+
     /// `for x in xs.iter()` (or `xs.into_iter()`, `&xs`) and `for (i, x) in
     /// xs.iter().enumerate()`: a loop over the indices with the element bound in the body.
     fn for_elements(&mut self, f: &syn::ExprForLoop, e: &syn::Expr) -> Expr {
         let message = "accelerated code supports `for` over integer ranges (`for i in a..b`) and over a sequence's elements (`for x in xs.iter()`, `for (i, x) in xs.iter().enumerate()`)";
-        let (seq, enumerated) = match sequence_of_loop(e) {
-            Some(found) => found,
-            None => return self.error(e, message),
+        let Some((seq, enumerated)) = sequence_of_loop(e) else {
+            return self.error(e, message);
         };
         let xs = self.expr(seq);
-        let (seq_name, i) = (
-            format!("__accel_seq{}", self.fresh),
-            format!("__accel_i{}", self.fresh),
-        );
-        self.fresh += 1;
+        let (seq_name, i) = (self.fresh_name("seq"), self.fresh_name("i"));
+        let seq = Expr::var(&seq_name);
+        let len = length_of(&seq).unwrap_or_else(|| Expr::Tuple(vec![]));
         self.scoped(|l| {
             let pat = l.pat(&f.pat);
-            let element = Expr::Index(Box::new(Expr::var(&seq_name)), Box::new(Expr::var(&i)));
+            let element = Expr::Index(Box::new(seq), Box::new(Expr::var(&i)));
             let value = if enumerated {
                 Expr::Tuple(vec![Expr::var(&i), element])
             } else {
                 element
             };
-            let body = l.block(&f.body);
             let body = Expr::Block {
                 stmts: vec![Stmt::Let {
                     pat,
                     ty: Type::Infer,
                     init: Some(value),
                 }],
-                result: Some(Box::new(body)),
+                result: Some(Box::new(l.block(&f.body))),
             };
-            let len = Expr::Method {
-                recv: Box::new(Expr::var(&seq_name)),
-                method: "len".into(),
-                args: vec![],
+            let each = Expr::For {
+                var: i.clone(),
+                lo: Box::new(Expr::Lit(Lit::Int(0, Some(ScalarType::Usize)))),
+                hi: Box::new(len),
+                body: Box::new(body),
             };
-            Expr::Block {
-                stmts: vec![Stmt::Let {
-                    pat: Pat::bind(&seq_name),
-                    ty: Type::Infer,
-                    init: Some(xs),
-                }],
-                result: Some(Box::new(Expr::For {
-                    var: i.clone(),
-                    lo: Box::new(Expr::Lit(Lit::Int(0, Some(ScalarType::Usize)))),
-                    hi: Box::new(len),
-                    body: Box::new(body),
-                })),
-            }
+            let_in(&seq_name, xs, each)
         })
     }
 
@@ -402,10 +402,9 @@ fn sequence_of_loop(e: &syn::Expr) -> Option<(&syn::Expr, bool)> {
                 let (seq, enumerated) = sequence_of_loop(&m.receiver)?;
                 (!enumerated).then_some((seq, true))
             }
-            "iter" | "into_iter" | "copied" | "cloned" => match sequence_of_loop(&m.receiver) {
-                Some(found) => Some(found),
-                None => Some((&m.receiver, false)),
-            },
+            "iter" | "into_iter" | "copied" | "cloned" => {
+                sequence_of_loop(&m.receiver).or(Some((&m.receiver, false)))
+            }
             _ => None,
         },
         _ => None,

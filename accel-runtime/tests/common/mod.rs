@@ -139,6 +139,16 @@ pub fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     )
 }
 
+/// Pseudo-random values in -500..500 (a fixed sequence).
+pub fn noise(n: usize, seed: u64) -> Vec<i64> {
+    (0..n as u64)
+        .map(|i| {
+            let z = (i + seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            ((z ^ (z >> 29)) % 1000) as i64 - 500
+        })
+        .collect()
+}
+
 /// The message of the panic `f` must raise.
 pub fn panic_message(f: impl FnOnce()) -> String {
     let err =

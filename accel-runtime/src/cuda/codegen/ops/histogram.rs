@@ -192,11 +192,7 @@ impl KernelGen<'_> {
         let cols = self.begin_params::<HistCombine>(name, elem)?.remove(0);
         self.values_loop(is, vs, |kg, b, v| {
             match update {
-                Update::Atomic { prims, .. } => {
-                    for ((col, x), p) in cols.iter().zip(&v.w).zip(prims) {
-                        kg.line(&format!("{}(&{col}[{b}], {x});", atomic_name(*p)));
-                    }
-                }
+                Update::Atomic { prims, .. } => kg.atomic_combine(prims, &cols, b, &v.w),
                 Update::Locked(op) => kg.locked_update(op, &cols, b, v)?,
                 Update::Write => kg.store_columns(&v, &cols, b),
             }
@@ -246,17 +242,7 @@ impl KernelGen<'_> {
         self.depth += 1;
         self.line(&format!("if (accel_try_lock((unsigned*)locks + {b})) {{"));
         self.depth += 1;
-        let current = V {
-            ty: v.ty.clone(),
-            w: cols
-                .iter()
-                .zip(words(&v.ty)?)
-                .map(|(c, w)| format!("*(volatile {}*)&{c}[{b}]", word_cty(w)))
-                .collect(),
-        };
-        let current = self.copy(&current, "cur")?;
-        let r = self.apply(op, vec![current, v])?;
-        self.store_columns(&r, cols, b);
+        self.combine_into_bin(op, cols, b, v, true)?;
         self.line(&format!("accel_unlock((unsigned*)locks + {b});"));
         self.line(&format!("{done} = true;"));
         self.depth -= 1;
@@ -264,6 +250,40 @@ impl KernelGen<'_> {
         self.depth -= 1;
         self.line("}");
         Ok(())
+    }
+
+    /// `op(bin, v)` written into bin `b` of `cols`; the bin read through `volatile` when
+    /// other threads may have written it since this one last read it (under a lock).
+    fn combine_into_bin(
+        &mut self,
+        op: &Expr,
+        cols: &[String],
+        b: &str,
+        v: V,
+        volatile: bool,
+    ) -> R<()> {
+        let current = V {
+            ty: v.ty.clone(),
+            w: cols
+                .iter()
+                .zip(words(&v.ty)?)
+                .map(|(c, w)| match volatile {
+                    true => format!("*(volatile {}*)&{c}[{b}]", word_cty(w)),
+                    false => format!("{c}[{b}]"),
+                })
+                .collect(),
+        };
+        let current = self.copy(&current, "cur")?;
+        let r = self.apply(op, vec![current, v])?;
+        self.store_columns(&r, cols, b);
+        Ok(())
+    }
+
+    /// `values` (one per scalar) combined atomically into bin `b` of `bins`.
+    fn atomic_combine(&mut self, prims: &[Prim], bins: &[String], b: &str, values: &[String]) {
+        for ((bin, x), p) in bins.iter().zip(values).zip(prims) {
+            self.line(&format!("{}(&{bin}[{b}], {x});", atomic_name(*p)));
+        }
     }
 
     /// The kernel that combines each block's values in a sub-histogram in shared memory
@@ -298,17 +318,14 @@ impl KernelGen<'_> {
         self.line("}");
         self.line("__syncthreads();");
         self.values_loop(is, vs, |kg, b, v| {
-            for ((s, x), p) in sub.iter().zip(&v.w).zip(prims) {
-                kg.line(&format!("{}(&{s}[{b}], {x});", atomic_name(*p)));
-            }
+            kg.atomic_combine(prims, &sub, b, &v.w);
             Ok(())
         })?;
         self.line("__syncthreads();");
         self.line("for (ull b = threadIdx.x; b < m; b += blockDim.x) {");
         self.depth += 1;
-        for ((s, c), p) in sub.iter().zip(&cols).zip(prims) {
-            self.line(&format!("{}(&{c}[b], {s}[b]);", atomic_name(*p)));
-        }
+        let totals: Vec<String> = sub.iter().map(|s| format!("{s}[b]")).collect();
+        self.atomic_combine(prims, &cols, "b", &totals);
         self.depth -= 1;
         self.line("}");
         Ok(self.end())
@@ -323,16 +340,7 @@ impl KernelGen<'_> {
             &elem,
             args,
             FailureKind::HistogramLengths,
-            |kg, cols, b, v| {
-                let current = V {
-                    ty: elem.clone(),
-                    w: cols.iter().map(|c| format!("{c}[{b}]")).collect(),
-                };
-                let current = kg.copy(&current, "cur")?;
-                let r = kg.apply(h.op, vec![current, v])?;
-                kg.store_columns(&r, cols, b);
-                Ok(())
-            },
+            |kg, cols, b, v| kg.combine_into_bin(h.op, cols, b, v, false),
         )
     }
 
