@@ -1,5 +1,5 @@
 //! The example of API.md: a reduction with an #[accel] function, a map with a captured
-//! local, and a function that reaches parallel operations itself.
+//! local, a function that reaches parallel operations itself, and two iterator chains.
 //!
 //! `cargo run -p accel-examples --bin quickstart` (set `ACCEL_MODE=debug` for checked
 //! sequential execution, `ACCEL_LOG=1` to see what each site did).
@@ -20,13 +20,17 @@ fn sum_of_squares(xs: &[f32]) -> f32 {
 fn main() {
     let v: Vec<i64> = (1..=1_000_000).collect();
     let s = accelerate!(reduce(add, 0, &v)); // runs in parallel
+    let t: i64 = accelerate!(v.par_iter().sum()); // the same, as an iterator chain
     let xs: Vec<f32> = (0..1000).map(|i| i as f32).collect();
     let c = 3.0f32;
     let ys: Vec<f32> = accelerate!(map(|x| c * x, &xs)); // captured locals are marshaled
     let q: f32 = accelerate!(sum_of_squares(&ys)); // reaches reduce through the fn
+    let zs: Vec<f32> = accelerate!(xs.iter().map(|x| c * x).collect()); // a chain again
 
     assert_eq!(s, 500_000_500_000);
     assert_eq!(ys[10], 30.0);
+    assert_eq!(t, s);
+    assert_eq!(zs, ys);
     // A parallel float reduction groups additions differently from a sequential fold.
     let expected: f32 = ys.iter().fold(0.0, |a, y| a + y * y);
     assert!(

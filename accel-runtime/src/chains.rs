@@ -9,6 +9,11 @@ use crate::checks;
 
 /// An element of a chain folded into accumulators of type `T`: `T` itself, or a reference
 /// to one (`xs.iter().fold(0.0, |a, x| a + x)` folds `&f32`s into an `f32`).
+#[diagnostic::on_unimplemented(
+    message = "`fold` in accelerated code folds elements of type `{Self}` into an accumulator of another type, `{T}`",
+    label = "a fold here is a parallel `reduce`: its operator takes and returns the element type",
+    note = "convert the elements first, then fold or sum them: `.map(|x| *x as {T}).fold(ne, |a, b| a + b)` or `.map(|x| *x as {T}).sum::<{T}>()`"
+)]
 pub trait ChainItem<T>: Clone {
     /// Checks `fold`'s assumptions on sampled `items`: a monoid where the elements are
     /// accumulators, a left neutral element where they are references.

@@ -49,6 +49,18 @@ fn particles() {
 }
 
 #[test]
+fn sensors() {
+    for mode in [Some("debug"), None] {
+        let out = run_with(env!("CARGO_BIN_EXE_sensors"), mode, &["--small"]);
+        // The program checks each chain against std's iterators itself.
+        assert!(
+            out.starts_with("sensors: 8 stations x 1000 readings\n"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
 fn ode() {
     let out = run_with(env!("CARGO_BIN_EXE_ode"), None, &["--small"]);
     assert!(out.starts_with("ode: 64 pendulums x 1000 steps\n"), "{out}");
@@ -159,8 +171,9 @@ fn every_example_compiles_its_kernels_and_runs_on_the_device() {
         );
         return;
     }
-    let examples: [(&str, &[&str]); 7] = [
+    let examples: [(&str, &[&str]); 8] = [
         (env!("CARGO_BIN_EXE_quickstart"), &[]),
+        (env!("CARGO_BIN_EXE_sensors"), &["--small"]),
         (env!("CARGO_BIN_EXE_aliasing"), &[]),
         (env!("CARGO_BIN_EXE_particles"), &[]),
         (env!("CARGO_BIN_EXE_ode"), &["--small"]),

@@ -17,4 +17,10 @@ fn grow(mut xs: Vec<i32>) -> Vec<i32> {
     xs
 }
 
+// A fold is a parallel reduce: its accumulator has the element's type.
+#[accel]
+fn widened(xs: &[i32]) -> i64 {
+    xs.iter().fold(0i64, |acc, x| acc + *x as i64)
+}
+
 fn main() {}

@@ -20,7 +20,9 @@ use crate::types::{ScalarType, Type};
 /// Fuses producers into their consumers throughout `e`.
 pub fn fuse(e: &Expr) -> Expr {
     let mut f = Fuser { counter: 0 };
-    f.expr(e.clone())
+    let mut fused = f.expr(e.clone());
+    flatten::flatten_blocks(&mut fused);
+    fused
 }
 
 struct Fuser {
@@ -80,7 +82,7 @@ impl Fuser {
                 op: ParOp::Create,
                 args,
                 ..
-            } => Some(Expr::applied(&args[1], vec![i.clone()])),
+            } => Some(applied_to_index(&args[1], i)),
             Expr::Var(_) => Some(Expr::Index(Box::new(xs.clone()), Box::new(i.clone()))),
             Expr::Slice { seq, .. } if Self::prefix_in_bounds(xs) => self.element(seq, i),
             _ => None,
@@ -543,6 +545,54 @@ fn same_producer(a: &Expr, b: &Expr) -> bool {
     x[0] == y[0] && **bx == renamed
 }
 
+/// A delayed array's element function applied to an index. When the index is a variable and
+/// the parameter a plain immutable name, the body is renamed rather than given a
+/// `let param = i`: the element reads `xs[i]` with the loop's own index, so the backends'
+/// bounds proofs (which look for a sequence indexed by the loop variable) see through a
+/// chain of composed producers.
+fn applied_to_index(f: &Expr, i: &Expr) -> Expr {
+    if let (Expr::Lambda { params, body }, Expr::Var(index)) = (f, i) {
+        if let [(
+            Pat::Bind {
+                name,
+                mutable: false,
+            },
+            _,
+        )] = params.as_slice()
+        {
+            if !binds(body, index) && !binds(body, name) {
+                let mut body = (**body).clone();
+                rename_var(&mut body, name, index);
+                return body;
+            }
+        }
+    }
+    Expr::applied(f, vec![i.clone()])
+}
+
+/// Whether `e` binds `name` anywhere (a `let`, a closure parameter, a loop variable, a
+/// `match` arm), where renaming to it could be captured.
+fn binds(e: &Expr, name: &str) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        let here = match x {
+            Expr::Block { stmts, .. } => stmts
+                .iter()
+                .any(|s| s.bound_names().iter().any(|n| n == name)),
+            Expr::Lambda { params, .. } => params
+                .iter()
+                .any(|(p, _)| p.bound_names().iter().any(|n| n == name)),
+            Expr::For { var, .. } => var == name,
+            Expr::Match { arms, .. } => arms
+                .iter()
+                .any(|a| a.pat.bound_names().iter().any(|n| n == name)),
+            _ => false,
+        };
+        found |= here;
+    });
+    found
+}
+
 fn rename_var(e: &mut Expr, from: &str, to: &str) {
     if let Expr::Var(v) = e {
         if v == from {
@@ -626,5 +676,6 @@ fn substitute_consumer(e: &mut Expr, name: &str, value: &Expr) -> bool {
     }
 }
 
+mod flatten;
 #[cfg(test)]
 mod tests;

@@ -166,8 +166,9 @@ fn map_of_map2_of_create_composes_into_one_create() {
     );
     assert_eq!(
         fuse(&e).to_string(),
-        "(create (accel::same_len (.len xs) n) (lambda (i#f2: usize) (do (let y (do (let i#f1: usize i#f2) (do (let a (index xs i#f1)) \
-         (let b (do (let j i#f1) j)) (- a b)))) (+ y 1))))"
+        // The composed element functions read the outer index itself (no `let i#f1 = i#f2`).
+        "(create (accel::same_len (.len xs) n) (lambda (i#f2: usize) (do (let a (index xs i#f2)) (let b i#f2) (let y (- a b)) \
+         (+ y 1))))"
     );
 }
 
@@ -216,7 +217,7 @@ fn reductions_of_one_input_fuse_side_by_side() {
         fuse(&e).to_string(),
         "(reduce (lambda (acc#f3 elem#f4) (tuple (do (let a acc#f3.0) (let b elem#f4.0) (+ a b)) \
          (do (let p acc#f3.1) (let q elem#f4.1) (.max p q)))) (tuple 0 m) (create (.len xs) \
-         (lambda (i#f1: usize) (do (let x#f5 (do (let x (index xs i#f1)) (* x 2))) (tuple x#f5 x#f5)))))"
+         (lambda (i#f1: usize) (do (let x (index xs i#f1)) (let x#f5 (* x 2)) (tuple x#f5 x#f5)))))"
     );
 }
 
@@ -250,4 +251,63 @@ fn nothing_is_computed_twice() {
     assert!(fuse(&under_lambda)
         .to_string()
         .starts_with("(do (let ys (create (.len xs)"));
+}
+
+#[test]
+fn a_zip_mapped_by_a_tuple_pattern_is_straight_line_code() {
+    // `xs.iter().zip(&ys).map(|(x, y)| x * y)`: the pair's components bound directly.
+    let pair = lam2("a", "b", Expr::Tuple(vec![Expr::var("a"), Expr::var("b")]));
+    let zipped = Expr::par(ParOp::Map2, vec![pair, Expr::var("xs"), Expr::var("xs")]);
+    let product = Expr::Lambda {
+        params: vec![(
+            Pat::Tuple(vec![Pat::bind("x"), Pat::bind("y")]),
+            Type::Infer,
+        )],
+        body: Box::new(bin(BinOp::Mul, Expr::var("x"), Expr::var("y"))),
+    };
+    let e = Expr::par(ParOp::Map, vec![product, zipped]);
+    assert_eq!(
+        fuse(&e).to_string(),
+        "(create (.len xs) (lambda (i#f2: usize) (do (let a (index xs i#f2)) (let b (index xs i#f2)) \
+         (let x a) (let y b) (* x y))))"
+    );
+}
+
+#[test]
+fn flattening_keeps_what_a_later_statement_names() {
+    // `let a = 1; let y = { let a = 2; a }; y + a`: hoisting would shadow the outer `a`.
+    let inner = Expr::Block {
+        stmts: vec![Stmt::Let {
+            pat: Pat::bind("a"),
+            ty: Type::Infer,
+            init: Some(Expr::int(2)),
+        }],
+        result: Some(Box::new(Expr::var("a"))),
+    };
+    let e = Expr::Block {
+        stmts: vec![
+            Stmt::Let {
+                pat: Pat::bind("a"),
+                ty: Type::Infer,
+                init: Some(Expr::int(1)),
+            },
+            Stmt::Let {
+                pat: Pat::bind("y"),
+                ty: Type::Infer,
+                init: Some(inner),
+            },
+        ],
+        result: Some(Box::new(bin(BinOp::Add, Expr::var("y"), Expr::var("a")))),
+    };
+    assert_eq!(fuse(&e).to_string(), e.to_string());
+    // `let (p, q) = (1, p)` names the outer `p`: it stays one binding.
+    let swap = Expr::Block {
+        stmts: vec![Stmt::Let {
+            pat: Pat::Tuple(vec![Pat::bind("p"), Pat::bind("q")]),
+            ty: Type::Infer,
+            init: Some(Expr::Tuple(vec![Expr::int(1), Expr::var("p")])),
+        }],
+        result: Some(Box::new(Expr::var("q"))),
+    };
+    assert_eq!(fuse(&swap).to_string(), swap.to_string());
 }
