@@ -2,7 +2,7 @@
 //!
 //! - `accelerate!(EXPR)`: lowers `EXPR` to IR, checks it, and expands to the site's
 //!   description (IR, captures, the functions it calls), compile-time checks over it, and a
-//!   call that runs it.
+//!   call that runs it; `try_accelerate!(EXPR)` is the same site returning a `Result`.
 //! - `#[accel]`: keeps the function as it is and generates beside it a companion type of
 //!   the same name whose `AccelFn::DESC` describes it (IR, callees, parallel operations).
 //! - `#[derive(Accel)]`: makes a struct with named fields a record.
@@ -21,6 +21,13 @@ use proc_macro::TokenStream;
 #[proc_macro]
 pub fn accelerate(input: TokenStream) -> TokenStream {
     expand::site(input.into(), expand::SiteKind::Run).into()
+}
+
+/// Accelerates an expression and returns `Result<T, AccelError>`: every failure that
+/// `accelerate!` panics on is an `Err` instead.
+#[proc_macro]
+pub fn try_accelerate(input: TokenStream) -> TokenStream {
+    expand::site(input.into(), expand::SiteKind::Try).into()
 }
 
 /// Like `accelerate!`, but returns the site's `&'static SiteDesc` instead of running it:

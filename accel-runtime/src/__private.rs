@@ -10,6 +10,7 @@ pub use crate::structure::{CheckCtx, ValuePath};
 pub use accel_ir::{ScalarType, Type};
 
 use crate::accel_type::Accel;
+use crate::error::AccelError;
 
 /// Implemented by the `Marker` in the companion module `#[accel]` generates beside each
 /// function (a module with the function's name, so importing the function imports it too).
@@ -59,14 +60,20 @@ pub use crate::accel_type::Inspect;
 pub use crate::dispatch::Inspected;
 
 /// Inspects a site's captured values (in debug mode).
-pub fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
+pub fn inspect(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<Inspected, AccelError> {
     crate::dispatch::inspect(site, captures)
 }
 
 pub use crate::dispatch::Plan;
 
 /// Decides how a site runs this time.
-pub fn plan<R: Accel>(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Plan<R> {
+pub fn plan<R: Accel>(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<Plan<R>, AccelError> {
     crate::dispatch::plan(site, captures)
 }
 
@@ -75,7 +82,7 @@ pub fn run_compiled<R: Accel>(
     site: &'static SiteDesc,
     plan: Plan<R>,
     captures: &[(&str, &dyn Inspect)],
-) -> R {
+) -> Result<R, AccelError> {
     match plan {
         Plan::Compiled(c, _) => crate::dispatch::run_compiled(site, &c, captures),
         Plan::Sequential => unreachable!("the expansion runs sequential plans itself"),
@@ -87,8 +94,18 @@ pub fn run_site<R: Accel>(
     site: &'static SiteDesc,
     inspected: Inspected,
     sequential: impl FnOnce() -> R,
-) -> R {
+) -> Result<R, AccelError> {
     crate::dispatch::run_sequential(site, inspected, sequential)
+}
+
+/// `accelerate!`'s value: the site's, or a panic with its error's message (at the site:
+/// the panic's location is the macro call).
+#[track_caller]
+pub fn value_or_panic<R>(result: Result<R, AccelError>) -> R {
+    match result {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 /// The compile times (ms) of every site the CPU backend compiled, in compilation order.

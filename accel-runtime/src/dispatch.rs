@@ -3,13 +3,15 @@
 //! checked sequential Rust; a compiled mode tries its backends in order (the GPU, then
 //! the CPU when the mode was not chosen), every one compiling from the front end's single
 //! result; what no backend compiles runs sequentially when the mode was defaulted, and is
-//! an error naming the site when it was chosen.
+//! an error naming the site when it was chosen. Every failure is an [`AccelError`] value
+//! here: `try_accelerate!` returns it, `accelerate!` panics with its message.
 
 use crate::accel_type::{Accel, Inspect};
 use crate::backend::abi::{Marshal, Unmarshal};
 use crate::backend::log::logging;
 use crate::backend::{Backend, Captures, CompiledSite};
 use crate::checks;
+use crate::error::{compile_kind_of, AccelError, ErrorKind, ViolationPayload};
 use crate::frontend;
 use crate::mode::{self, Mode, ModeError};
 use crate::report;
@@ -112,8 +114,12 @@ fn best_available() -> Mode {
     Mode::Cpu
 }
 
-fn mode_at(site: &'static SiteDesc) -> Mode {
-    mode().unwrap_or_else(|e| panic!("accelerate! at {}: {e}", site.location()))
+fn mode_at(site: &'static SiteDesc) -> Result<Mode, AccelError> {
+    mode().map_err(|e| AccelError::Backend {
+        site: site.location(),
+        kind: ErrorKind::InvalidMode,
+        message: e.to_string(),
+    })
 }
 
 /// How a site runs this time.
@@ -163,10 +169,10 @@ fn scalar_word(v: &dyn Inspect) -> Option<u64> {
 pub(crate) fn plan<R: Accel>(
     site: &'static SiteDesc,
     captures: &[(&str, &dyn Inspect)],
-) -> Plan<R> {
-    let mode = mode_at(site);
+) -> Result<Plan<R>, AccelError> {
+    let mode = mode_at(site)?;
     if mode == Mode::Debug {
-        return Plan::Sequential;
+        return Ok(Plan::Sequential);
     }
     let constants = site.constants();
     let all = all_captures(captures, &constants);
@@ -193,19 +199,25 @@ pub(crate) fn plan<R: Accel>(
         match compiled {
             Ok(code) => {
                 log_compiled(site, hit, name, &*code);
-                return Plan::Compiled(
+                return Ok(Plan::Compiled(
                     Compiled {
                         backend: name,
                         code,
                     },
                     PhantomData,
-                );
+                ));
             }
-            Err(e) if chosen => panic!(
-                "accelerate! at {}: {e} (ACCEL_MODE={name}); {}",
-                site.location(),
-                step.advice
-            ),
+            Err(e) if chosen => {
+                let kind = match step.backend.available() {
+                    Err(_) => ErrorKind::Unavailable,
+                    Ok(()) => compile_kind_of(&e),
+                };
+                return Err(AccelError::Backend {
+                    site: site.location(),
+                    kind,
+                    message: format!("{e} (ACCEL_MODE={name}); {}", step.advice),
+                });
+            }
             Err(e) => {
                 if logging() && !hit {
                     eprintln!("[accel] {}: {name}: {e}; {}", site.location(), step.instead);
@@ -213,7 +225,7 @@ pub(crate) fn plan<R: Accel>(
             }
         }
     }
-    Plan::Sequential
+    Ok(Plan::Sequential)
 }
 
 /// Logs (under `ACCEL_LOG`) how a backend compiled a site on its first run, or a cache hit.
@@ -238,7 +250,7 @@ pub(crate) fn run_compiled<R: Accel>(
     site: &'static SiteDesc,
     c: &Compiled,
     captures: &[(&str, &dyn Inspect)],
-) -> R {
+) -> Result<R, AccelError> {
     let start = Instant::now();
     let constants = site.constants();
     let all = all_captures(captures, &constants);
@@ -253,10 +265,21 @@ pub(crate) fn run_compiled<R: Accel>(
                     start.elapsed().as_secs_f64() * 1e3
                 );
             }
-            r
+            Ok(r)
         }
-        Err(e) => panic!("accelerate! at {}: {e}", site.location()),
+        Err(RunFailure::Capture(message)) => Err(AccelError::Capture {
+            site: site.location(),
+            message,
+        }),
+        Err(RunFailure::Run(message)) => Err(AccelError::failed(site.location(), message)),
     }
+}
+
+/// Why a compiled run failed: a captured value could not be marshaled, or the run itself
+/// failed (or its result could not be read back).
+enum RunFailure {
+    Capture(String),
+    Run(String),
 }
 
 /// Marshals the captured values, runs the code, and reads the result back (the captured
@@ -264,22 +287,22 @@ pub(crate) fn run_compiled<R: Accel>(
 fn run_marshaled<R: Accel>(
     code: &dyn CompiledSite,
     captures: &[(&str, &dyn Inspect)],
-) -> Result<(R, String), String> {
+) -> Result<(R, String), RunFailure> {
     let mut m = Marshal::default();
     for (_, v) in captures {
         v.marshal_into(&mut m);
     }
     if let Some(e) = m.error.take() {
-        return Err(e);
+        return Err(RunFailure::Capture(e));
     }
-    let run = code.run(&m)?;
+    let run = code.run(&m).map_err(RunFailure::Run)?;
     let mut arena = run.arena;
     let mut u = Unmarshal {
         words: &run.words,
         at: 0,
         arena: &mut arena,
     };
-    let r = R::unmarshal(&mut u)?;
+    let r = R::unmarshal(&mut u).map_err(RunFailure::Run)?;
     drop(m);
     Ok((r, run.report))
 }
@@ -291,34 +314,42 @@ pub struct Inspected {
 
 /// Inspects a site's captured values in debug mode (regular nesting, tensor ranks, tensor
 /// names for messages); does nothing in the other modes.
-pub(crate) fn inspect(site: &'static SiteDesc, captures: &[(&str, &dyn Inspect)]) -> Inspected {
+pub(crate) fn inspect(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+) -> Result<Inspected, AccelError> {
     if mode() != Ok(Mode::Debug) {
-        return Inspected {
+        return Ok(Inspected {
             tensors: Vec::new(),
-        };
+        });
     }
     match checks::inspect_captures(captures) {
-        Ok(tensors) => Inspected { tensors },
-        Err(e) => panic!("accelerate! at {}: captured {e}", site.location()),
+        Ok(tensors) => Ok(Inspected { tensors }),
+        Err(message) => Err(AccelError::Capture {
+            site: site.location(),
+            message,
+        }),
     }
 }
 
 /// Runs a site sequentially. `sequential` is the expression itself compiled by rustc: the
-/// debug path.
+/// debug path (with every check on), or the fallback of a compiled mode. A panic of the
+/// expression (an index out of bounds, an overflow in a build with overflow checks) and a
+/// broken assumption are errors naming the site.
 pub(crate) fn run_sequential<R: Accel>(
     site: &'static SiteDesc,
     inspected: Inspected,
     sequential: impl FnOnce() -> R,
-) -> R {
-    let mode = mode_at(site);
+) -> Result<R, AccelError> {
+    let mode = mode_at(site)?;
     let log = logging();
     if log {
         first_run_report(site);
     }
     let start = Instant::now();
-    let result = report::in_site(site.key(), || match mode {
-        Mode::Debug => run_checked(site, inspected, sequential),
-        Mode::Cpu | Mode::Cuda => sequential(),
+    let outcome = report::in_site(site.key(), || {
+        let _checks = (mode == Mode::Debug).then(|| checks::enable(inspected.tensors));
+        report::quietly(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(sequential)))
     });
     if log {
         let how = match mode {
@@ -331,41 +362,34 @@ pub(crate) fn run_sequential<R: Accel>(
             start.elapsed().as_secs_f64() * 1e3
         );
     }
-    result
-}
-
-/// Debug mode: the expression with every check on. A panic raised by the expression
-/// itself (an index out of bounds, an integer overflow in a build with overflow checks) is
-/// re-raised naming the site.
-fn run_checked<R: Accel>(
-    site: &'static SiteDesc,
-    inspected: Inspected,
-    sequential: impl FnOnce() -> R,
-) -> R {
-    let result = {
-        let _checks = checks::enable(inspected.tensors);
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(sequential))
-    };
-    match result {
-        Ok(r) => {
-            if let Err(e) = checks::check_result(&r) {
-                panic!("accelerate! at {}: {e}", site.location());
-            }
-            r
-        }
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied());
-            match message {
-                Some(m) if !m.contains(&site.location()) => {
-                    panic!("accelerate! at {}: {m}", site.location())
-                }
-                _ => std::panic::resume_unwind(payload),
-            }
+    let r = outcome.map_err(|payload| unwound(site, payload))?;
+    if mode == Mode::Debug {
+        if let Err(message) = checks::check_result(&r) {
+            return Err(AccelError::failed(site.location(), message));
         }
     }
+    Ok(r)
+}
+
+/// The error a sequential run unwound with: a broken assumption, or a panic of the
+/// expression with its message.
+fn unwound(site: &'static SiteDesc, payload: Box<dyn std::any::Any + Send>) -> AccelError {
+    let payload = match payload.downcast::<ViolationPayload>() {
+        Ok(v) => {
+            return AccelError::Violation {
+                site: site.location(),
+                operation: v.operation,
+                message: v.message,
+            }
+        }
+        Err(other) => other,
+    };
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "the expression panicked".to_string());
+    AccelError::failed(site.location(), message)
 }
 
 /// Logs a site's program, once per site.

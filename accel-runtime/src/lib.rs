@@ -32,6 +32,8 @@ extern crate self as accel_runtime;
 // The layers, lowest first; imports point down only (tests/architecture.rs checks it).
 // The backend contract: layout, marshaling, failures, caches, dumps, the traits.
 mod backend;
+// What a site returns when it fails.
+mod error;
 // The backends.
 mod cpu;
 #[cfg(feature = "cuda")]
@@ -57,9 +59,10 @@ mod mode;
 pub mod __private;
 
 pub use accel_ir as ir;
-pub use accel_macros::{accel, accelerate, describe, Accel};
+pub use accel_macros::{accel, accelerate, describe, try_accelerate, Accel};
 pub use accel_type::Accel;
 pub use dispatch::mode;
+pub use error::{AccelError, ErrorKind};
 pub use mode::{with_mode, Mode, ModeError};
 pub use ops::{
     create, filter, flatten, map, map2, parallel_loop, reduce, reduce_by_index, scan, scatter,
@@ -73,6 +76,7 @@ pub use tensor::Tensor;
 pub mod prelude {
     pub use crate::{
         accel, accelerate, create, describe, filter, flatten, map, map2, mode, parallel_loop,
-        reduce, reduce_by_index, scan, scatter, with_mode, Accel, Mode, Seq, Tensor,
+        reduce, reduce_by_index, scan, scatter, try_accelerate, with_mode, Accel, AccelError, Mode,
+        Seq, Tensor,
     };
 }

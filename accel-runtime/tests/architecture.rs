@@ -16,6 +16,7 @@ use syn::visit::Visit;
 /// may not import each other.
 const LAYERS: &[&[&str]] = &[
     &["backend"],
+    &["error"],
     &["cpu", "cuda"],
     &["report"],
     &["structure"],

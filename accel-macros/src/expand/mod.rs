@@ -16,8 +16,10 @@ use syn::spanned::Spanned;
 /// What `accelerate!`-like macros produce.
 #[derive(Clone, Copy, PartialEq)]
 pub enum SiteKind {
-    /// Run the expression.
+    /// Run the expression; panic on a failure.
     Run,
+    /// Run the expression; a failure is an `Err`.
+    Try,
     /// Return the site's description.
     Describe,
 }
@@ -144,20 +146,35 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
     let inspect = capture_entries(&expr, &resolved.captures);
     let sequential = rust_form::expr(&expr);
     let tail = match kind {
-        SiteKind::Run => quote! {
-            // The captures are borrowed to plan and marshal; only the sequential path (run
-            // after their last use) may move them.
-            let __accel_captures: &[(&str, &dyn ::accel_runtime::__private::Inspect)] = &[#(#inspect),*];
-            match ::accel_runtime::__private::plan(__ACCEL_SITE, __accel_captures) {
-                __accel_plan @ ::accel_runtime::__private::Plan::Compiled(..) => {
-                    ::accel_runtime::__private::run_compiled(__ACCEL_SITE, __accel_plan, __accel_captures)
+        SiteKind::Run | SiteKind::Try => {
+            let result = quote! {
+                // The captures are borrowed to plan and marshal; only the sequential path (run
+                // after their last use) may move them.
+                let __accel_captures: &[(&str, &dyn ::accel_runtime::__private::Inspect)] = &[#(#inspect),*];
+                match ::accel_runtime::__private::plan(__ACCEL_SITE, __accel_captures) {
+                    ::core::result::Result::Ok(__accel_plan @ ::accel_runtime::__private::Plan::Compiled(..)) => {
+                        ::accel_runtime::__private::run_compiled(__ACCEL_SITE, __accel_plan, __accel_captures)
+                    }
+                    ::core::result::Result::Ok(::accel_runtime::__private::Plan::Sequential) => {
+                        match ::accel_runtime::__private::inspect(__ACCEL_SITE, __accel_captures) {
+                            ::core::result::Result::Ok(__accel_inspected) => {
+                                ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #sequential)
+                            }
+                            ::core::result::Result::Err(__accel_error) => ::core::result::Result::Err(__accel_error),
+                        }
+                    }
+                    ::core::result::Result::Err(__accel_error) => ::core::result::Result::Err(__accel_error),
                 }
-                ::accel_runtime::__private::Plan::Sequential => {
-                    let __accel_inspected = ::accel_runtime::__private::inspect(__ACCEL_SITE, __accel_captures);
-                    ::accel_runtime::__private::run_site(__ACCEL_SITE, __accel_inspected, || #sequential)
+            };
+            if kind == SiteKind::Try {
+                result
+            } else {
+                quote! {
+                    let __accel_result = { #result };
+                    ::accel_runtime::__private::value_or_panic(__accel_result)
                 }
             }
-        },
+        }
         SiteKind::Describe => quote! {
             // The captures are checked (accel types) as at a running site.
             let _ = (#(#inspect,)*);
