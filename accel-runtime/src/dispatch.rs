@@ -325,9 +325,9 @@ pub(crate) fn inspect(
     }
     match checks::inspect_captures(captures) {
         Ok(tensors) => Ok(Inspected { tensors }),
-        Err(message) => Err(AccelError::Capture {
+        Err(e) => Err(AccelError::Capture {
             site: site.location(),
-            message,
+            message: format!("captured {e}"),
         }),
     }
 }

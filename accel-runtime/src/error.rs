@@ -101,7 +101,7 @@ pub enum AccelError {
         message: String,
     },
     /// A captured value accelerated code cannot take.
-    #[error("accelerate! at {site}: captured {message}")]
+    #[error("accelerate! at {site}: {message}")]
     Capture {
         /// `file:line:col` of the site.
         site: String,
