@@ -34,21 +34,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// `accel-runtime/tests/errors.rs:LINE:COLUMN` of the `try_accelerate!` at or above the
-/// first line of this file that contains `marker`.
+/// `accel-runtime/tests/errors.rs:LINE:COLUMN` of the site on or above the line that
+/// carries `marker`.
 fn site(marker: &str) -> String {
-    let source = include_str!("errors.rs");
-    let lines: Vec<&str> = source.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.contains(marker) && !l.contains("site("))
-        .expect("the marker is in this file");
-    let n = (0..=at)
-        .rev()
-        .find(|&k| lines[k].contains("try_accelerate!("))
-        .expect("a site encloses the marker");
-    let column = lines[n].find("try_accelerate!(").expect("a site") + 1;
-    format!("accel-runtime/tests/errors.rs:{}:{column}", n + 1)
+    common::site_of("errors.rs", include_str!("errors.rs"), marker)
 }
 
 /// The error `f` gives in every mode this build can run (debug, cpu, and cuda on the
@@ -177,7 +166,7 @@ fn a_construct_the_chosen_backend_cannot_compile_is_unsupported() {
     let is = vec![0usize, 1, 0];
     let rows = vec![vec![1i64, 2], vec![3, 4], vec![5, 6]];
     let dest = vec![vec![0i64, 0], vec![0, 0]];
-    let r = with_mode(Mode::Cpu, || {
+    let histogram = || {
         try_accelerate!(reduce_by_index(
             dest.clone(),
             |a: Vec<i64>, b: Vec<i64>| map2(|x, y| x + y, a, b),
@@ -185,21 +174,13 @@ fn a_construct_the_chosen_backend_cannot_compile_is_unsupported() {
             &is,
             &rows
         )) // [rows-hist]
-    });
-    let e = r.expect_err("the cpu backend rejects it");
+    };
+    let e = with_mode(Mode::Cpu, histogram).expect_err("the cpu backend rejects it");
     assert_eq!(e.kind(), ErrorKind::Unsupported);
     assert_eq!(e.site(), site("[rows-hist]"));
     assert!(e.to_string().contains("(ACCEL_MODE=cpu)"), "{e}");
-    // Debug mode runs it.
-    let ok = with_mode(Mode::Debug, || {
-        try_accelerate!(reduce_by_index(
-            dest.clone(),
-            |a: Vec<i64>, b: Vec<i64>| map2(|x, y| x + y, a, b),
-            vec![0i64, 0],
-            &is,
-            &rows
-        ))
-    });
+    // Debug mode runs the same site.
+    let ok = with_mode(Mode::Debug, histogram);
     assert_eq!(ok, Ok(vec![vec![6, 8], vec![3, 4]]));
 }
 

@@ -95,20 +95,26 @@ pub fn gpu_present() -> bool {
 }
 
 /// `accel-runtime/tests/FILE:LINE:COLUMN` of the site enclosing the first line of `source`
-/// (the test file's own text) that contains `marker`: the nearest `accelerate!(` at or
-/// above it. Found in the source, so formatting cannot break the tests' expectations.
+/// (the test file's own text) that contains `marker` outside a string literal (a call
+/// naming the marker does not count): the nearest `accelerate!(` or `try_accelerate!(` at
+/// or above it. Found in the source, so formatting cannot break the tests' expectations.
 pub fn site_of(file: &str, source: &str, marker: &str) -> String {
     let lines: Vec<&str> = source.lines().collect();
+    let quoted = format!("{marker:?}");
     let at = lines
         .iter()
-        .position(|l| l.contains(marker) && !l.contains("site_of("))
+        .position(|l| l.contains(marker) && !l.contains(&quoted))
         .expect("the marker is in this file");
     let n = (0..=at)
         .rev()
         .find(|&k| lines[k].contains("accelerate!("))
         .expect("a site encloses the marker");
-    let column = lines[n].find("accelerate!(").expect("the line has a site") + 1;
-    format!("accel-runtime/tests/{file}:{}:{column}", n + 1)
+    let line = lines[n];
+    let start = line
+        .find("try_accelerate!(")
+        .or_else(|| line.find("accelerate!("))
+        .expect("the line has a site");
+    format!("accel-runtime/tests/{file}:{}:{}", n + 1, start + 1)
 }
 
 /// Runs the ignored test `test` of the current test binary in a child process, with no

@@ -134,27 +134,8 @@ impl Gen {
     /// it must be evaluated first (its own launch). Rejects element types the kernels do
     /// not hold; rows (a row as neutral element) are [`row_fold`]'s.
     fn fold_input(&mut self, op: ParOp, ne: &Expr, xs: &Expr) -> R<Option<FoldInput>> {
-        let (n, element) = match xs {
-            Expr::Par {
-                op: ParOp::Create,
-                args: c,
-                ..
-            } => (c[0].clone(), c[1].clone()),
-            Expr::Var(_) => (
-                Expr::Method {
-                    recv: Box::new(xs.clone()),
-                    method: "len".into(),
-                    args: vec![],
-                },
-                Expr::Lambda {
-                    params: vec![(Pat::bind("accel#i"), Type::Scalar(ScalarType::Usize))],
-                    body: Box::new(Expr::Index(
-                        Box::new(xs.clone()),
-                        Box::new(Expr::var("accel#i")),
-                    )),
-                },
-            ),
-            _ => return Ok(None),
+        let Some((n, element)) = delayed_input(xs) else {
+            return Ok(None);
         };
         let elem = self.type_of(ne)?;
         if !matches!(&elem, Type::Seq(row) if is_flat(row)) {
