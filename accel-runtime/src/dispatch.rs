@@ -8,7 +8,7 @@
 
 use crate::accel_type::{Accel, Inspect};
 use crate::backend::abi::{Marshal, Unmarshal};
-use crate::backend::log::logging;
+use crate::backend::log::{self, logging};
 use crate::backend::{Backend, Captures, CompiledSite};
 use crate::checks;
 use crate::error::{compile_kind_of, AccelError, ErrorKind, ViolationPayload};
@@ -18,7 +18,7 @@ use crate::report;
 use crate::site::SiteDesc;
 use crate::structure::TensorName;
 use accel_ir::Type;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -103,11 +103,7 @@ fn best_available() -> Mode {
         match backend.available() {
             Ok(()) => return mode,
             Err(why) => {
-                if logging() {
-                    eprintln!(
-                        "[accel] the {name} backend is not used: {why}; sites run on the CPU"
-                    );
-                }
+                log::warning!("the {name} backend is not used: {why}; sites run on the CPU");
             }
         }
     }
@@ -198,7 +194,10 @@ pub(crate) fn plan<R: Accel>(
         }
         match compiled {
             Ok(code) => {
-                log_compiled(site, hit, name, &*code);
+                if logging() {
+                    let why = (!hit).then(|| miss_reason(site, name, &described, &result));
+                    log_compiled(site, why, name, &*code);
+                }
                 return Ok(Plan::Compiled(
                     Compiled {
                         backend: name,
@@ -219,8 +218,8 @@ pub(crate) fn plan<R: Accel>(
                 });
             }
             Err(e) => {
-                if logging() && !hit {
-                    eprintln!("[accel] {}: {name}: {e}; {}", site.location(), step.instead);
+                if !hit {
+                    log::warning!("{}: {name}: {e}; {}", site.location(), step.instead);
                 }
             }
         }
@@ -228,21 +227,61 @@ pub(crate) fn plan<R: Accel>(
     Ok(Plan::Sequential)
 }
 
-/// Logs (under `ACCEL_LOG`) how a backend compiled a site on its first run, or a cache hit.
-fn log_compiled(site: &SiteDesc, hit: bool, backend: &str, code: &dyn CompiledSite) {
-    if !logging() {
-        return;
-    }
-    let what = if hit {
-        "cache hit".to_string()
-    } else {
-        format!(
-            "compiled in {:.3} ms ({})",
+/// Logs how a backend compiled a site (`why`: the cache missed), or a cache hit.
+fn log_compiled(site: &SiteDesc, why: Option<String>, backend: &str, code: &dyn CompiledSite) {
+    match why {
+        None => log::info!("{}: {backend}: cache hit", site.location()),
+        Some(why) => log::info!(
+            "{}: {backend}: compiled in {:.3} ms ({}); {why}",
+            site.location(),
             code.compile_ms(),
             code.summary()
-        )
+        ),
+    }
+}
+
+/// Why `backend` compiled `site` again: its first run, a capture or the result of a type
+/// it has not had, or (the same types) new values compiled in as constants.
+fn miss_reason(
+    site: &'static SiteDesc,
+    backend: &'static str,
+    captures: &Captures<'_>,
+    result: &Type,
+) -> String {
+    type Seen = HashMap<(&'static str, usize), Vec<(Vec<Type>, Type)>>;
+    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let before = seen
+        .get_or_insert_with(HashMap::new)
+        .entry((backend, site.key().id))
+        .or_default();
+    let types = (captures.types.to_vec(), result.clone());
+    let why = match before.last() {
+        None => "first run of the site".to_string(),
+        Some(_) if before.contains(&types) => {
+            "new values of captures compiled in as constants".to_string()
+        }
+        Some((last, last_result)) => {
+            let changed: Vec<String> = captures
+                .names
+                .iter()
+                .zip(captures.types.iter().zip(last))
+                .filter(|(_, (now, was))| now != was)
+                .map(|(name, (now, was))| format!("`{name}` is {now} (was {was})"))
+                .collect();
+            if !changed.is_empty() {
+                format!("new capture types: {}", changed.join(", "))
+            } else if captures.types.len() != last.len() {
+                "a new set of captures".to_string()
+            } else {
+                format!("a new result type: {result} (was {last_result})")
+            }
+        }
     };
-    eprintln!("[accel] {}: {backend}: {what}", site.location());
+    if !before.contains(&types) {
+        before.push(types);
+    }
+    why
 }
 
 /// Runs compiled code on the captured values; a failure names the site.
@@ -258,8 +297,8 @@ pub(crate) fn run_compiled<R: Accel>(
         Ok((r, report)) => {
             if logging() {
                 first_run_report(site);
-                eprintln!(
-                    "[accel] {}: {}: ran in {:.3} ms; {report}",
+                log::info!(
+                    "{}: {}: ran in {:.3} ms; {report}",
                     site.location(),
                     c.backend,
                     start.elapsed().as_secs_f64() * 1e3
@@ -356,8 +395,8 @@ pub(crate) fn run_sequential<R: Accel>(
             Mode::Debug => "debug: ran as checked sequential Rust",
             Mode::Cpu | Mode::Cuda => "ran as sequential Rust",
         };
-        eprintln!(
-            "[accel] {}: {how} in {:.3} ms",
+        log::info!(
+            "{}: {how} in {:.3} ms",
             site.location(),
             start.elapsed().as_secs_f64() * 1e3
         );
@@ -401,13 +440,13 @@ fn first_run_report(site: &'static SiteDesc) {
     }
     drop(seen);
     match site.assembled() {
-        Ok(p) => eprintln!(
-            "[accel] {}: program of {} function(s) [{}], captures [{}]",
+        Ok(p) => log::info!(
+            "{}: program of {} function(s) [{}], captures [{}]",
             site.location(),
             p.functions.len(),
             p.function_names().join(", "),
             p.site.captures.join(", ")
         ),
-        Err(e) => eprintln!("[accel] {}: program assembly failed: {e}", site.location()),
+        Err(e) => log::warning!("{}: program assembly failed: {e}", site.location()),
     }
 }

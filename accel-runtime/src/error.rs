@@ -51,7 +51,8 @@ pub enum ErrorKind {
     /// A captured value that accelerated code cannot take (irregular nesting, a tensor of
     /// too high a rank).
     InvalidCapture,
-    /// `ACCEL_MODE` names no mode this build has.
+    /// `ACCEL_MODE` names no mode this build has, or `ACCEL_NUM_THREADS` no number of
+    /// threads.
     InvalidMode,
     /// The chosen mode's backend cannot run here (no GPU, driver or NVRTC).
     Unavailable,
@@ -179,6 +180,8 @@ pub(crate) fn kind_of(message: &str) -> ErrorKind {
         ErrorKind::Irregular
     } else if has("a tensor index has") || has("coordinates, but the tensor has rank") {
         ErrorKind::TensorRank
+    } else if has("ACCEL_NUM_THREADS=") {
+        ErrorKind::InvalidMode
     } else if has("CUDA_ERROR") || has("the GPU") {
         ErrorKind::Device
     } else {

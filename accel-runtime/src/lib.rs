@@ -61,6 +61,7 @@ pub mod __private;
 pub use accel_ir as ir;
 pub use accel_macros::{accel, accelerate, describe, try_accelerate, Accel};
 pub use accel_type::Accel;
+pub use cpu::pool::num_threads;
 pub use dispatch::mode;
 pub use error::{AccelError, ErrorKind};
 pub use mode::{with_mode, Mode, ModeError};

@@ -1,7 +1,46 @@
-//! `ACCEL_LOG`: whether the runtime reports what each site did.
+//! What the runtime reports of each site: records through the `log` facade (target
+//! `accel`), which an application's logger receives; with no logger taking them,
+//! `ACCEL_LOG=1` prints the same lines on stderr.
+
+use log::Level;
+
+/// The target of every record.
+pub const TARGET: &str = "accel";
+
+/// Whether anyone listens: `ACCEL_LOG` is set, or a logger takes `accel` records. Callers
+/// check it before they build a message.
+pub fn logging() -> bool {
+    env_log() || log::log_enabled!(target: TARGET, Level::Error)
+}
+
+/// Reports `message` at `level`: to the application's logger when it takes the record,
+/// else on stderr under `ACCEL_LOG`.
+pub fn emit(level: Level, message: std::fmt::Arguments<'_>) {
+    if log::log_enabled!(target: TARGET, level) {
+        log::log!(target: TARGET, level, "{message}");
+    } else if env_log() {
+        eprintln!("[accel] {message}");
+    }
+}
+
+/// Reports an informational line (what a site compiled, how it ran).
+macro_rules! info {
+    ($($arg:tt)*) => {
+        $crate::backend::log::emit(::log::Level::Info, format_args!($($arg)*))
+    };
+}
+
+/// Reports a line about a site that did not run as asked (a fallback, a backend not used).
+macro_rules! warning {
+    ($($arg:tt)*) => {
+        $crate::backend::log::emit(::log::Level::Warn, format_args!($($arg)*))
+    };
+}
+
+pub(crate) use {info, warning};
 
 /// Whether `ACCEL_LOG` asks for a log (read once per process).
-pub fn logging() -> bool {
+fn env_log() -> bool {
     static LOG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *LOG.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| !v.is_empty() && v != "0"))
 }

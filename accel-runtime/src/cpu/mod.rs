@@ -212,18 +212,30 @@ impl CompiledSite for CpuSite {
     }
 
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
-        let ctx = RunCtx::default();
+        let ctx = RunCtx::new(pool::num_threads());
         let mut out = vec![0u64; self.code.result_words.max(1)];
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
+        // Addresses, so that the call can move to the pool's thread.
+        let (host, words, result, context) = (
+            self.code.host,
+            m.words.as_ptr() as usize,
+            out.as_mut_ptr() as usize,
+            &ctx as *const RunCtx as usize,
+        );
         // SAFETY: `host` is the address of the site function the JIT compiled with the
-        // `Host` signature; `m.words` holds exactly the words of the captured values in the
+        // `Host` signature; `words` holds exactly the words of the captured values in the
         // order the code reads them, every pointer among them is valid for the whole call
         // (the values are borrowed and `m.keep` holds columns and buffer locks until after
-        // it), and `out` has room for the result's words.
-        let status = unsafe {
-            let host: Host = std::mem::transmute::<usize, Host>(self.code.host);
-            host(m.words.as_ptr(), out.as_mut_ptr(), &ctx)
-        };
+        // it), `result` has room for the result's words, and this thread waits for the
+        // pool to finish the call before `ctx`, `out` or `m` go away.
+        let status = pool::on_pool(|| unsafe {
+            let host: Host = std::mem::transmute::<usize, Host>(host);
+            host(
+                words as *const u64,
+                result as *mut u64,
+                context as *const RunCtx,
+            )
+        })?;
         if status != 0 {
             let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
             return Err(
@@ -235,8 +247,10 @@ impl CompiledSite for CpuSite {
             words: out,
             arena,
             report: format!(
-                "{} bytes in, {} of them copied to marshal",
-                m.bytes, m.copied
+                "{} bytes in, {} of them copied to marshal; on {} thread(s)",
+                m.bytes,
+                m.copied,
+                ctx.peak_threads.load(std::sync::atomic::Ordering::Relaxed)
             ),
         })
     }

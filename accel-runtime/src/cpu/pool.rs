@@ -1,11 +1,69 @@
-//! The run-time side of compiled code: parallel launches on the rayon pool, allocation
-//! into the run's arena, and failure reports.
+//! The run-time side of compiled code: the thread pool a run uses, parallel launches on
+//! it, allocation into the run's arena, and failure reports.
 
 use crate::backend::abi::Arena;
 use crate::backend::failure::Failure;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+/// The number of threads a site's compiled CPU code uses when it runs on this thread: the
+/// size of the rayon pool the caller is running on (inside [`rayon::ThreadPool::install`]
+/// or a parallel iterator), else `ACCEL_NUM_THREADS` when it is set, else the size of
+/// rayon's global pool (all cores, or `RAYON_NUM_THREADS`). A site called from inside a
+/// user's pool never starts threads of its own, so nested parallelism does not
+/// oversubscribe the machine.
+///
+/// ```
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// assert_eq!(pool.install(accel_runtime::num_threads), 1);
+/// ```
+pub fn num_threads() -> usize {
+    match own_pool() {
+        Ok(Some(pool)) if rayon::current_thread_index().is_none() => pool.current_num_threads(),
+        _ => rayon::current_num_threads(),
+    }
+}
+
+/// Runs `run` on the pool [`num_threads`] describes; an error when `ACCEL_NUM_THREADS` is
+/// not a number of threads.
+pub fn on_pool<T: Send>(run: impl FnOnce() -> T + Send) -> Result<T, String> {
+    match own_pool()? {
+        Some(pool) if rayon::current_thread_index().is_none() => Ok(pool.install(run)),
+        _ => Ok(run()),
+    }
+}
+
+/// The pool `ACCEL_NUM_THREADS` asks for (read once per process); `None` when it is unset.
+fn own_pool() -> Result<Option<&'static rayon::ThreadPool>, String> {
+    static POOL: OnceLock<Result<Option<rayon::ThreadPool>, String>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let Ok(value) = std::env::var("ACCEL_NUM_THREADS") else {
+            return Ok(None);
+        };
+        let threads = pool_size(&value)?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("accel-{i}"))
+            .build()
+            .map(Some)
+            .map_err(|e| format!("ACCEL_NUM_THREADS={value}: could not start the thread pool: {e}"))
+    })
+    .as_ref()
+    .map(Option::as_ref)
+    .map_err(Clone::clone)
+}
+
+/// The thread count an `ACCEL_NUM_THREADS` value names.
+fn pool_size(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "ACCEL_NUM_THREADS=`{value}` is not a number of threads: use a whole number from 1 \
+             (or leave it unset to use every core)"
+        )),
+    }
+}
 
 /// The state of one compiled run, shared by all its kernels.
 pub struct RunCtx {
@@ -13,19 +71,22 @@ pub struct RunCtx {
     /// allocate (a row per element) do not contend for one lock.
     arenas: Vec<Mutex<Arena>>,
     pub error: Mutex<Option<Failure>>,
-}
-
-impl Default for RunCtx {
-    fn default() -> Self {
-        let shards = rayon::current_num_threads() + 1;
-        RunCtx {
-            arenas: (0..shards).map(|_| Mutex::new(Arena::default())).collect(),
-            error: Mutex::new(None),
-        }
-    }
+    /// The most threads that ran chunks of one launch, for `ACCEL_LOG`.
+    pub peak_threads: AtomicUsize,
 }
 
 impl RunCtx {
+    /// The context of a run on a pool of `threads` threads.
+    pub fn new(threads: usize) -> Self {
+        RunCtx {
+            arenas: (0..threads + 1)
+                .map(|_| Mutex::new(Arena::default()))
+                .collect(),
+            error: Mutex::new(None),
+            peak_threads: AtomicUsize::new(1),
+        }
+    }
+
     /// This thread's arena.
     fn arena(&self) -> &Mutex<Arena> {
         let shard = rayon::current_thread_index().map_or(0, |i| i + 1);
@@ -92,6 +153,7 @@ pub extern "C" fn accel_par(
         ctx: ctx as usize,
         next: AtomicU64::new(0),
         done: AtomicU64::new(0),
+        helpers_ran: AtomicUsize::new(0),
         status: AtomicU32::new(0),
         launcher: std::thread::current(),
     });
@@ -101,16 +163,20 @@ pub extern "C" fn accel_par(
     // sleeps waiting for them to wake. The partition is the same either way, so results
     // are too.
     let start = std::time::Instant::now();
-    while start.elapsed() < SEQUENTIAL_BUDGET && launch.claim_one() {}
+    let mut launcher_counted = true;
+    while start.elapsed() < SEQUENTIAL_BUDGET && launch.claim_one(&mut launcher_counted) {}
     let left = launch
         .chunks
         .saturating_sub(launch.next.load(Ordering::Relaxed));
     let helpers = (rayon::current_num_threads() as u64 - 1).min(left.saturating_sub(1));
     for _ in 0..helpers {
         let l = Arc::clone(&launch);
-        rayon::spawn(move || while l.claim_one() {});
+        rayon::spawn(move || {
+            let mut counted = false;
+            while l.claim_one(&mut counted) {}
+        });
     }
-    while launch.claim_one() {}
+    while launch.claim_one(&mut launcher_counted) {}
     // Only chunks that helpers claimed are still running: spin briefly, then sleep until
     // the last one wakes this thread (a timeout guards against a lost wake-up).
     let mut spins = 0u32;
@@ -122,6 +188,10 @@ pub extern "C" fn accel_par(
             std::thread::park_timeout(std::time::Duration::from_millis(1));
         }
     }
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let threads = 1 + launch.helpers_ran.load(Ordering::Relaxed);
+    ctx.peak_threads.fetch_max(threads, Ordering::Relaxed);
     launch.status.load(Ordering::Relaxed)
 }
 
@@ -142,16 +212,24 @@ struct Launch {
     done: AtomicU64,
     /// The first non-zero status.
     status: AtomicU32,
+    /// Helpers that ran at least one chunk (counted before it is done, so the launcher
+    /// sees every one once all chunks are).
+    helpers_ran: AtomicUsize,
     /// Woken when the last chunk is done.
     launcher: std::thread::Thread,
 }
 
 impl Launch {
-    /// Claims the next chunk and runs it; false when none is left.
-    fn claim_one(&self) -> bool {
+    /// Claims the next chunk and runs it; false when none is left. A helper's first chunk
+    /// counts it among those that ran (`counted` is its own flag).
+    fn claim_one(&self, counted: &mut bool) -> bool {
         let c = self.next.fetch_add(1, Ordering::Relaxed);
         if c >= self.chunks {
             return false;
+        }
+        if !*counted {
+            *counted = true;
+            self.helpers_ran.fetch_add(1, Ordering::Relaxed);
         }
         if self.status.load(Ordering::Relaxed) == 0 {
             let lo = c * self.size;
@@ -212,6 +290,21 @@ pub extern "C" fn accel_fail(ctx: *const RunCtx, kind: u32, a: u64, b: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_count_is_a_whole_number_from_one() {
+        assert_eq!(pool_size("4"), Ok(4));
+        assert_eq!(pool_size(" 1 "), Ok(1));
+        for bad in ["0", "-2", "four", ""] {
+            assert_eq!(
+                pool_size(bad),
+                Err(format!(
+                    "ACCEL_NUM_THREADS=`{bad}` is not a number of threads: use a whole number \
+                     from 1 (or leave it unset to use every core)"
+                ))
+            );
+        }
+    }
 
     #[test]
     fn chunking_depends_on_n_and_grain_alone_and_covers_it() {
