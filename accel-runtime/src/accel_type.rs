@@ -7,7 +7,7 @@ use accel_ir::{ScalarType, Type};
 
 /// A Rust type that accelerated code can take, return and capture. Implemented for the
 /// scalars `i32 i64 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`, sequences (`Vec<T>`,
-/// `&[T]`), [`Tensor`], and structs with `#[derive(Accel)]`.
+/// `&[T]`), [`Tensor`](crate::Tensor), and structs with `#[derive(Accel)]`.
 ///
 /// ```
 /// use accel_runtime::prelude::*;

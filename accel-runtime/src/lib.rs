@@ -59,7 +59,75 @@ mod mode;
 pub mod __private;
 
 pub use accel_ir as ir;
-pub use accel_macros::{accel, accelerate, describe, try_accelerate, Accel};
+/// Makes a free function callable from accelerated code (and from ordinary code: it stays
+/// the same function).
+///
+/// ```
+/// use accel_runtime::prelude::*;
+///
+/// #[accel]
+/// fn clamp01(x: f64) -> f64 {
+///     if x < 0.0 { 0.0 } else if x > 1.0 { 1.0 } else { x }
+/// }
+///
+/// fn main() {
+///     let xs = vec![-0.5, 0.25, 3.0];
+///     assert_eq!(accelerate!(map(clamp01, &xs)), vec![0.0, 0.25, 1.0]);
+///     assert_eq!(clamp01(2.0), 1.0);
+/// }
+/// ```
+///
+/// The macro's own documentation:
+#[doc(inline)]
+pub use accel_macros::accel;
+/// Runs the marked expression as a parallel program on the mode's backend; a failure
+/// (an index out of bounds, a division by zero, …) is a panic naming the site.
+///
+/// ```
+/// use accel_runtime::prelude::*;
+/// let v: Vec<i64> = (1..=100).collect();
+/// let squares: Vec<i64> = accelerate!(map(|x| x * x, &v));
+/// assert_eq!(accelerate!(reduce(|a, b| a + b, 0, &squares)), 338_350);
+/// // Iterator chains spell the same operations.
+/// let evens = accelerate!(v.par_iter().filter(|x| *x % 2 == 0).count());
+/// assert_eq!(evens, 50);
+/// ```
+///
+/// The macro's own documentation:
+#[doc(inline)]
+pub use accel_macros::accelerate;
+/// The site [`accelerate!`] would run, described instead of run: its extracted program,
+/// captures and the functions it reaches.
+///
+/// ```
+/// use accel_runtime::prelude::*;
+/// let v = vec![1.0f32, 2.0];
+/// let site = describe!(map(|x| x * 2.0, &v));
+/// let program = site.program().unwrap();
+/// assert_eq!(program.site.captures, ["v"]);
+/// assert!(site.location().starts_with("accel-runtime/src/lib.rs:"));
+/// ```
+///
+/// The macro's own documentation:
+#[doc(inline)]
+pub use accel_macros::describe;
+/// Runs the marked expression like [`accelerate!`], returning every failure as an
+/// [`AccelError`] value.
+///
+/// ```
+/// use accel_runtime::{prelude::*, ErrorKind};
+/// let v = vec![1i64, 2, 3];
+/// let at = vec![0usize, 7];
+/// let e = try_accelerate!(map(|i| v[i], &at)).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::IndexOutOfBounds);
+/// assert!(e.site().starts_with("accel-runtime/src/lib.rs:"));
+/// assert_eq!(try_accelerate!(map(|i| v[i], &[2usize])), Ok(vec![3]));
+/// ```
+///
+/// The macro's own documentation:
+#[doc(inline)]
+pub use accel_macros::try_accelerate;
+pub use accel_macros::Accel;
 pub use accel_type::Accel;
 pub use cpu::pool::num_threads;
 pub use dispatch::mode;

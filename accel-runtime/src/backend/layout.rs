@@ -1,5 +1,5 @@
 //! The word layout of values, which every backend and the marshaling code follow (see
-//! [`super::abi`]): a value is a flat list of words, each a scalar or a pointer to a
+//! `abi`): a value is a flat list of words, each a scalar or a pointer to a
 //! column of scalars.
 //!
 //! ```text

@@ -1,5 +1,5 @@
 //! What the host program launches: one [`Launch`] per top-level parallel operation, with
-//! the kind of kernels it runs (each kind's kernels and launch are in [`super::ops`]).
+//! the kind of kernels it runs (each kind's kernels and launch are in `ops`).
 
 use accel_ir::{Expr, Type};
 

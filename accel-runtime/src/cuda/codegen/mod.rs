@@ -3,7 +3,7 @@
 //! Every parallel operation at the site's top level (outside every closure) becomes one or
 //! more kernels; what lies between them (scalar arithmetic, `let`s, tuples of results) is
 //! the *host program*: the site's body with each such operation replaced by a launch
-//! (`accel::launch#k`, see [`host_lower`]), which [`crate::cuda::host`] evaluates.
+//! (`accel::launch#k`, see `host_lower`), which [`crate::cuda::host`] evaluates.
 //! Parallel operations nested in a closure run as sequential loops inside the enclosing
 //! kernel.
 //!
@@ -11,7 +11,7 @@
 //! device pointers for columns: a kernel's parameters are the words of the host values it
 //! reads, each an `unsigned long long`, so the host passes them without knowing their
 //! types; then the kernel's own parameters, declared once per kernel
-//! ([`kernel::KernelParams`]).
+//! (`kernel::KernelParams`).
 //!
 //! Reductions with a primitive commutative operator (`+`, `*`, `min`, `max` on scalars)
 //! read coalesced with a grid-stride loop and combine in a shared-memory tree; every other
@@ -22,7 +22,7 @@
 //! thread's running row in device memory (one chunk per thread, one block to combine);
 //! a `create` of equally long reductions may run as a segmented reduction (many blocks
 //! per segment) when there are few segments. Each kind of launch is one module of
-//! [`ops`], with its kernels, their parameters, its launch and its nested form.
+//! `ops`, with its kernels, their parameters, its launch and its nested form.
 //!
 //! The host program also runs `for`/`while` loops over mutable variables between
 //! launches; the data stays on the device from one iteration to the next.

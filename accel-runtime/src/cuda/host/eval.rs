@@ -1,6 +1,6 @@
 //! The host program's evaluation: scalar code between launches, loops whose data stays on
 //! the device (buffers no value reaches any more are freed after each iteration), element
-//! reads, and the launches themselves (each kind's in [`crate::cuda::codegen::ops`]).
+//! reads, and the launches themselves (each kind's in `cuda::codegen::ops`).
 
 use super::scalar::*;
 use super::{offset_columns, Launching, Run};
