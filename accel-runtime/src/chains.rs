@@ -7,6 +7,57 @@
 use crate::accel_type::Accel;
 use crate::checks;
 
+/// What `.par_iter()` may start a chain from in accelerated code: a sequence (`Vec<T>`,
+/// `[T]`, `[T; N]`, references to them; with the `ndarray` feature, 1-d arrays and
+/// views), read in debug mode as std's `iter()`. A 2-d or 3-d `ndarray` array is not one:
+/// its `iter()` visits elements, while accelerated code sees a sequence of rows.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot start an iterator chain in accelerated code",
+    label = "`.par_iter()` here needs a sequence: `Vec<T>`, `&[T]`, `[T; N]` or a 1-d array",
+    note = "a 2-d or 3-d array is a sequence of rows to the parallel operations: use `map(|row| ..., &m)`, or iterate a 1-d view"
+)]
+pub trait ChainSource<'a> {
+    /// The sequential iterator debug mode reads.
+    type Iter: Iterator;
+    /// The elements in order, as `iter()` gives them.
+    fn chain_iter(&'a self) -> Self::Iter;
+}
+
+impl<'a, T: 'a> ChainSource<'a> for [T] {
+    type Iter = std::slice::Iter<'a, T>;
+    fn chain_iter(&'a self) -> Self::Iter {
+        self.iter()
+    }
+}
+
+impl<'a, T: 'a> ChainSource<'a> for Vec<T> {
+    type Iter = std::slice::Iter<'a, T>;
+    fn chain_iter(&'a self) -> Self::Iter {
+        self.iter()
+    }
+}
+
+impl<'a, T: 'a, const N: usize> ChainSource<'a> for [T; N] {
+    type Iter = std::slice::Iter<'a, T>;
+    fn chain_iter(&'a self) -> Self::Iter {
+        self.iter()
+    }
+}
+
+impl<'a, S: ChainSource<'a> + ?Sized> ChainSource<'a> for &S {
+    type Iter = S::Iter;
+    fn chain_iter(&'a self) -> Self::Iter {
+        (**self).chain_iter()
+    }
+}
+
+impl<'a, S: ChainSource<'a> + ?Sized> ChainSource<'a> for &mut S {
+    type Iter = S::Iter;
+    fn chain_iter(&'a self) -> Self::Iter {
+        (**self).chain_iter()
+    }
+}
+
 /// An element of a chain folded into accumulators of type `T`: `T` itself, or a reference
 /// to one (`xs.iter().fold(0.0, |a, x| a + x)` folds `&f32`s into an `f32`).
 #[diagnostic::on_unimplemented(

@@ -47,6 +47,9 @@ mod report;
 mod seq;
 mod structure;
 mod tensor;
+// ndarray arrays as values, results and tensors.
+#[cfg(feature = "ndarray")]
+pub mod arrays;
 // Sites: their descriptions and compile-time checks, program assembly, the front end.
 mod assembly;
 mod frontend;

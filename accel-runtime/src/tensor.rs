@@ -23,13 +23,50 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// assert_eq!(t.to_vec(), vec![1, 2, 3, 40, 5, 6]);
 /// ```
 pub struct Tensor<T> {
-    data: Arc<Mutex<Vec<T>>>,
+    data: Arc<Mutex<Buffer<T>>>,
     /// Offset of this view's first element in `data`.
     offset: usize,
     /// The length of `data`, which never changes.
     buffer_len: usize,
     shape: Vec<usize>,
 }
+
+/// A tensor's elements: its own, or borrowed from the caller's memory (an `ndarray` array
+/// written in place) between [`Tensor::borrowing`] and [`Tensor::detach`].
+#[cfg_attr(not(feature = "ndarray"), allow(dead_code))]
+pub(crate) enum Buffer<T> {
+    Owned(Vec<T>),
+    Borrowed { ptr: *mut T, len: usize },
+}
+
+impl<T> std::ops::Deref for Buffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Buffer::Owned(v) => v,
+            // SAFETY: `Tensor::borrowing`'s contract: the memory is valid, and reached only
+            // through this buffer (whose mutex orders every access), until `detach`
+            // replaces the variant.
+            Buffer::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for Buffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Buffer::Owned(v) => v,
+            // SAFETY: as in `deref`; `&mut self` is the only access.
+            Buffer::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts_mut(*ptr, *len) },
+        }
+    }
+}
+
+// SAFETY: a borrowed buffer is the caller's `&mut [T]` in another form: sending or sharing
+// it is sending or sharing that exclusive borrow, which is as safe as for `Vec<T>`.
+unsafe impl<T: Send> Send for Buffer<T> {}
+// SAFETY: as above (and every access goes through the tensor's mutex).
+unsafe impl<T: Sync> Sync for Buffer<T> {}
 
 impl<T> Clone for Tensor<T> {
     fn clone(&self) -> Self {
@@ -51,7 +88,7 @@ impl<T: Clone> Tensor<T> {
         let len = element_count(shape);
         checks::check_new_tensor(shape);
         Tensor {
-            data: Arc::new(Mutex::new(vec![T::default(); len])),
+            data: Arc::new(Mutex::new(Buffer::Owned(vec![T::default(); len]))),
             offset: 0,
             buffer_len: len,
             shape: shape.to_vec(),
@@ -73,7 +110,7 @@ impl<T: Clone> Tensor<T> {
         }
         checks::check_new_tensor(shape);
         Tensor {
-            data: Arc::new(Mutex::new(v)),
+            data: Arc::new(Mutex::new(Buffer::Owned(v))),
             offset: 0,
             buffer_len: len,
             shape: shape.to_vec(),
@@ -125,6 +162,51 @@ impl<T: Clone> Tensor<T> {
         }
     }
 
+    /// A tensor of `shape` whose elements are `elements`, written in place (no copy).
+    ///
+    /// # Safety
+    ///
+    /// `elements` must stay valid and untouched by anything but this tensor's handles
+    /// until [`detach`](Tensor::detach) is called on it, which the caller must do before
+    /// the borrow ends (also when unwinding).
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))]
+    pub(crate) unsafe fn borrowing(elements: &mut [T], shape: &[usize]) -> Self {
+        let len = element_count(shape);
+        if elements.len() != len {
+            violation(
+                "Tensor::borrowing",
+                &format!(
+                    "{} elements do not fill shape {shape:?} ({len} elements)",
+                    elements.len()
+                ),
+            );
+        }
+        checks::check_new_tensor(shape);
+        Tensor {
+            data: Arc::new(Mutex::new(Buffer::Borrowed {
+                ptr: elements.as_mut_ptr(),
+                len,
+            })),
+            offset: 0,
+            buffer_len: len,
+            shape: shape.to_vec(),
+        }
+    }
+
+    /// Ends a borrow begun by [`borrowing`](Tensor::borrowing): handles that outlive it
+    /// (clones kept by the caller's code) get a copy of the elements of their own.
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))]
+    pub(crate) fn detach(&self) {
+        let mut buffer = self.lock();
+        if let Buffer::Borrowed { .. } = &*buffer {
+            *buffer = if Arc::strong_count(&self.data) > 1 {
+                Buffer::Owned(buffer.to_vec())
+            } else {
+                Buffer::Owned(Vec::new())
+            };
+        }
+    }
+
     /// The dimensions of this tensor (or view).
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -167,7 +249,7 @@ impl<T: Clone> Tensor<T> {
 
     /// Locks the buffer for a compiled run: its base address, and the guard that keeps it
     /// locked (so no other thread touches it while compiled code writes through it).
-    pub(crate) fn lock_for_run(&self) -> (usize, MutexGuard<'_, Vec<T>>) {
+    pub(crate) fn lock_for_run(&self) -> (usize, MutexGuard<'_, Buffer<T>>) {
         let mut guard = self.lock();
         (guard.as_mut_ptr() as usize, guard)
     }
@@ -182,7 +264,7 @@ impl<T: Clone> Tensor<T> {
         self.aliases(other) && self.offset == other.offset && self.shape == other.shape
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<T>> {
+    fn lock(&self) -> MutexGuard<'_, Buffer<T>> {
         // A panic while the lock is held cannot leave an element half-written (every write
         // is one assignment), so a poisoned lock still guards consistent data.
         self.data.lock().unwrap_or_else(|e| e.into_inner())

@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["tensor"],
     &["seq"],
     &["ops", "chains"],
+    &["arrays"],
     &["site"],
     &["assembly"],
     &["frontend"],

@@ -61,6 +61,16 @@ fn sensors() {
 }
 
 #[test]
+fn heat() {
+    for mode in [Some("debug"), None] {
+        let out = run_with(env!("CARGO_BIN_EXE_heat"), mode, &["--small"]);
+        // The program checks every result against ndarray's own computation.
+        assert!(out.starts_with("heat: a 64x48 plate, 20 steps\n"), "{out}");
+        assert!(out.contains("every result matches ndarray's"), "{out}");
+    }
+}
+
+#[test]
 fn ode() {
     let out = run_with(env!("CARGO_BIN_EXE_ode"), None, &["--small"]);
     assert!(out.starts_with("ode: 64 pendulums x 1000 steps\n"), "{out}");
@@ -171,8 +181,9 @@ fn every_example_compiles_its_kernels_and_runs_on_the_device() {
         );
         return;
     }
-    let examples: [(&str, &[&str]); 8] = [
+    let examples: [(&str, &[&str]); 9] = [
         (env!("CARGO_BIN_EXE_quickstart"), &[]),
+        (env!("CARGO_BIN_EXE_heat"), &["--small"]),
         (env!("CARGO_BIN_EXE_sensors"), &["--small"]),
         (env!("CARGO_BIN_EXE_aliasing"), &[]),
         (env!("CARGO_BIN_EXE_particles"), &[]),

@@ -1,6 +1,7 @@
 //! The Rust that debug mode (and the sequential fallback) runs for accelerated code: the
 //! code as written, with iterator chains read as std's sequential iterators. `par_iter`
-//! and `into_par_iter` become `iter` and `into_iter`, so no rayon import is needed;
+//! (and `iter`) becomes `ChainSource::chain_iter` (std's `iter` for the sequences a chain may start
+//! from) and `into_par_iter` `into_iter`, so no rayon import is needed;
 //! `fold(ne, op)` and rayon's `reduce(|| ne, op)` become calls that check the assumptions
 //! their compiled forms make (`accel_runtime::__private::chain_fold`, `chain_reduce`).
 
@@ -32,7 +33,13 @@ impl VisitMut for Sequential {
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         let span = m.method.span();
         match (name.as_str(), args.as_slice()) {
-            ("par_iter", []) => m.method = syn::Ident::new("iter", span),
+            ("par_iter" | "iter", []) => {
+                let recv = &m.receiver;
+                *e = call(
+                    span,
+                    quote_spanned!(span=> ::accel_runtime::__private::ChainSource::chain_iter(&(#recv))),
+                );
+            }
             ("into_par_iter", []) => m.method = syn::Ident::new("into_iter", span),
             ("fold", [ne, op]) => {
                 let recv = &m.receiver;
@@ -73,7 +80,7 @@ mod tests {
     fn parallel_sources_read_as_sequential_ones() {
         assert_eq!(
             rewritten("xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>()"),
-            "xs . iter () . zip (& ys) . map (| (x , y) | x * y) . sum :: < f32 > ()"
+            ":: accel_runtime :: __private :: ChainSource :: chain_iter (& (xs)) . zip (& ys) . map (| (x , y) | x * y) . sum :: < f32 > ()"
         );
         assert_eq!(
             rewritten("(0..n).into_par_iter().count()"),
@@ -85,11 +92,11 @@ mod tests {
     fn folds_and_reductions_check_their_assumptions() {
         assert_eq!(
             rewritten("xs.iter().fold(0, |a, x| a + x)"),
-            ":: accel_runtime :: __private :: chain_fold (xs . iter () , 0 , | a , x | a + x)"
+            ":: accel_runtime :: __private :: chain_fold (:: accel_runtime :: __private :: ChainSource :: chain_iter (& (xs)) , 0 , | a , x | a + x)"
         );
         assert_eq!(
             rewritten("xs.par_iter().map(|x| x * 2).reduce(|| 0, |a, b| a + b)"),
-            ":: accel_runtime :: __private :: chain_reduce (xs . iter () . map (| x | x * 2) , | | 0 , | a , b | a + b)"
+            ":: accel_runtime :: __private :: chain_reduce (:: accel_runtime :: __private :: ChainSource :: chain_iter (& (xs)) . map (| x | x * 2) , | | 0 , | a , b | a + b)"
         );
         // Other methods named alike are left alone.
         assert_eq!(rewritten("a.reduce(b)"), "a . reduce (b)");

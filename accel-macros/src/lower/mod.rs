@@ -191,6 +191,14 @@ impl Lowerer {
                     }
                     return Expr::Slice { seq: Box::new(seq), lo: Box::new(lo), hi: Box::new(hi) };
                 }
+                if let syn::Expr::Array(at) = &*i.index {
+                    if !at.elems.is_empty() {
+                        // `m[[i, j]]` (ndarray's indexing): row `i`, then element `j`.
+                        return at.elems.iter().fold(seq, |base, k| {
+                            Expr::Index(Box::new(base), Box::new(self.expr(k)))
+                        });
+                    }
+                }
                 Expr::Index(Box::new(seq), Box::new(self.expr(&i.index)))
             }
             syn::Expr::If(i) => self.if_(i),
