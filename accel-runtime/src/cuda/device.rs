@@ -6,6 +6,7 @@ use super::emulator::{self, EmuKernel};
 use cudarc::driver::{result, sys};
 use std::cell::Cell;
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A GPU, or the emulator standing in for one.
@@ -133,11 +134,21 @@ fn emulated_layout(bytes: usize) -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(bytes, 16).expect("a valid layout")
 }
 
+/// Bytes of device (or emulated device) memory allocated and not yet freed.
+static BYTES_IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of device memory the backend holds now (tests check that failing runs free what
+/// they allocated).
+pub fn bytes_in_use() -> usize {
+    BYTES_IN_USE.load(Ordering::Relaxed)
+}
+
 impl Drop for DevBuf {
     fn drop(&mut self) {
         if self.ptr == 0 {
             return;
         }
+        BYTES_IN_USE.fetch_sub(self.bytes, Ordering::Relaxed);
         if self.emulated {
             // SAFETY: allocated by `Session::alloc` with this layout, freed once, here.
             unsafe { std::alloc::dealloc(self.ptr as *mut u8, emulated_layout(self.bytes)) };
@@ -238,6 +249,9 @@ impl Session<'_> {
                 emulated,
             });
         }
+        if let Some(message) = super::fault::allocation_failure(bytes) {
+            return Err(message);
+        }
         let ptr = if emulated {
             // SAFETY: the layout has a non-zero size.
             let p = unsafe { std::alloc::alloc(emulated_layout(bytes)) };
@@ -250,6 +264,7 @@ impl Session<'_> {
             unsafe { result::malloc_sync(bytes) }
                 .map_err(|e| format!("could not allocate {bytes} bytes on the GPU: {e}"))?
         };
+        BYTES_IN_USE.fetch_add(bytes, Ordering::Relaxed);
         Ok(DevBuf {
             ptr,
             bytes,

@@ -14,6 +14,7 @@ pub mod check;
 pub mod codegen;
 pub mod device;
 pub mod emulator;
+pub mod fault;
 pub mod host;
 pub mod nvrtc;
 
@@ -108,6 +109,9 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
     let program = codegen::generate(front)?;
+    if let Some(message) = fault::compile_failure() {
+        return Err(message);
+    }
     let dump = dump_dir();
     let stem = file_stem(site, &program.source);
     if let Some(dir) = &dump {
@@ -248,4 +252,5 @@ impl CompiledSite for CudaSite {
 }
 
 pub use check::with_kernel_check;
-pub use device::with_emulator;
+pub use device::{bytes_in_use, with_emulator};
+pub use fault::{with_fault, Fault};

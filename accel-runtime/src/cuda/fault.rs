@@ -1,0 +1,66 @@
+//! Failures tests make the CUDA backend meet on purpose: NVRTC rejecting a kernel and the
+//! device running out of memory happen rarely and cannot be caused from outside, yet
+//! `try_accelerate!` must turn each into an error naming the site, with nothing leaked.
+//! A fault is set for one thread and one scope, like [`super::with_emulator`].
+
+use std::cell::Cell;
+
+/// A failure to inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Compiling a site's kernels fails as an NVRTC rejection does.
+    KernelCompilation,
+    /// Device allocations succeed `n` times, then fail as the driver's out-of-memory does.
+    OutOfMemoryAfter(usize),
+}
+
+thread_local! {
+    static FAULT: Cell<Option<Fault>> = const { Cell::new(None) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Runs `f` with `fault` injected into the CUDA backend on this thread.
+///
+/// ```
+/// use accel_runtime::cuda::{with_fault, Fault};
+/// let n = with_fault(Fault::OutOfMemoryAfter(2), || 1 + 1);
+/// assert_eq!(n, 2);
+/// ```
+pub fn with_fault<R>(fault: Fault, f: impl FnOnce() -> R) -> R {
+    /// Clears the fault when `f` returns or unwinds.
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            FAULT.with(|c| c.set(None));
+        }
+    }
+    FAULT.with(|c| c.set(Some(fault)));
+    ALLOCATIONS.with(|c| c.set(0));
+    let _clear = Clear;
+    f()
+}
+
+/// The injected compile failure, if any: NVRTC's message shape.
+pub(crate) fn compile_failure() -> Option<String> {
+    (FAULT.with(Cell::get) == Some(Fault::KernelCompilation)).then(|| {
+        "NVRTC rejected the generated CUDA C (a bug in accel; ACCEL_DUMP=DIR writes it out):\n\
+         accel_site.cu(1): error: injected fault"
+            .to_string()
+    })
+}
+
+/// The injected allocation failure for an allocation of `bytes`, if any: the driver's
+/// message shape.
+pub(crate) fn allocation_failure(bytes: usize) -> Option<String> {
+    let Some(Fault::OutOfMemoryAfter(n)) = FAULT.with(Cell::get) else {
+        return None;
+    };
+    let done = ALLOCATIONS.with(|c| {
+        let done = c.get();
+        c.set(done + 1);
+        done
+    });
+    (done >= n).then(|| {
+        format!("could not allocate {bytes} bytes on the GPU: CUDA_ERROR_OUT_OF_MEMORY (injected fault)")
+    })
+}
