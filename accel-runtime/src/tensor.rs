@@ -98,19 +98,25 @@ impl<T: Clone> Tensor<T> {
     /// A tensor of the given shape holding `v` in row-major order; `v.len()` must be the
     /// product of the dimensions.
     pub fn from_vec(v: Vec<T>, shape: &[usize]) -> Self {
+        Self::over("Tensor::from_vec", Buffer::Owned(v), shape)
+    }
+
+    /// A tensor of `shape` over all of `buffer`, whose length `what` (the constructor, for
+    /// the message) must have made the product of the dimensions.
+    fn over(what: &str, buffer: Buffer<T>, shape: &[usize]) -> Self {
         let len = element_count(shape);
-        if v.len() != len {
+        if buffer.len() != len {
             violation(
-                "Tensor::from_vec",
+                what,
                 &format!(
                     "{} elements do not fill shape {shape:?} ({len} elements)",
-                    v.len()
+                    buffer.len()
                 ),
             );
         }
         checks::check_new_tensor(shape);
         Tensor {
-            data: Arc::new(Mutex::new(Buffer::Owned(v))),
+            data: Arc::new(Mutex::new(buffer)),
             offset: 0,
             buffer_len: len,
             shape: shape.to_vec(),
@@ -171,26 +177,11 @@ impl<T: Clone> Tensor<T> {
     /// the borrow ends (also when unwinding).
     #[cfg_attr(not(feature = "ndarray"), allow(dead_code))]
     pub(crate) unsafe fn borrowing(elements: &mut [T], shape: &[usize]) -> Self {
-        let len = element_count(shape);
-        if elements.len() != len {
-            violation(
-                "Tensor::borrowing",
-                &format!(
-                    "{} elements do not fill shape {shape:?} ({len} elements)",
-                    elements.len()
-                ),
-            );
-        }
-        checks::check_new_tensor(shape);
-        Tensor {
-            data: Arc::new(Mutex::new(Buffer::Borrowed {
-                ptr: elements.as_mut_ptr(),
-                len,
-            })),
-            offset: 0,
-            buffer_len: len,
-            shape: shape.to_vec(),
-        }
+        let buffer = Buffer::Borrowed {
+            ptr: elements.as_mut_ptr(),
+            len: elements.len(),
+        };
+        Self::over("Tensor::borrowing", buffer, shape)
     }
 
     /// Ends a borrow begun by [`borrowing`](Tensor::borrowing): handles that outlive it

@@ -3,6 +3,7 @@
 //! `try_accelerate!` must turn each into an error naming the site, with nothing leaked.
 //! A fault is set for one thread and one scope, like [`super::with_emulator`].
 
+use crate::backend::scoped::with_cell;
 use std::cell::Cell;
 
 /// A failure to inject.
@@ -27,17 +28,7 @@ thread_local! {
 /// assert_eq!(n, 2);
 /// ```
 pub fn with_fault<R>(fault: Fault, f: impl FnOnce() -> R) -> R {
-    /// Clears the fault when `f` returns or unwinds.
-    struct Clear;
-    impl Drop for Clear {
-        fn drop(&mut self) {
-            FAULT.with(|c| c.set(None));
-        }
-    }
-    FAULT.with(|c| c.set(Some(fault)));
-    ALLOCATIONS.with(|c| c.set(0));
-    let _clear = Clear;
-    f()
+    with_cell(&FAULT, Some(fault), || with_cell(&ALLOCATIONS, 0, f))
 }
 
 /// The injected compile failure, if any: NVRTC's message shape.
