@@ -363,10 +363,16 @@ impl<T: Clone> From<ArrayD<T>> for Tensor<T> {
     /// layout.
     fn from(a: ArrayD<T>) -> Self {
         let shape = a.shape().to_vec();
+        let len = a.len();
         let elements = if a.is_standard_layout() {
+            // The array's elements are contiguous from its offset, but its buffer may hold
+            // more (an array sliced in place keeps the whole allocation).
             match a.into_raw_vec_and_offset() {
-                (v, Some(0) | None) => v,
-                (v, Some(offset)) => v[offset..].to_vec(),
+                (v, Some(0) | None) if v.len() == len => v,
+                (v, offset) => {
+                    let start = offset.unwrap_or(0);
+                    v[start..start + len].to_vec()
+                }
             }
         } else {
             a.iter().cloned().collect()
@@ -515,6 +521,14 @@ mod tests {
             ArrayD::from(view),
             a.slice(s![1..2, ..]).into_owned().into_dyn()
         );
+        // Sliced in place: standard layout over part of its buffer.
+        let mut middle = a.clone();
+        middle.slice_collapse(s![.., 1..2]);
+        assert_eq!(Tensor::from(middle).to_vec(), vec![1, 4]);
+        let mut rows = ArrayD::from_shape_vec(IxDyn(&[4, 2]), (0..8).collect()).unwrap();
+        rows.slice_collapse(s![1..3, ..]);
+        assert!(rows.is_standard_layout());
+        assert_eq!(Tensor::from(rows).to_vec(), vec![2, 3, 4, 5]);
         let transposed = a.t().to_owned();
         assert_eq!(Tensor::from(transposed).to_vec(), vec![0, 3, 1, 4, 2, 5]);
     }
