@@ -19,8 +19,8 @@ use std::sync::{Mutex, OnceLock};
 /// assert_eq!(pool.install(accel_runtime::num_threads), 1);
 /// ```
 pub fn num_threads() -> usize {
-    match own_pool() {
-        Ok(Some(pool)) if rayon::current_thread_index().is_none() => pool.current_num_threads(),
+    match pool_to_enter() {
+        Ok(Some(pool)) => pool.current_num_threads(),
         _ => rayon::current_num_threads(),
     }
 }
@@ -28,10 +28,16 @@ pub fn num_threads() -> usize {
 /// Runs `run` on the pool [`num_threads`] describes; an error when `ACCEL_NUM_THREADS` is
 /// not a number of threads.
 pub fn on_pool<T: Send>(run: impl FnOnce() -> T + Send) -> Result<T, String> {
-    match own_pool()? {
-        Some(pool) if rayon::current_thread_index().is_none() => Ok(pool.install(run)),
-        _ => Ok(run()),
-    }
+    Ok(match pool_to_enter()? {
+        Some(pool) => pool.install(run),
+        None => run(),
+    })
+}
+
+/// The pool a run on this thread must enter: the `ACCEL_NUM_THREADS` pool, unless the
+/// thread already works for a rayon pool (the caller's, which the run then uses).
+fn pool_to_enter() -> Result<Option<&'static rayon::ThreadPool>, String> {
+    Ok(own_pool()?.filter(|_| rayon::current_thread_index().is_none()))
 }
 
 /// The pool `ACCEL_NUM_THREADS` asks for (read once per process); `None` when it is unset.
