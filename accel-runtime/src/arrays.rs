@@ -234,30 +234,21 @@ impl<T: Clone, S: Data<Elem = T>> Seq for &ArrayBase<S, Ix3> {
     }
 }
 
+/// Arrays and views by value read as the references above do.
 macro_rules! seq_by_value {
-    ($($array:ident<$dim:ty>),*) => {$(
-        impl<T: Clone> Seq for $array<T> {
-            type Elem = <&'static ArrayBase<ndarray::OwnedRepr<T>, $dim> as Seq>::Elem;
+    ($($dim:ty => $elem:ty),*) => {$(
+        impl<T: Clone, S: Data<Elem = T>> Seq for ArrayBase<S, $dim> {
+            type Elem = $elem;
             fn seq_len(&self) -> usize {
                 (&self).seq_len()
             }
-            fn into_elems(self) -> Vec<Self::Elem> {
-                (&self).into_elems()
-            }
-        }
-
-        impl<T: Clone> Seq for ArrayView<'_, T, $dim> {
-            type Elem = <&'static ArrayBase<ndarray::OwnedRepr<T>, $dim> as Seq>::Elem;
-            fn seq_len(&self) -> usize {
-                (&self).seq_len()
-            }
-            fn into_elems(self) -> Vec<Self::Elem> {
+            fn into_elems(self) -> Vec<$elem> {
                 (&self).into_elems()
             }
         }
     )*};
 }
-seq_by_value!(Array1<Ix1>, Array2<Ix2>, Array3<Ix3>);
+seq_by_value!(Ix1 => T, Ix2 => Vec<T>, Ix3 => Vec<Vec<T>>);
 
 impl<'a, T: 'a, S: Data<Elem = T> + 'a> ChainSource<'a> for ArrayBase<S, Ix1> {
     type Iter = ndarray::iter::Iter<'a, T, Ix1>;
