@@ -24,7 +24,9 @@ for line in sys.stdin:
 done
 cargo build --release -p accel-bench --features cuda --bin gpu_suite
 cargo build --release -p accel-examples --features cuda
-for b in gpu_suite quickstart aliasing particles ode viterbi nn suite; do
+# Build-time kernels: its PTX is compiled here (NVRTC must be on LD_LIBRARY_PATH).
+cargo build --release -p accel-aot-example
+for b in gpu_suite quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
     cp "target/release/$b" .gpu/bin/
 done
 strip .gpu/bin/* 2>/dev/null || true
@@ -39,11 +41,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=/tmp/accel-gpu/bin
 rm -rf /tmp/accel-gpu && mkdir -p /tmp/accel-gpu && tar xzf .gpu/bin.tgz -C /tmp/accel-gpu
+out="${OUT:-.gpu/out}"
+mkdir -p "$out"
+# Embedded kernels first, before NVRTC's folder joins the library path: every site's log
+# line should say "PTX from the embedded bundle".
+echo "== accel-aot-example"
+ACCEL_MODE=cuda ACCEL_LOG=1 "$bin/accel-aot-example" 2>"$out/aot.log" | tee -a "$out/examples.log"
+grep "cuda: compiled" "$out/aot.log" || true
 lib=$(find / -name 'libnvrtc.so.1[23]*' -not -path '*/proc/*' 2>/dev/null | head -1)
 [ -n "$lib" ] && export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-out="${OUT:-.gpu/out}"
-mkdir -p "$out"
 status=0
 for t in "$bin"/test-*; do
     echo "== $t"

@@ -4,10 +4,11 @@
 //! backend compiles from its result.
 
 use crate::backend::cache::CompileCache;
-use crate::backend::FrontEnd;
+use crate::backend::{log, FrontEnd};
+use crate::record::{self, RecordedSite};
 use crate::site::SiteDesc;
 use accel_ir::passes::{fuse, inline, typecheck};
-use accel_ir::Type;
+use accel_ir::{Program, Type};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -35,7 +36,33 @@ fn run(
 ) -> Result<Arc<FrontEnd>, String> {
     RUNS.fetch_add(1, Ordering::Relaxed);
     let program = site.assembled()?;
-    let body = inline::inline(&program).map_err(|e| e.to_string())?;
+    let front = front_end_of(&program, capture_types, result)?;
+    if let Some(path) = record::record_path() {
+        let entry = RecordedSite {
+            site: site.location(),
+            signature: record::signature(&front.captures, result),
+            program_hash: front.program_hash.clone(),
+            captures: front.captures.clone(),
+            result: result.clone(),
+            program: (*program).clone(),
+        };
+        // A record that cannot be written does not stop the program: it says so.
+        if let Err(e) = record::add(&path, entry) {
+            log::warning!("{}: not recorded: {e}", site.location());
+        }
+    }
+    Ok(Arc::new(front))
+}
+
+/// The front end's result for an assembled program with these captured types (in the
+/// program's capture order) and result type: inlined, typed and fused. The build-time
+/// kernel generator runs it on recorded programs.
+pub(crate) fn front_end_of(
+    program: &Program,
+    capture_types: &[Type],
+    result: &Type,
+) -> Result<FrontEnd, String> {
+    let body = inline::inline(program).map_err(|e| e.to_string())?;
     let captures: Vec<(String, Type)> = program
         .site
         .captures
@@ -44,9 +71,10 @@ fn run(
         .zip(capture_types.iter().cloned())
         .collect();
     let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
-    Ok(Arc::new(FrontEnd {
+    Ok(FrontEnd {
         fused: fuse::fuse(&typed),
         captures,
         result: result.clone(),
-    }))
+        program_hash: record::program_hash(program),
+    })
 }

@@ -32,6 +32,8 @@ extern crate self as accel_runtime;
 // The layers, lowest first; imports point down only (tests/architecture.rs checks it).
 // The backend contract: layout, marshaling, failures, caches, dumps, the traits.
 mod backend;
+// The record of the sites that ran (ACCEL_RECORD), for build-time kernels.
+pub mod record;
 // What a site returns when it fails.
 mod error;
 // The backends.
@@ -54,6 +56,9 @@ pub mod arrays;
 mod assembly;
 mod frontend;
 mod site;
+// Build-time kernels: a site record to an embedded bundle of PTX.
+#[cfg(feature = "cuda")]
+pub mod build;
 // Modes and dispatch.
 mod dispatch;
 mod mode;
@@ -62,6 +67,30 @@ mod mode;
 pub mod __private;
 
 pub use accel_ir as ir;
+
+/// Registers the kernels `build.rs` generated from the site record
+/// ([`build::kernels`]) and embedded in the binary: call it once, at the start of `main`
+/// (and of tests that run sites), before any site runs. Sites found in the bundle run on
+/// the GPU without NVRTC; the others compile at run time, and `ACCEL_LOG` says why they
+/// missed (not recorded, or recorded before their program changed).
+///
+/// ```ignore
+/// fn main() {
+///     accel_runtime::embed_kernels!();
+///     let v: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+///     let total: f32 = accelerate!(reduce(|a, b| a + b, 0.0, &v));
+/// }
+/// ```
+#[cfg(feature = "cuda")]
+#[macro_export]
+macro_rules! embed_kernels {
+    () => {
+        $crate::cuda::bundle::register(::core::include_str!(::core::concat!(
+            ::core::env!("OUT_DIR"),
+            "/accel-kernels.json"
+        )))
+    };
+}
 /// Makes a free function callable from accelerated code (and from ordinary code: it stays
 /// the same function).
 ///

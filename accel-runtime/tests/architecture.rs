@@ -16,6 +16,7 @@ use syn::visit::Visit;
 /// may not import each other.
 const LAYERS: &[&[&str]] = &[
     &["backend"],
+    &["record"],
     &["error"],
     &["cpu", "cuda"],
     &["report"],
@@ -29,6 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["site"],
     &["assembly"],
     &["frontend"],
+    &["build"],
     &["mode"],
     &["dispatch"],
     &["__private"],

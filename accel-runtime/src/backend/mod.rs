@@ -49,6 +49,9 @@ pub struct FrontEnd {
     /// order they are marshaled.
     pub captures: Vec<(String, Type)>,
     pub result: Type,
+    /// The hash of the site's assembled program (`crate::record::program_hash`), which
+    /// embedded kernels are matched against.
+    pub program_hash: String,
 }
 
 /// The front end of the site being compiled, run on first use (a backend whose cache

@@ -1,5 +1,6 @@
-//! Failures tests make the CUDA backend meet on purpose: NVRTC rejecting a kernel and the
-//! device running out of memory happen rarely and cannot be caused from outside, yet
+//! Failures tests make the CUDA backend meet on purpose: NVRTC rejecting a kernel, the
+//! device running out of memory and NVRTC missing on a GPU machine happen rarely or
+//! cannot be caused from outside a process, yet
 //! `try_accelerate!` must turn each into an error naming the site, with nothing leaked.
 //! A fault is set for one thread and one scope, like [`super::with_emulator`].
 
@@ -13,6 +14,9 @@ pub enum Fault {
     KernelCompilation,
     /// Device allocations succeed `n` times, then fail as the driver's out-of-memory does.
     OutOfMemoryAfter(usize),
+    /// NVRTC cannot be loaded, and the emulator needs PTX as a GPU does: a site runs only
+    /// from embedded kernels.
+    NoNvrtc,
 }
 
 thread_local! {
@@ -38,6 +42,11 @@ pub(crate) fn compile_failure() -> Option<String> {
          accel_site.cu(1): error: injected fault"
             .to_string()
     })
+}
+
+/// Whether NVRTC is taken away (and the emulator made to need PTX).
+pub(crate) fn no_nvrtc() -> bool {
+    FAULT.with(Cell::get) == Some(Fault::NoNvrtc)
 }
 
 /// The injected allocation failure for an allocation of `bytes`, if any: the driver's

@@ -9,6 +9,7 @@
 //! source (a function of the IR and the types) and the architecture, so a second process
 //! does not call NVRTC. `ACCEL_DUMP=DIR` writes each site's CUDA C and PTX.
 
+pub mod bundle;
 mod c;
 pub mod check;
 pub mod codegen;
@@ -20,7 +21,8 @@ pub mod nvrtc;
 
 use crate::backend::abi::{Arena, Marshal};
 use crate::backend::cache::CompileCache;
-use crate::backend::dump::{dump_dir, file_stem, fnv1a, write_file};
+use crate::backend::dump::{dump_dir, file_stem, write_file};
+use crate::backend::log;
 use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
 use accel_ir::Type;
 use device::Kernel;
@@ -37,8 +39,18 @@ pub struct CudaSite {
     program: codegen::Program,
     kernels: Vec<Vec<Kernel>>,
     compile_ms: f64,
-    /// Whether the PTX came from the disk cache (NVRTC was not called).
-    from_disk: bool,
+    /// Where its PTX came from.
+    ptx_from: PtxFrom,
+}
+
+/// Where a compiled site's PTX came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PtxFrom {
+    /// The emulator runs the CUDA C: no PTX was made.
+    Nowhere,
+    Nvrtc,
+    DiskCache,
+    EmbeddedBundle,
 }
 
 impl CudaSite {
@@ -79,10 +91,11 @@ impl Backend for CudaBackend {
     }
 }
 
-/// Whether a GPU and NVRTC are both usable (the default mode then runs sites on the GPU).
+/// Whether a GPU is usable with NVRTC or embedded kernels (the default mode then runs
+/// sites on the GPU).
 pub fn available() -> Result<(), String> {
     let gpu = device::gpu()?;
-    if !gpu.is_emulator() && !nvrtc::available() {
+    if !gpu.is_emulator() && !nvrtc::available() && !bundle::registered() {
         return Err(nvrtc::MISSING.into());
     }
     Ok(())
@@ -103,8 +116,9 @@ pub static PROFILE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 /// Nanoseconds the kernels took, summed, while [`PROFILE`] is set.
 pub static KERNEL_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Lowers the front end's result for the GPU and compiles its kernels (PTX from the disk
-/// cache when there), dumping the CUDA C and PTX under `ACCEL_DUMP`.
+/// Lowers the front end's result for the GPU and compiles its kernels (PTX from the
+/// embedded bundle or the disk cache when there), dumping the CUDA C and PTX under
+/// `ACCEL_DUMP`.
 fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -117,24 +131,48 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
     if let Some(dir) = &dump {
         write_file(&dir.join(format!("{stem}.cu")), &program.source)?;
     }
-    // Without a GPU, ACCEL_DUMP still gets PTX (for sm_90); the run then fails clearly.
-    // The emulator needs no PTX.
     let gpu = device::gpu();
     let emulated = matches!(&gpu, Ok(g) if g.is_emulator());
-    let (ptx, from_disk) = if emulated && dump.is_none() {
-        (String::new(), false)
-    } else {
-        let arch = match &gpu {
-            Ok(g) if !g.is_emulator() => g.compute_arch(),
-            // No GPU to ask: `ACCEL_CUDA_ARCH` (for dumps), else Hopper.
-            _ => std::env::var("ACCEL_CUDA_ARCH").unwrap_or_else(|_| "compute_90".to_string()),
-        };
-        let (ptx, from_disk) = ptx_for(&program.source, &arch)?;
-        if let Some(dir) = &dump {
-            write_file(&dir.join(format!("{stem}.{arch}.ptx")), &ptx)?;
-        }
-        (ptx, from_disk)
+    let arch = match &gpu {
+        Ok(g) if !g.is_emulator() => g.compute_arch(),
+        // No GPU to ask: `ACCEL_CUDA_ARCH` (for dumps), else Hopper.
+        _ => std::env::var("ACCEL_CUDA_ARCH").unwrap_or_else(|_| "compute_90".to_string()),
     };
+    let (ptx, ptx_from) = match bundle::lookup(
+        &site.location(),
+        front,
+        &program.source,
+        &arch,
+        nvrtc::fmad(),
+    ) {
+        bundle::Lookup::Hit(ptx) => (ptx, PtxFrom::EmbeddedBundle),
+        missed => {
+            let why = match missed {
+                bundle::Lookup::Miss(why) => {
+                    log::info!(
+                        "{}: cuda: not in the embedded kernel bundle: {why}",
+                        site.location()
+                    );
+                    Some(why)
+                }
+                _ => None,
+            };
+            // The emulator needs no PTX (unless NVRTC is taken away, to stand for a GPU
+            // machine without it); without a GPU, ACCEL_DUMP still gets PTX (for sm_90)
+            // and the run then fails clearly.
+            let nvrtc_missing = fault::no_nvrtc() || (!emulated && !nvrtc::available());
+            if emulated && dump.is_none() && !fault::no_nvrtc() {
+                (String::new(), PtxFrom::Nowhere)
+            } else if nvrtc_missing {
+                return Err(not_embedded(why));
+            } else {
+                ptx_for(&program.source, &arch)?
+            }
+        }
+    };
+    if let (Some(dir), false) = (&dump, ptx.is_empty()) {
+        write_file(&dir.join(format!("{stem}.{arch}.ptx")), &ptx)?;
+    }
     let gpu = gpu.map_err(|e| format!("ACCEL_MODE=cuda needs a GPU: {e}"))?;
     let mut kernels = Vec::new();
     for l in &program.launches {
@@ -144,25 +182,28 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
         program,
         kernels,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        from_disk,
+        ptx_from,
     }))
 }
 
+/// The failure of a site whose kernels the embedded bundle misses where NVRTC cannot
+/// compile them.
+fn not_embedded(why: Option<String>) -> String {
+    format!(
+        "its kernels are not in the embedded bundle ({}) and NVRTC is not available to \
+         compile them: record the site (run with ACCEL_RECORD=accel-sites.json), rebuild so \
+         that build.rs embeds its kernels, or install NVRTC",
+        why.as_deref().unwrap_or("no bundle is embedded")
+    )
+}
+
 /// PTX for `source` on `arch`: from the disk cache, else from NVRTC (then cached).
-fn ptx_for(source: &str, arch: &str) -> Result<(String, bool), String> {
-    let key = format!(
-        "{:016x}",
-        fnv1a(&[
-            source.as_bytes(),
-            arch.as_bytes(),
-            if nvrtc::fmad() { b"fmad" } else { b"nofmad" },
-            env!("CARGO_PKG_VERSION").as_bytes()
-        ])
-    );
+fn ptx_for(source: &str, arch: &str) -> Result<(String, PtxFrom), String> {
+    let key = bundle::ptx_key(source, arch, nvrtc::fmad());
     let file = cache_dir().map(|d| d.join(format!("{key}.{arch}.ptx")));
     if let Some(f) = &file {
         if let Ok(ptx) = std::fs::read_to_string(f) {
-            return Ok((ptx, true));
+            return Ok((ptx, PtxFrom::DiskCache));
         }
     }
     NVRTC_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -171,7 +212,7 @@ fn ptx_for(source: &str, arch: &str) -> Result<(String, bool), String> {
         // A cache that cannot be written is not an error: the next process compiles again.
         let _ = write_file(f, &ptx);
     }
-    Ok((ptx, false))
+    Ok((ptx, PtxFrom::Nvrtc))
 }
 
 /// `ACCEL_CACHE_DIR`, else `$XDG_CACHE_HOME/accel`, else `~/.cache/accel`.
@@ -187,15 +228,13 @@ fn cache_dir() -> Option<PathBuf> {
 
 impl CompiledSite for CudaSite {
     fn summary(&self) -> String {
-        format!(
-            "{} kernel(s){}",
-            self.kernels(),
-            if self.from_disk {
-                "; PTX from the disk cache"
-            } else {
-                ""
-            }
-        )
+        let from = match self.ptx_from {
+            PtxFrom::Nowhere => "",
+            PtxFrom::Nvrtc => "; PTX from NVRTC",
+            PtxFrom::DiskCache => "; PTX from the disk cache",
+            PtxFrom::EmbeddedBundle => "; PTX from the embedded bundle",
+        };
+        format!("{} kernel(s){from}", self.kernels())
     }
 
     fn compile_ms(&self) -> f64 {

@@ -106,6 +106,7 @@ mod tests {
             fused: body.clone(),
             captures: captures.to_vec(),
             result: result.clone(),
+            program_hash: String::new(),
         })
     }
 
