@@ -5,6 +5,12 @@
 //! time, with a barrier for `__syncthreads` (blocks run in turn, so `__shared__` arrays are
 //! function statics). Device memory is host memory. It is exact about the kernels'
 //! arithmetic and indexing, not about timing or the memory model.
+//!
+//! It does not hide races: the blocks of a launch run in a random order, and a block's
+//! threads start in a random order and yield their core at random points (at their start
+//! and around each barrier), all drawn from `ACCEL_EMULATOR_SEED` (default 1) and the
+//! launch's number. A kernel that needs block `b - 1` done before block `b`, or reads
+//! another thread's write without a barrier between them, computes wrong values here.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -29,7 +35,21 @@ static std::barrier<>* accel_barrier;
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
-static inline void __syncthreads() { accel_barrier->arrive_and_wait(); }
+// Scheduling noise (seeded): each thread yields its core 0-3 times at its start and on
+// each side of every barrier, so a kernel that reads what another thread writes without a
+// barrier between them sees the write missing, whatever order the threads started in.
+static unsigned long long accel_mix(unsigned long long x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+static thread_local unsigned long long accel_noise;
+static inline void accel_jitter() {
+    accel_noise = accel_mix(accel_noise);
+    for (unsigned i = accel_noise % 4; i > 0; i--) std::this_thread::yield();
+}
+static inline void __syncthreads() { accel_jitter(); accel_barrier->arrive_and_wait(); accel_jitter(); }
 static inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long c, unsigned long long v) {
     std::atomic_ref<unsigned long long> a(*p);
     a.compare_exchange_strong(c, v);
@@ -79,15 +99,45 @@ static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x)
 static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+// Each launch's seed: ACCEL_EMULATOR_SEED (default 1) mixed with the launch's number.
+static unsigned long long accel_launch_seed() {
+    static const unsigned long long base = [] {
+        const char* s = std::getenv("ACCEL_EMULATOR_SEED");
+        return s ? std::strtoull(s, nullptr, 10) : 1ULL;
+    }();
+    static std::atomic<unsigned long long> launches{0};
+    return accel_mix(base ^ accel_mix(launches++));
+}
+// A seeded random permutation of 0..n (Fisher-Yates).
+static std::vector<unsigned> accel_shuffled(unsigned n, unsigned long long& seed) {
+    std::vector<unsigned> order(n);
+    for (unsigned i = 0; i < n; i++) order[i] = i;
+    for (unsigned i = n; i > 1; i--) {
+        seed = accel_mix(seed);
+        std::swap(order[i - 1], order[seed % i]);
+    }
+    return order;
+}
+// Blocks run one at a time (`__shared__` arrays are function statics) in a random order;
+// each block's threads start in a random order and jitter (see accel_jitter).
 template <typename F> static void accel_run(unsigned grid, unsigned block, F f) {
     blockDim = {block, 1, 1};
     gridDim = {grid, 1, 1};
-    for (unsigned b = 0; b < grid; b++) {
+    unsigned long long seed = accel_launch_seed();
+    for (unsigned b : accel_shuffled(grid, seed)) {
         std::barrier<> bar(block);
         accel_barrier = &bar;
         std::vector<std::thread> threads;
-        for (unsigned t = 0; t < block; t++)
-            threads.emplace_back([&, t] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; f(); });
+        for (unsigned t : accel_shuffled(block, seed)) {
+            unsigned long long noise = accel_mix(seed ^ ((unsigned long long)b << 32 | t));
+            threads.emplace_back([&, t, b, noise] {
+                threadIdx = {t, 0, 0};
+                blockIdx = {b, 0, 0};
+                accel_noise = noise;
+                accel_jitter();
+                f();
+            });
+        }
         for (auto& th : threads) th.join();
     }
 }
@@ -178,4 +228,71 @@ pub fn available() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kernels that are right only if the emulator hides races: `accel_chain` needs block
+    /// `b - 1` to have run before block `b`; `accel_neighbour` reads the shared element
+    /// its predecessor thread wrote, with a barrier between only when asked.
+    const RACY: &str = r#"
+__global__ void accel_chain(unsigned long long out_) {
+    long long* out = (long long*)out_;
+    if (threadIdx.x == 0) out[blockIdx.x] = (blockIdx.x == 0 ? 0 : out[blockIdx.x - 1]) + 1;
+}
+__global__ void accel_neighbour(unsigned long long out_, unsigned long long round, unsigned long long barrier) {
+    __shared__ long long s[256];
+    unsigned t = threadIdx.x;
+    s[t] = (long long)round * 1000 + t;
+    if (barrier) __syncthreads();
+    ((long long*)out_)[t] = s[(t + blockDim.x - 1) % blockDim.x];
+}
+"#;
+
+    fn kernels() -> Option<Vec<EmuKernel>> {
+        if !available() {
+            eprintln!("[accel tests] SKIPPED: racy kernels on the emulator: no C++20 compiler");
+            return None;
+        }
+        Some(load(RACY, &["accel_chain".into(), "accel_neighbour".into()]).unwrap())
+    }
+
+    #[test]
+    fn a_kernel_that_depends_on_block_order_fails() {
+        let Some(k) = kernels() else { return };
+        let mut out = vec![0i64; 64];
+        let params = [out.as_mut_ptr() as u64];
+        k[0](64, 32, params.as_ptr());
+        let in_order: Vec<i64> = (1..=64).collect();
+        assert_ne!(out, in_order, "the blocks ran in order");
+        // A block that ran before its predecessor read 0 there.
+        assert!(out.iter().filter(|&&x| x == 1).count() > 1, "{out:?}");
+    }
+
+    #[test]
+    fn a_missing_barrier_shows_and_the_barrier_cures_it() {
+        let Some(k) = kernels() else { return };
+        let n = 256usize;
+        let expected = |round: u64| -> Vec<i64> {
+            (0..n)
+                .map(|t| round as i64 * 1000 + ((t + n - 1) % n) as i64)
+                .collect()
+        };
+        let mut wrong = 0;
+        for round in 1..=20u64 {
+            let mut out = vec![0i64; n];
+            let params = [out.as_mut_ptr() as u64, round, 0];
+            k[1](1, n as u32, params.as_ptr());
+            wrong += usize::from(out != expected(round));
+        }
+        assert!(wrong > 0, "20 launches without the barrier all read every write");
+        for round in 21..=40u64 {
+            let mut out = vec![0i64; n];
+            let params = [out.as_mut_ptr() as u64, round, 1];
+            k[1](1, n as u32, params.as_ptr());
+            assert_eq!(out, expected(round));
+        }
+    }
 }
