@@ -287,7 +287,10 @@ __global__ void accel_neighbour(unsigned long long out_, unsigned long long roun
             k[1](1, n as u32, params.as_ptr());
             wrong += usize::from(out != expected(round));
         }
-        assert!(wrong > 0, "20 launches without the barrier all read every write");
+        assert!(
+            wrong > 0,
+            "20 launches without the barrier all read every write"
+        );
         for round in 21..=40u64 {
             let mut out = vec![0i64; n];
             let params = [out.as_mut_ptr() as u64, round, 1];

@@ -1,0 +1,171 @@
+//! Stress and limits: many threads making the first calls of many sites at once, indices
+//! past `u32` on the CPU (and the 64-bit index arithmetic of the generated CUDA C), and
+//! allocations larger than memory, which are errors naming the site, not aborts.
+
+use accel_runtime::prelude::*;
+use accel_runtime::ErrorKind;
+use std::sync::{Arc, Barrier};
+
+mod common;
+
+fn site_of(marker: &str) -> String {
+    common::site_of("stress.rs", include_str!("stress.rs"), marker)
+}
+
+/// Eight different sites over one input, each a function of `k`.
+fn site(k: usize, v: &[i64]) -> i64 {
+    match k {
+        0 => accelerate!(reduce(|a, b| a + b, 0, v)),
+        1 => accelerate!(reduce(|a, b| a + b, 0, map(|x| x * 3, v))),
+        2 => accelerate!(reduce(|a, b| a.max(b), i64::MIN, v)),
+        3 => accelerate!(reduce(|a, b| a.min(b), i64::MAX, map(|x| x - 1, v))),
+        4 => accelerate!(v.iter().filter(|x| **x > 0).count()) as i64,
+        5 => {
+            let sums: Vec<i64> = accelerate!(scan(|a, b| a + b, 0, v));
+            sums[v.len() - 1]
+        }
+        6 => accelerate!(reduce(|a, b| a + b, 0, map2(|x, y| x * y, v, v))),
+        _ => accelerate!(reduce(|a, b| a ^ b, 0, v)),
+    }
+}
+
+fn expected(k: usize, v: &[i64]) -> i64 {
+    match k {
+        0 | 5 => v.iter().sum(),
+        1 => v.iter().map(|x| x * 3).sum(),
+        2 => *v.iter().max().unwrap(),
+        3 => v.iter().map(|x| x - 1).min().unwrap(),
+        4 => v.iter().filter(|x| **x > 0).count() as i64,
+        6 => v.iter().map(|x| x * x).sum(),
+        _ => v.iter().fold(0, |a, b| a ^ b),
+    }
+}
+
+/// 32 threads released at once, four per site, each making its site's first call.
+fn first_calls_at_once(mode: Mode) {
+    let v: Arc<Vec<i64>> = Arc::new(common::noise(10_000, 3));
+    let start = Arc::new(Barrier::new(32));
+    let threads: Vec<_> = (0..32)
+        .map(|t| {
+            let (v, start) = (v.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                with_mode(mode, || site(t % 8, &v))
+            })
+        })
+        .collect();
+    for (t, h) in threads.into_iter().enumerate() {
+        assert_eq!(h.join().unwrap(), expected(t % 8, &v), "site {}", t % 8);
+    }
+}
+
+#[test]
+fn many_threads_make_the_first_calls_of_many_sites_at_once() {
+    first_calls_at_once(Mode::Cpu);
+    first_calls_at_once(Mode::Debug);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn many_threads_make_the_first_calls_of_many_sites_at_once_in_the_cuda_mode() {
+    use std::sync::atomic::Ordering;
+    if !common::emulator_present() {
+        return;
+    }
+    let before = accel_runtime::cuda::COMPILATIONS.load(Ordering::Relaxed);
+    accel_runtime::cuda::with_emulator(|| {
+        // with_emulator is per thread: each spawned thread sets it for itself.
+        let v: Arc<Vec<i64>> = Arc::new(common::noise(3000, 5));
+        let start = Arc::new(Barrier::new(16));
+        let threads: Vec<_> = (0..16)
+            .map(|t| {
+                let (v, start) = (v.clone(), start.clone());
+                std::thread::spawn(move || {
+                    accel_runtime::cuda::with_emulator(|| {
+                        start.wait();
+                        with_mode(Mode::Cuda, || site(t % 8, &v))
+                    })
+                })
+            })
+            .collect();
+        for (t, h) in threads.into_iter().enumerate() {
+            assert_eq!(h.join().unwrap(), expected(t % 8, &v), "site {}", t % 8);
+        }
+    });
+    // Each site compiled once, however many threads asked at once.
+    assert_eq!(
+        accel_runtime::cuda::COMPILATIONS.load(Ordering::Relaxed) - before,
+        8
+    );
+}
+
+#[test]
+fn indices_past_u32_on_the_cpu() {
+    // No memory: a reduction over a create of 2^32 + 5 indices.
+    let n = (1usize << 32) + 5;
+    let top = with_mode(Mode::Cpu, || {
+        accelerate!(reduce(|a, b| a.max(b), 0, create(n, |i| i))) // [top index]
+    });
+    assert_eq!(top, n - 1);
+    // 2^31 + 5 booleans (a byte each), read by indices past i32.
+    let m = (1usize << 31) + 5;
+    let mut v = vec![false; m];
+    for i in [5, 1 << 31, m - 1] {
+        v[i] = true;
+    }
+    let set = with_mode(Mode::Cpu, || {
+        accelerate!(reduce(
+            |a, b| a + b,
+            0u64,
+            map(|x| if x { 1u64 } else { 0 }, &v)
+        ))
+    });
+    assert_eq!(set, 3);
+    let last = with_mode(Mode::Cpu, || accelerate!(create(3, |i| v[m - 3 + i])));
+    assert_eq!(last, vec![false, false, true]);
+}
+
+fn sevenths(n: usize) -> Result<Vec<bool>, accel_runtime::AccelError> {
+    try_accelerate!(create(n, |i| i % 7 == 0)) // [too big]
+}
+
+#[test]
+fn an_allocation_larger_than_memory_is_an_error_naming_the_site() {
+    let n = 1usize << 44; // 16 TiB of booleans
+    let e = with_mode(Mode::Cpu, || sevenths(n)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    assert_eq!(e.site(), site_of("[too big]"));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "accelerate! at {}: could not allocate 17592186044416 bytes",
+            site_of("[too big]")
+        )
+    );
+    // The site and the process go on.
+    let small = with_mode(Mode::Cpu, || sevenths(10)).unwrap();
+    let expected: Vec<bool> = (0..10).map(|i| i % 7 == 0).collect();
+    assert_eq!(small, expected);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn a_device_allocation_larger_than_memory_is_an_error_naming_the_site() {
+    if !common::emulator_present() {
+        return;
+    }
+    let run =
+        |n: usize| accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, || sevenths(n)));
+    let e = run(1usize << 44).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    assert_eq!(e.site(), site_of("[too big]"));
+    assert!(
+        e.to_string().starts_with(&format!(
+            "accelerate! at {}: could not allocate 17592186044416 bytes",
+            site_of("[too big]")
+        )),
+        "{e}"
+    );
+    let expected: Vec<bool> = (0..10).map(|i| i % 7 == 0).collect();
+    assert_eq!(run(10).unwrap(), expected);
+}
