@@ -46,9 +46,14 @@ fn run(
             result: result.clone(),
             program: (*program).clone(),
         };
-        // A record that cannot be written does not stop the program: it says so.
+        // A record that cannot be written does not stop the program, but it was asked
+        // for: say so even when nobody listens to the log.
         if let Err(e) = record::add(&path, entry) {
-            log::warning!("{}: not recorded: {e}", site.location());
+            if log::logging() {
+                log::warning!("{}: not recorded: {e}", site.location());
+            } else {
+                eprintln!("[accel] {}: not recorded: {e}", site.location());
+            }
         }
     }
     Ok(Arc::new(front))
