@@ -53,8 +53,7 @@ impl Kernels {
         println!("cargo:rerun-if-changed={}", self.record.display());
         println!("cargo:rerun-if-env-changed=ACCEL_CUDA_FMAD");
         let Some(out_dir) = std::env::var_os("OUT_DIR") else {
-            eprintln!("error: accel_runtime::build::kernels(..).generate() runs in build.rs (OUT_DIR is not set)");
-            std::process::exit(1);
+            fail_build("accel_runtime::build::kernels(..).generate() runs in build.rs (OUT_DIR is not set)");
         };
         let bundle = if self.record.exists() {
             if !nvrtc::available() {
@@ -64,13 +63,7 @@ impl Kernels {
                     nvrtc::MISSING
                 );
             }
-            match self.bundle() {
-                Ok(b) => b,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    std::process::exit(1);
-                }
-            }
+            self.bundle().unwrap_or_else(|e| fail_build(&e))
         } else {
             println!(
                 "cargo:warning=no accel site record at {}: no kernels are embedded (record the \
@@ -83,8 +76,7 @@ impl Kernels {
         let path = Path::new(&out_dir).join(bundle::FILE_NAME);
         let text = serde_json::to_string(&bundle).unwrap_or_default();
         if let Err(e) = crate::backend::dump::write_file(&path, &text) {
-            eprintln!("error: cannot write the kernel bundle: {e}");
-            std::process::exit(1);
+            fail_build(&format!("cannot write the kernel bundle: {e}"));
         }
     }
 
@@ -142,6 +134,12 @@ impl Kernels {
             ptx,
         })
     }
+}
+
+/// Stops the build script with `message` (cargo shows its stderr).
+fn fail_build(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(1)
 }
 
 fn empty_bundle(compiled: bool) -> Bundle {

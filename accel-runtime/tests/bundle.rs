@@ -106,6 +106,21 @@ fn record_into(path: &Path) {
     assert!(ok, "{out}\n{err}");
 }
 
+/// Runs `generate()` on `record` in a child process, as build.rs would, with `OUT_DIR` a
+/// fresh folder in `dir`: (success, stdout, stderr, OUT_DIR).
+fn generate_in_child(dir: &Path, record: &Path) -> (bool, String, String, PathBuf) {
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let (ok, stdout, err) = common::run_child(
+        "child_generates_kernels",
+        &[
+            ("ACCEL_TEST_RECORD", record.to_str().unwrap()),
+            ("OUT_DIR", out.to_str().unwrap()),
+        ],
+    );
+    (ok, stdout, err, out)
+}
+
 fn sorted(mut v: Vec<(String, String)>) -> Vec<(String, String)> {
     v.sort();
     v
@@ -177,15 +192,7 @@ fn the_bundle_holds_ptx_of_every_recorded_site_for_each_architecture() {
         }
     }
     // generate(), as build.rs calls it: the bundle in OUT_DIR, cargo told what to watch.
-    let out = dir.join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let (ok, stdout, err) = common::run_child(
-        "child_generates_kernels",
-        &[
-            ("ACCEL_TEST_RECORD", path.to_str().unwrap()),
-            ("OUT_DIR", out.to_str().unwrap()),
-        ],
-    );
+    let (ok, stdout, err, out) = generate_in_child(&dir, &path);
     assert!(ok, "{stdout}\n{err}");
     assert!(stdout.contains(&format!("cargo:rerun-if-changed={}\n", path.display())));
     let written = std::fs::read_to_string(out.join(bundle::FILE_NAME)).unwrap();
@@ -213,15 +220,7 @@ fn a_site_whose_kernels_do_not_compile_fails_the_build_naming_it() {
     let mut edited = record.clone();
     edited.sites[1].program_hash = "0000000000000000".into();
     std::fs::write(&path, edited.to_text()).unwrap();
-    let out = dir.join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let (ok, stdout, err) = common::run_child(
-        "child_generates_kernels",
-        &[
-            ("ACCEL_TEST_RECORD", path.to_str().unwrap()),
-            ("OUT_DIR", out.to_str().unwrap()),
-        ],
-    );
+    let (ok, stdout, err, out) = generate_in_child(&dir, &path);
     assert!(!ok, "{stdout}");
     assert!(
         err.contains(&format!(

@@ -41,62 +41,50 @@ fn expected(k: usize, v: &[i64]) -> i64 {
     }
 }
 
-/// 32 threads released at once, four per site, each making its site's first call.
-fn first_calls_at_once(mode: Mode) {
-    let v: Arc<Vec<i64>> = Arc::new(common::noise(10_000, 3));
-    let start = Arc::new(Barrier::new(32));
-    let threads: Vec<_> = (0..32)
+/// `threads` threads released at once, each making the first call of site `t % 8` (on
+/// an input of `len` values) through `call`; every result checked.
+fn first_calls_at_once(
+    threads: usize,
+    len: usize,
+    call: impl Fn(&dyn Fn() -> i64) -> i64 + Copy + Send + 'static,
+) {
+    let v: Arc<Vec<i64>> = Arc::new(common::noise(len, 3));
+    let start = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
         .map(|t| {
             let (v, start) = (v.clone(), start.clone());
             std::thread::spawn(move || {
-                start.wait();
-                with_mode(mode, || site(t % 8, &v))
+                call(&|| {
+                    start.wait();
+                    site(t % 8, &v)
+                })
             })
         })
         .collect();
-    for (t, h) in threads.into_iter().enumerate() {
+    for (t, h) in handles.into_iter().enumerate() {
         assert_eq!(h.join().unwrap(), expected(t % 8, &v), "site {}", t % 8);
     }
 }
 
 #[test]
 fn many_threads_make_the_first_calls_of_many_sites_at_once() {
-    first_calls_at_once(Mode::Cpu);
-    first_calls_at_once(Mode::Debug);
+    first_calls_at_once(32, 10_000, |f| with_mode(Mode::Cpu, f));
+    first_calls_at_once(32, 10_000, |f| with_mode(Mode::Debug, f));
 }
 
 #[cfg(feature = "cuda")]
 #[test]
 fn many_threads_make_the_first_calls_of_many_sites_at_once_in_the_cuda_mode() {
+    use accel_runtime::cuda::{with_emulator, COMPILATIONS};
     use std::sync::atomic::Ordering;
     if !common::emulator_present() {
         return;
     }
-    let before = accel_runtime::cuda::COMPILATIONS.load(Ordering::Relaxed);
-    accel_runtime::cuda::with_emulator(|| {
-        // with_emulator is per thread: each spawned thread sets it for itself.
-        let v: Arc<Vec<i64>> = Arc::new(common::noise(3000, 5));
-        let start = Arc::new(Barrier::new(16));
-        let threads: Vec<_> = (0..16)
-            .map(|t| {
-                let (v, start) = (v.clone(), start.clone());
-                std::thread::spawn(move || {
-                    accel_runtime::cuda::with_emulator(|| {
-                        start.wait();
-                        with_mode(Mode::Cuda, || site(t % 8, &v))
-                    })
-                })
-            })
-            .collect();
-        for (t, h) in threads.into_iter().enumerate() {
-            assert_eq!(h.join().unwrap(), expected(t % 8, &v), "site {}", t % 8);
-        }
-    });
+    let before = COMPILATIONS.load(Ordering::Relaxed);
+    // with_emulator is per thread: each thread sets it for itself.
+    first_calls_at_once(16, 3000, |f| with_emulator(|| with_mode(Mode::Cuda, f)));
     // Each site compiled once, however many threads asked at once.
-    assert_eq!(
-        accel_runtime::cuda::COMPILATIONS.load(Ordering::Relaxed) - before,
-        8
-    );
+    assert_eq!(COMPILATIONS.load(Ordering::Relaxed) - before, 8);
 }
 
 #[test]

@@ -123,15 +123,20 @@ pub fn lookup(site: &str, front: &FrontEnd, source: &str, arch: &str, fmad: bool
         return Lookup::NoBundle;
     }
     let wanted = arch_number(arch);
-    // The newest architecture the GPU can run: the driver compiles older PTX for it.
-    let best = bundles
-        .iter()
-        .flat_map(|b| &b.sites)
-        .flat_map(|s| &s.ptx)
-        .filter(|p| arch_number(&p.arch) <= wanted && p.key == ptx_key(source, &p.arch, fmad))
-        .max_by_key(|p| arch_number(&p.arch));
-    if let Some(p) = best {
-        return Lookup::Hit(p.ptx.clone());
+    let all_ptx = || bundles.iter().flat_map(|b| &b.sites).flat_map(|s| &s.ptx);
+    // The architectures the GPU can run, newest first (the driver compiles older PTX for
+    // it); the source is hashed once per architecture, not once per bundled site.
+    let mut archs: Vec<&str> = all_ptx()
+        .map(|p| p.arch.as_str())
+        .filter(|a| arch_number(a) <= wanted)
+        .collect();
+    archs.sort_by_key(|a| (std::cmp::Reverse(arch_number(a)), *a));
+    archs.dedup();
+    for a in archs {
+        let key = ptx_key(source, a, fmad);
+        if let Some(p) = all_ptx().find(|p| p.arch == a && p.key == key) {
+            return Lookup::Hit(p.ptx.clone());
+        }
     }
     let signature = record::signature(&front.captures, &front.result);
     Lookup::Miss(miss_reason(

@@ -146,28 +146,15 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
         nvrtc::fmad(),
     ) {
         bundle::Lookup::Hit(ptx) => (ptx, PtxFrom::EmbeddedBundle),
-        missed => {
-            let why = match missed {
-                bundle::Lookup::Miss(why) => {
-                    log::info!(
-                        "{}: cuda: not in the embedded kernel bundle: {why}",
-                        site.location()
-                    );
-                    Some(why)
-                }
-                _ => None,
-            };
-            // The emulator needs no PTX (unless NVRTC is taken away, to stand for a GPU
-            // machine without it); without a GPU, ACCEL_DUMP still gets PTX (for sm_90)
-            // and the run then fails clearly.
-            let nvrtc_missing = fault::no_nvrtc() || (!emulated && !nvrtc::available());
-            if emulated && dump.is_none() && !fault::no_nvrtc() {
-                (String::new(), PtxFrom::Nowhere)
-            } else if nvrtc_missing {
-                return Err(not_embedded(why));
-            } else {
-                ptx_for(&program.source, &arch)?
-            }
+        bundle::Lookup::Miss(why) => {
+            log::info!(
+                "{}: cuda: not in the embedded kernel bundle: {why}",
+                site.location()
+            );
+            ptx_unbundled(Some(why), &program.source, &arch, emulated, dump.is_some())?
+        }
+        bundle::Lookup::NoBundle => {
+            ptx_unbundled(None, &program.source, &arch, emulated, dump.is_some())?
         }
     };
     if let (Some(dir), false) = (&dump, ptx.is_empty()) {
@@ -184,6 +171,27 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
         ptx_from,
     }))
+}
+
+/// PTX for a site the embedded bundle does not hold (`why`: the bundle's reason, when one
+/// is registered). The emulator needs none (unless NVRTC is taken away, to stand for a
+/// GPU machine without it); without a GPU, `ACCEL_DUMP` still gets PTX (for sm_90) and
+/// the run then fails clearly.
+fn ptx_unbundled(
+    why: Option<String>,
+    source: &str,
+    arch: &str,
+    emulated: bool,
+    dumping: bool,
+) -> Result<(String, PtxFrom), String> {
+    let nvrtc_taken = fault::no_nvrtc();
+    if emulated && !dumping && !nvrtc_taken {
+        Ok((String::new(), PtxFrom::Nowhere))
+    } else if nvrtc_taken || (!emulated && !nvrtc::available()) {
+        Err(not_embedded(why))
+    } else {
+        ptx_for(source, arch)
+    }
 }
 
 /// The failure of a site whose kernels the embedded bundle misses where NVRTC cannot
