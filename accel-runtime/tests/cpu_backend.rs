@@ -16,6 +16,52 @@ struct Particle {
     mass: f64,
 }
 
+/// Field names that the derive's generated code once used for its own locals (a record
+/// with a field `k` did not compile: found by accel-fuzz).
+#[derive(Accel, Clone, Copy, Debug, PartialEq)]
+struct Shadowing {
+    k: u32,
+    len: i64,
+    u: f32,
+    out: bool,
+}
+
+#[test]
+fn records_whose_fields_are_named_like_the_derives_locals() {
+    let xs: Vec<Shadowing> = (0..100)
+        .map(|i| Shadowing {
+            k: i,
+            len: -(i as i64),
+            u: i as f32 * 0.5,
+            out: i % 3 == 0,
+        })
+        .collect();
+    let got = agree(|| {
+        accelerate!(map(
+            |s| Shadowing {
+                k: s.k + 1,
+                len: s.len * 2,
+                u: s.u,
+                out: !s.out
+            },
+            &xs
+        ))
+    });
+    assert_eq!(
+        got[7],
+        Shadowing {
+            k: 8,
+            len: -14,
+            u: 3.5,
+            out: true
+        }
+    );
+    assert_eq!(
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, map(|s| s.k as u64, &xs)))),
+        4950
+    );
+}
+
 #[accel]
 fn kinetic(p: Particle, v: f64) -> f64 {
     0.5 * p.mass * v * v

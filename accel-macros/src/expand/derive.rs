@@ -75,6 +75,12 @@ fn accel_impl(
         .collect();
     let idents: Vec<&syn::Ident> = fields.iter().filter_map(|f| f.ident.as_ref()).collect();
     let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
+    // The generated code's own locals (one column per field) carry a prefix, so that no
+    // field name (`k`, `len`, `u`, `out`) can shadow them.
+    let columns: Vec<syn::Ident> = idents
+        .iter()
+        .map(|i| quote::format_ident!("__accel_column_{}", i))
+        .collect();
     let entries = fields.iter().zip(&field_names).map(|(f, field)| {
         let ty = &f.ty;
         quote_spanned! {ty.span()=> (#field.to_string(), <#ty as ::accel_runtime::Accel>::accel_type()) }
@@ -145,25 +151,25 @@ fn accel_impl(
             }
 
             fn unmarshal_columns(
-                len: usize,
-                u: &mut ::accel_runtime::__private::Unmarshal<'_>,
+                __accel_len: usize,
+                __accel_u: &mut ::accel_runtime::__private::Unmarshal<'_>,
             ) -> ::std::result::Result<::std::vec::Vec<Self>, ::std::string::String> {
-                #(let #idents = <#types as ::accel_runtime::Accel>::unmarshal_columns(len, u)?;)*
-                if false #(|| #idents.len() < len)* {
+                #(let #columns = <#types as ::accel_runtime::Accel>::unmarshal_columns(__accel_len, __accel_u)?;)*
+                if false #(|| #columns.len() < __accel_len)* {
                     return ::std::result::Result::Err(::accel_runtime::__private::short_column());
                 }
                 if !<Self as ::accel_runtime::Accel>::NESTED {
-                    return ::std::result::Result::Ok(::accel_runtime::__private::assemble(len, |k| Self {
-                        #(#idents: ::accel_runtime::Accel::clone_value(&#idents[k])),*
+                    return ::std::result::Result::Ok(::accel_runtime::__private::assemble(__accel_len, |__accel_k| Self {
+                        #(#idents: ::accel_runtime::Accel::clone_value(&#columns[__accel_k])),*
                     }));
                 }
                 // Sequences move out of their columns rather than being copied.
-                #(let mut #idents = #idents.into_iter();)*
-                let mut out = ::std::vec::Vec::with_capacity(len);
-                while let (#(::std::option::Option::Some(#idents),)*) = (#(#idents.next(),)*) {
-                    out.push(Self { #(#idents),* });
+                #(let mut #columns = #columns.into_iter();)*
+                let mut __accel_out = ::std::vec::Vec::with_capacity(__accel_len);
+                while let (#(::std::option::Option::Some(#idents),)*) = (#(#columns.next(),)*) {
+                    __accel_out.push(Self { #(#idents),* });
                 }
-                ::std::result::Result::Ok(out)
+                ::std::result::Result::Ok(__accel_out)
             }
         }
     }
