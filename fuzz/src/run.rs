@@ -36,7 +36,11 @@ impl Verdict {
         match (self, other) {
             (Verdict::Mismatch { mode: a, .. }, Verdict::Mismatch { mode: b, .. }) => a == b,
             (Verdict::Crash { .. }, Verdict::Crash { .. }) => true,
-            (Verdict::Rejected { .. }, Verdict::Rejected { .. }) => true,
+            // The same error, wherever it is.
+            (Verdict::Rejected { error: a }, Verdict::Rejected { error: b }) => {
+                let message = |e: &str| e.split_once(" error").map(|(_, m)| m.to_string());
+                message(a) == message(b)
+            }
             _ => false,
         }
     }

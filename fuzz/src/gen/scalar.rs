@@ -388,7 +388,8 @@ impl Gen<'_> {
         let bound = if !seqs.is_empty() && self.c.chance(50) {
             format!("{}.len()", self.c.pick(&seqs).name)
         } else {
-            format!("{}", self.c.below(6))
+            // Typed: a loop variable over `0..5` would be an ambiguous `{integer}`.
+            format!("{}usize", self.c.below(6))
         };
         let mut inner = env.to_vec();
         inner.push(Var::local(j.clone(), Ty::S(S::Usize), Props::EXACT));

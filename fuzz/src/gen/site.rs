@@ -149,7 +149,7 @@ impl Gen<'_> {
         let body = if self.c.chance(50) {
             let e = self.scalar(s, &env, DEPTH, false);
             let setup = format!("let {t} = Tensor::<{}>::zeros(&[{rows}]);", s.rust());
-            let write = if self.c.chance(50) {
+            let write = if rows == 0 || self.c.chance(50) {
                 format!("[{i}]")
             } else {
                 format!("[{rows} - 1 - {i}]")

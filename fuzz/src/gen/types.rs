@@ -220,3 +220,16 @@ pub struct Monoid {
     /// The result's properties from the operands'.
     pub props: fn(Props) -> Props,
 }
+
+#[cfg(test)]
+mod tests {
+    /// The regression tests declare the same records as every batch.
+    #[test]
+    fn the_regression_tests_declare_the_records() {
+        let tests = include_str!("../../tests/regressions.rs");
+        assert!(
+            tests.contains(super::RECORDS),
+            "fuzz/tests/regressions.rs must declare RECORDS as written"
+        );
+    }
+}
