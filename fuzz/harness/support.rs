@@ -202,13 +202,10 @@ fn tokens(s: &str) -> Vec<&str> {
     out
 }
 
-/// The modes to compare against debug mode, from the command line (`--modes cpu,cuda`).
-fn modes() -> Vec<String> {
-    let args: Vec<String> = std::env::args().collect();
-    let at = args.iter().position(|a| a == "--modes");
-    at.and_then(|k| args.get(k + 1))
-        .map(|m| m.split(',').map(String::from).collect())
-        .unwrap_or_else(|| vec!["cpu".into(), "cuda".into()])
+/// The value after `flag` on the command line.
+fn arg(flag: &str) -> Option<String> {
+    let mut args = std::env::args().skip_while(|a| a != flag);
+    args.next().and(args.next())
 }
 
 /// Runs `program` in `mode` (`cuda`: on the GPU when there is one, else on the emulator).
@@ -265,19 +262,16 @@ pub fn verdict(id: usize, program: fn() -> String, modes: &[String]) -> String {
 pub fn main(programs: &[(usize, fn() -> String)]) {
     // Panics are outcomes here, reported in the verdicts.
     std::panic::set_hook(Box::new(|_| {}));
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|k| args.get(k + 1))
-    };
     let only: Option<Vec<usize>> =
-        value("--only").map(|s| s.split(',').filter_map(|n| n.parse().ok()).collect());
-    let jobs: usize = value("--jobs")
+        arg("--only").map(|s| s.split(',').filter_map(|n| n.parse().ok()).collect());
+    let jobs: usize = arg("--jobs")
         .and_then(|j| j.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let modes = modes();
+    // The modes compared with debug mode.
+    let modes: Vec<String> = arg("--modes")
+        .map(|m| m.split(',').map(String::from).collect())
+        .unwrap_or_else(|| vec!["cpu".into(), "cuda".into()]);
     let chosen: Vec<(usize, fn() -> String)> = programs
         .iter()
         .copied()

@@ -7,6 +7,14 @@ use crate::gen::{types::RECORDS, Program};
 /// The support code every batch (and the regression tests) uses.
 pub const SUPPORT: &str = include_str!("../harness/support.rs");
 
+/// The accel workspace's root (this crate's parent directory).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("fuzz/ is inside the workspace")
+        .to_path_buf()
+}
+
 /// Where batches are written and built.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -19,10 +27,7 @@ pub struct Layout {
 impl Layout {
     /// The workspace this crate belongs to, with batches under `target/accel-fuzz/NAME`.
     pub fn new(name: &str) -> Layout {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("fuzz/ is inside the workspace")
-            .to_path_buf();
+        let root = workspace_root();
         let dir = root.join("target").join("accel-fuzz").join(name);
         Layout { root, dir }
     }
@@ -73,14 +78,16 @@ pub fn write(layout: &Layout, programs: &[Program]) -> std::io::Result<Vec<Lines
     );
     main.push_str(RECORDS);
     let mut lines = Vec::new();
+    let mut count = main.lines().count();
     for p in programs {
         main.push('\n');
-        let first = main.lines().count() + 1;
+        let first = count + 2;
         main.push_str(&p.source);
+        count += 1 + p.source.lines().count();
         lines.push(Lines {
             id: p.id,
             first,
-            last: main.lines().count(),
+            last: count,
         });
     }
     main.push_str("\nfn main() {\n    support::main(&[\n");
@@ -126,4 +133,33 @@ accel-runtime = {{ path = "{}", features = ["ndarray"] }}
         layout.package(),
         root.join("accel-runtime").display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choices::Choices;
+    use crate::gen::generate;
+
+    #[test]
+    fn each_programs_lines_are_where_its_source_was_written() {
+        let programs: Vec<Program> = (0..6)
+            .map(|id| generate(id, &mut Choices::random(id as u64)))
+            .collect();
+        let layout = Layout {
+            root: workspace_root(),
+            dir: std::env::temp_dir().join(format!("accel-fuzz-lines-{}", std::process::id())),
+        };
+        let lines = write(&layout, &programs).unwrap();
+        let main = std::fs::read_to_string(layout.dir.join("src/main.rs")).unwrap();
+        let main: Vec<&str> = main.lines().collect();
+        for (p, l) in programs.iter().zip(&lines) {
+            assert_eq!(l.id, p.id);
+            assert_eq!(
+                main[l.first - 1..l.last].join("\n"),
+                p.source.trim_end_matches('\n')
+            );
+        }
+        std::fs::remove_dir_all(&layout.dir).unwrap();
+    }
 }

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use accel_fuzz::batch::Layout;
+use accel_fuzz::batch::{workspace_root, Layout};
 use accel_fuzz::choices::{splitmix, Choices};
 use accel_fuzz::gen::{generate, Program};
-use accel_fuzz::reduce::{reduce, renumber};
+use accel_fuzz::reduce::reduce;
 use accel_fuzz::run::{Runner, Verdict};
 
 const USAGE: &str = "usage: accel-fuzz [--seed S] [--programs N] [--batch B] [--jobs J] [--modes cpu,cuda] [--no-cuda-build] [--no-reduce] [--no-save] [--show ID]";
@@ -175,7 +175,7 @@ fn main() {
 
 /// Appends `p` to `fuzz/tests/regressions.rs` as a module with a test.
 fn save(seed: u64, p: &Program, verdict: &Verdict) -> std::io::Result<String> {
-    let path = Layout::new("").root.join("fuzz/tests/regressions.rs");
+    let path = workspace_root().join("fuzz/tests/regressions.rs");
     let mut text = std::fs::read_to_string(&path)?;
     let name = format!("seed{seed}_program{}", p.id);
     if text.contains(&format!("mod {name} ")) {
@@ -183,8 +183,8 @@ fn save(seed: u64, p: &Program, verdict: &Verdict) -> std::io::Result<String> {
     }
     let what = format!("{verdict:?}").replace('\n', " ");
     let what: String = what.chars().take(300).collect();
-    let source = renumber(&p.source, p.id, p.id);
-    let indented: String = source
+    let indented: String = p
+        .source
         .lines()
         .map(|l| {
             if l.is_empty() {

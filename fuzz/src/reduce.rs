@@ -42,13 +42,7 @@ pub fn reduce(
                 if log {
                     eprintln!("  round {round}: {} bytes", c.source.len());
                 }
-                best = (
-                    Program {
-                        id: program.id,
-                        ..regenerate(program.id, &c.choices)
-                    },
-                    v.clone(),
-                );
+                best = (regenerate(program.id, &c.choices), v.clone());
             }
             None => break,
         }
@@ -67,7 +61,7 @@ fn candidates(p: &Program) -> Vec<Program> {
     let mut seqs: Vec<Vec<u32>> = Vec::new();
     let mut size = c.len().next_power_of_two();
     while size >= 1 {
-        for start in (0..c.len()).step_by(size.max(1)) {
+        for start in (0..c.len()).step_by(size) {
             let mut s = c.clone();
             s.drain(start..(start + size).min(c.len()));
             seqs.push(s);
@@ -92,19 +86,9 @@ fn candidates(p: &Program) -> Vec<Program> {
         .collect();
     out.sort_by_key(|q| q.source.len());
     out.truncate(PER_ROUND);
-    for (k, q) in out.iter_mut().enumerate() {
-        *q = Program {
-            id: k,
-            source: renumber(&q.source, 0, k),
-            ..q.clone()
-        };
-    }
-    out
-}
-
-/// `source` of program `from` as program `to` (its function and helper names).
-pub fn renumber(source: &str, from: usize, to: usize) -> String {
-    source
-        .replace(&format!("fn program_{from}("), &format!("fn program_{to}("))
-        .replace(&format!("p{from}_h"), &format!("p{to}_h"))
+    // Numbered 0, 1, ... to run as one batch.
+    out.iter()
+        .enumerate()
+        .map(|(k, q)| regenerate(k, &q.choices))
+        .collect()
 }

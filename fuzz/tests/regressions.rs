@@ -9,19 +9,8 @@ use accel_runtime::prelude::*;
 #[path = "../harness/support.rs"]
 mod support;
 
-// The records every generated program may use (as `accel_fuzz::gen::types::RECORDS`).
-#[derive(Accel, Clone, Copy, Debug, PartialEq)]
-pub struct Pt {
-    pub x: f64,
-    pub n: i64,
-}
-
-#[derive(Accel, Clone, Copy, Debug, PartialEq)]
-pub struct Px {
-    pub a: f32,
-    pub k: u32,
-    pub on: bool,
-}
+// The records every generated program may use (`accel_fuzz::gen::types::RECORDS`).
+include!("../harness/records.rs");
 
 /// Runs `program` in every mode against debug mode; fails with both outcomes if they differ.
 fn check(id: usize, program: fn() -> String) {

@@ -16,7 +16,7 @@ mod site;
 pub mod types;
 
 use crate::choices::Choices;
-use types::{Props, Ty, Var, S};
+use types::{Props, Ty, Var, E, S};
 
 pub use site::generate;
 
@@ -85,13 +85,22 @@ impl<'c> Gen<'c> {
         }
     }
 
+    /// A length for a new captured sequence: a small one (at most 129) for code that runs
+    /// once per element, so that nested loops stay fast in debug mode and on the emulator.
+    fn input_len(&mut self, small: bool) -> usize {
+        if small {
+            self.c.pick(&SIZES[..SMALL_SIZES])
+        } else {
+            self.size()
+        }
+    }
+
     fn seed(&mut self) -> usize {
         self.c.below(1 << 30)
     }
 
-    /// A captured sequence of `elem`: an existing one (often) or a new one; `small` (at
-    /// most `SMALL` elements) for code that runs once per element, so that nested loops stay
-    /// fast in debug mode and on the emulator.
+    /// A captured sequence of `elem`: an existing one (often) or a new one, `small` for code
+    /// that runs once per element (see `input_len`).
     fn input_seq(&mut self, elem: &Ty, small: bool) -> Var {
         let ty = Ty::seq(elem.clone());
         let existing: Vec<Var> = self
@@ -104,11 +113,7 @@ impl<'c> Gen<'c> {
             return self.c.pick(&existing);
         }
         let name = self.name("xs");
-        let len = if small {
-            self.c.pick(&SIZES[..SMALL_SIZES])
-        } else {
-            self.size()
-        };
+        let len = self.input_len(small);
         if len <= SIZES[SMALL_SIZES - 1] {
             self.small.push(name.clone());
         }
@@ -151,11 +156,7 @@ impl<'c> Gen<'c> {
     /// A captured sequence of distinct indices, some past `bound` (so skipped).
     fn input_indices(&mut self, bound: &str, small: bool) -> String {
         let name = self.name("is");
-        let len = if small {
-            self.c.pick(&SIZES[..SMALL_SIZES])
-        } else {
-            self.size()
-        };
+        let len = self.input_len(small);
         let seed = self.seed();
         let extra = self.c.pick(&[0, 1, 3, 10, 100]);
         self.inputs.push(format!(
@@ -171,11 +172,11 @@ impl<'c> Gen<'c> {
     }
 
     /// `e` as an owned sequence: a captured one (`&xs`) through an identity `map`.
-    fn owned(&mut self, e: types::E) -> types::E {
+    fn owned(&mut self, e: E) -> E {
         match e.code.strip_prefix('&') {
             Some(name) => {
                 let x = self.name("x");
-                types::E::new(format!("map(|{x}| {x}, &{name})"), e.props)
+                E::new(format!("map(|{x}| {x}, &{name})"), e.props)
             }
             None => e,
         }
@@ -186,7 +187,7 @@ impl<'c> Gen<'c> {
         let name = self.name("c");
         let seed = self.seed();
         self.inputs
-            .push(format!("let {name}: {} = support::one({seed});", s.rust()));
+            .push(format!("let {name}: {} = support::one({seed});", s.name()));
         let var = Var::site(name, Ty::S(s), Props::EXACT);
         self.captured.push(var.clone());
         var

@@ -1,7 +1,7 @@
 //! Element-level expressions: scalars, pairs and records, computed sequentially inside a
 //! parallel operation's function (or a `parallel_loop`'s body).
 
-use super::types::{Props, Ty, Var, E, INTS, NUMBERS, S};
+use super::types::{Props, ScalarKind, Ty, Var, E, INTS, NUMBERS, S};
 use super::Gen;
 
 /// Float functions whose results backends round differently (within the tolerance).
@@ -105,22 +105,9 @@ impl Gen<'_> {
         if !others.is_empty() && self.c.chance(70) {
             let (code, t, props) = self.c.pick(&others);
             return match (t.is_float(), s.is_float()) {
-                (false, true) => E::new(
-                    format!("(({code} % 64) as {})", s.rust()),
-                    Props {
-                        det: true,
-                        exact: true,
-                        mag: 64.0,
-                    },
-                ),
-                (true, true) => E::new(
-                    format!("({code} as {})", s.rust()),
-                    Props {
-                        exact: props.exact,
-                        ..props
-                    },
-                ),
-                _ => E::new(format!("({code} as {})", s.rust()), Props::EXACT),
+                (false, true) => small_int_as(&code, s),
+                (true, true) => E::new(format!("({code} as {})", s.name()), props),
+                _ => E::new(format!("({code} as {})", s.name()), Props::EXACT),
             };
         }
         self.literal(s)
@@ -131,14 +118,14 @@ impl Gen<'_> {
             S::Bool => self.c.pick(&["false", "true"]).to_string(),
             S::F32 | S::F64 => {
                 let k = self.c.below(129) as i64 - 64;
-                format!("({:?}{})", k as f64 / 4.0, s.rust())
+                format!("({:?}{})", k as f64 / 4.0, s.name())
             }
             _ => {
                 let small = self.c.below(21) as i64 - if s.signed() { 10 } else { 0 };
                 match self.c.below(10) {
-                    9 => format!("{}::MAX", s.rust()),
-                    8 if s.signed() => format!("{}::MIN", s.rust()),
-                    _ => format!("({small}{})", s.rust()),
+                    9 => format!("{}::MAX", s.name()),
+                    8 if s.signed() => format!("{}::MIN", s.name()),
+                    _ => format!("({small}{})", s.name()),
                 }
             }
         };
@@ -180,16 +167,8 @@ impl Gen<'_> {
         }
         let small = props.mag <= 1024.0;
         let (code, props) = match self.c.below(10) {
-            0 => (
-                format!("({x} + {y})"),
-                Props {
-                    exact: props.exact && small,
-                    mag: a.props.mag + b.props.mag,
-                    ..props
-                },
-            ),
-            1 => (
-                format!("({x} - {y})"),
+            op @ (0 | 1) => (
+                format!("({x} {} {y})", if op == 0 { "+" } else { "-" }),
                 Props {
                     exact: props.exact && small,
                     mag: a.props.mag + b.props.mag,
@@ -200,7 +179,7 @@ impl Gen<'_> {
                 let k = self.c.pick(&[2.0, -1.0, 4.0, 0.5, 3.0]);
                 let exact = props.exact && small && k != 0.5 && k != 3.0;
                 (
-                    format!("({x} * {k:?}{})", s.rust()),
+                    format!("({x} * {k:?}{})", s.name()),
                     Props {
                         exact,
                         mag: a.props.mag * 4.0,
@@ -261,17 +240,10 @@ impl Gen<'_> {
         if s.is_float() && from.is_int() {
             // Small integers convert exactly, so their sums do too.
             if self.c.chance(50) {
-                return E::new(
-                    format!("(({} % 64) as {})", x.code, s.rust()),
-                    Props {
-                        det: true,
-                        exact: true,
-                        mag: 64.0,
-                    },
-                );
+                return small_int_as(&x.code, s);
             }
             return E::new(
-                format!("({} as {})", x.code, s.rust()),
+                format!("({} as {})", x.code, s.name()),
                 Props {
                     det: true,
                     exact: false,
@@ -290,7 +262,7 @@ impl Gen<'_> {
         } else {
             Props::EXACT
         };
-        E::new(format!("({} as {})", x.code, s.rust()), props)
+        E::new(format!("({} as {})", x.code, s.name()), props)
     }
 
     /// A boolean from comparisons of values every backend computes alike.
@@ -455,12 +427,23 @@ impl Gen<'_> {
     fn inner_reduction(&mut self, s: S, env: &[Var], d: u32) -> E {
         let elem = Ty::S(s);
         let source = self.seq(&elem, env, d);
-        match self.reduction(&elem, source.props, false) {
-            Some(r) => E::new(
-                format!("reduce({}, {}, {})", r.op, r.ne, source.code),
-                r.props,
-            ),
-            None => self.scalar(s, env, d, false),
-        }
+        let r = self.reduction(&elem, source.props, false);
+        E::new(
+            format!("reduce({}, {}, {})", r.op, r.ne, source.code),
+            r.props,
+        )
     }
+}
+
+/// An integer's remainder modulo 64 as a float of type `s`: small, so converted exactly and
+/// summed exactly in any order.
+fn small_int_as(code: &str, s: S) -> E {
+    E::new(
+        format!("(({code} % 64) as {})", s.name()),
+        Props {
+            det: true,
+            exact: true,
+            mag: 64.0,
+        },
+    )
 }

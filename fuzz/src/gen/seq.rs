@@ -2,8 +2,17 @@
 //! `scatter`, `reduce_by_index`, iterator chains, `let`-bound intermediates) and the
 //! reductions that consume them.
 
-use super::types::{in_element, Props, Ty, Var, E, INTS, NUMBERS, S};
+use super::types::{in_element, Props, Rec, ScalarKind, Ty, Var, E, INTS, NUMBERS, S};
 use super::Gen;
+
+/// The start of an iterator chain and the closure parameter for what it yields.
+struct Chain {
+    head: String,
+    ty: Ty,
+    props: Props,
+    x: String,
+    inner: Vec<Var>,
+}
 
 /// An associative operator and its neutral element for some element type.
 pub(super) struct Reduction {
@@ -28,7 +37,7 @@ impl Gen<'_> {
                 S::Bool,
             ])),
             7 | 8 => Ty::Pair(self.c.pick(&NUMBERS), self.c.pick(&NUMBERS)),
-            _ => Ty::Rec(self.c.pick(&[super::types::Rec::Pt, super::types::Rec::Px])),
+            _ => Ty::Rec(self.c.pick(&[Rec::Pt, Rec::Px])),
         }
     }
 
@@ -43,16 +52,16 @@ impl Gen<'_> {
             2 | 3 => {
                 let from = self.elem_type();
                 let src = self.seq(&from, env, d);
-                let (x, inner) = self.bind(&from, src.props, env);
+                let (x, inner) = self.bind("x", &from, src.props, env);
                 let f = self.value(elem, &inner, d);
                 E::new(format!("map(|{x}| {}, {})", f.code, src.code), f.props)
             }
             4 => {
                 let (a, b) = (self.elem_type(), self.elem_type());
                 let src = self.seq(&a, env, d);
-                let (x, inner) = self.bind(&a, src.props, env);
+                let (x, inner) = self.bind("x", &a, src.props, env);
                 let g = self.value(&b, &inner, d);
-                let (y, inner) = self.bind(&b, g.props, &inner);
+                let (y, inner) = self.bind("x", &b, g.props, &inner);
                 let f = self.value(elem, &inner, d);
                 E::new(
                     format!(
@@ -64,22 +73,18 @@ impl Gen<'_> {
             }
             5 => {
                 let src = self.seq(elem, env, d);
-                let (x, inner) = self.bind(elem, src.props, env);
+                let (x, inner) = self.bind("x", elem, src.props, env);
                 let p = self.boolean(&inner, d);
                 E::new(format!("filter(|{x}| {}, {})", p.code, src.code), src.props)
             }
             6 => {
                 let src = self.seq(elem, env, d);
-                match self.reduction(elem, src.props, false) {
-                    Some(r) => E::new(format!("scan({}, {}, {})", r.op, r.ne, src.code), r.props),
-                    None => src,
-                }
+                let r = self.reduction(elem, src.props, false);
+                E::new(format!("scan({}, {}, {})", r.op, r.ne, src.code), r.props)
             }
             7 => {
                 let n = self.length(env);
-                let i = self.name("i");
-                let mut inner = env.to_vec();
-                inner.push(Var::local(i.clone(), Ty::S(S::Usize), Props::EXACT));
+                let (i, inner) = self.bind("i", &Ty::S(S::Usize), Props::EXACT, env);
                 let f = self.value(elem, &inner, d);
                 E::new(format!("create({n}, |{i}| {})", f.code), f.props)
             }
@@ -131,9 +136,9 @@ impl Gen<'_> {
         E::new(format!("&{}", v.name), v.props)
     }
 
-    /// A closure parameter for an element of `ty`, and the environment with it.
-    fn bind(&mut self, ty: &Ty, props: Props, env: &[Var]) -> (String, Vec<Var>) {
-        let x = self.name("x");
+    /// A closure parameter (named from `prefix`) of type `ty`, and the environment with it.
+    fn bind(&mut self, prefix: &str, ty: &Ty, props: Props, env: &[Var]) -> (String, Vec<Var>) {
+        let x = self.name(prefix);
         let mut inner = env.to_vec();
         inner.push(Var::local(x.clone(), ty.clone(), props));
         (x, inner)
@@ -170,10 +175,8 @@ impl Gen<'_> {
         }
         let from = self.elem_type();
         let src = self.seq(&from, env, d);
-        let (x, inner) = self.bind(&from, src.props, env);
-        let j = self.name("j");
-        let mut inner = inner;
-        inner.push(Var::local(j.clone(), Ty::S(S::Usize), Props::EXACT));
+        let (x, inner) = self.bind("x", &from, src.props, env);
+        let (j, inner) = self.bind("j", &Ty::S(S::Usize), Props::EXACT, &inner);
         let f = self.value(elem, &inner, d);
         let k = self.c.pick(&[2, 0, 1, 3, 4, 5, 8]);
         E::new(
@@ -189,9 +192,7 @@ impl Gen<'_> {
     fn scattered(&mut self, elem: &Ty, env: &[Var], d: u32) -> E {
         let dest = self.input_seq(elem, in_element(env));
         let is = self.input_indices(&dest.name, in_element(env));
-        let i = self.name("i");
-        let mut inner = env.to_vec();
-        inner.push(Var::local(i.clone(), Ty::S(S::Usize), Props::EXACT));
+        let (i, inner) = self.bind("i", &Ty::S(S::Usize), Props::EXACT, env);
         let v = self.value(elem, &inner, d);
         E::new(
             format!(
@@ -206,11 +207,9 @@ impl Gen<'_> {
     fn histogram(&mut self, elem: &Ty, env: &[Var], d: u32) -> E {
         let from = self.elem_type();
         let src = self.seq(&from, env, d);
-        let (x, inner) = self.bind(&from, src.props, env);
+        let (x, inner) = self.bind("x", &from, src.props, env);
         let v = self.value(elem, &inner, d);
-        let Some(r) = self.reduction(elem, v.props, true) else {
-            return self.named_seq(elem, env);
-        };
+        let r = self.reduction(elem, v.props, true);
         let t = self.c.pick(&INTS);
         let k = self.scalar(t, &inner, d, true);
         let bins = self.c.pick(&[3, 1, 0, 2, 7, 16, 100, 1000]);
@@ -235,9 +234,13 @@ impl Gen<'_> {
     /// An iterator chain over a captured sequence, collected.
     fn chain(&mut self, elem: &Ty, env: &[Var], d: u32) -> E {
         let from = self.elem_type();
-        let xs = self.input_seq(&from, in_element(env));
-        let (head, ty, props) = self.chain_head(&xs, env);
-        let (x, inner) = self.bind(&ty, props, env);
+        let Chain {
+            head,
+            ty,
+            props,
+            x,
+            inner,
+        } = self.chain_over(&from, env);
         if &ty == elem && self.c.chance(40) {
             let p = self.boolean(&inner, d);
             return E::new(
@@ -258,6 +261,21 @@ impl Gen<'_> {
             ),
             f.props,
         )
+    }
+
+    /// The start of a chain over a captured sequence of `from` (new or existing), and a
+    /// closure parameter for what it yields.
+    fn chain_over(&mut self, from: &Ty, env: &[Var]) -> Chain {
+        let xs = self.input_seq(from, in_element(env));
+        let (head, ty, props) = self.chain_head(&xs, env);
+        let (x, inner) = self.bind("x", &ty, props, env);
+        Chain {
+            head,
+            ty,
+            props,
+            x,
+            inner,
+        }
     }
 
     /// The start of a chain over `xs`: its elements, enumerated, or zipped with another
@@ -295,9 +313,7 @@ impl Gen<'_> {
     fn row_map(&mut self, elem: &Ty, env: &[Var], d: u32) -> E {
         let s = self.c.pick(&NUMBERS);
         let rows = self.input_rows(s);
-        let row = self.name("row");
-        let mut inner = env.to_vec();
-        inner.push(Var::local(row.clone(), Ty::seq(Ty::S(s)), Props::EXACT));
+        let (row, inner) = self.bind("row", &Ty::seq(Ty::S(s)), Props::EXACT, env);
         let f = self.value(elem, &inner, d);
         E::new(format!("map(|{row}| {}, &{})", f.code, rows.name), f.props)
     }
@@ -306,49 +322,35 @@ impl Gen<'_> {
     pub(super) fn reduced(&mut self, ty: &Ty, env: &[Var], depth: u32) -> E {
         let d = depth.saturating_sub(1);
         match self.c.below(4) {
-            1 if *ty == Ty::S(S::Usize) => {
-                let t = self.elem_type_cheap();
-                let xs = self.input_seq(&t, in_element(env));
-                let (head, t, props) = self.chain_head(&xs, env);
-                let (x, inner) = self.bind(&t, props, env);
+            1 if *ty == Ty::S(S::Usize) || *ty == Ty::S(S::Bool) => {
+                let from = self.elem_type_cheap();
+                let Chain { head, x, inner, .. } = self.chain_over(&from, env);
                 let p = self.boolean(&inner, d);
-                E::new(
+                let code = if *ty == Ty::S(S::Usize) {
                     format!(
                         "{head}.filter(|{x}| {{ let {x} = *{x}; {} }}).count()",
                         p.code
-                    ),
-                    Props::EXACT,
-                )
-            }
-            1 if *ty == Ty::S(S::Bool) => {
-                let t = self.elem_type_cheap();
-                let xs = self.input_seq(&t, in_element(env));
-                let (head, t, props) = self.chain_head(&xs, env);
-                let (x, inner) = self.bind(&t, props, env);
-                let p = self.boolean(&inner, d);
-                let all = self.c.pick(&["any", "all"]);
-                E::new(format!("{head}.{all}(|{x}| {})", p.code), Props::EXACT)
+                    )
+                } else {
+                    let all = self.c.pick(&["any", "all"]);
+                    format!("{head}.{all}(|{x}| {})", p.code)
+                };
+                E::new(code, Props::EXACT)
             }
             2 => {
-                let t = self.elem_type_cheap();
-                let xs = self.input_seq(&t, in_element(env));
-                let (head, t, props) = self.chain_head(&xs, env);
-                let (x, inner) = self.bind(&t, props, env);
+                let from = self.elem_type_cheap();
+                let Chain { head, x, inner, .. } = self.chain_over(&from, env);
                 let f = self.value(ty, &inner, d);
-                match self.reduction(ty, f.props, false) {
-                    Some(r) => E::new(
-                        format!("{head}.map(|{x}| {}).fold({}, {})", f.code, r.ne, r.op),
-                        r.props,
-                    ),
-                    None => self.value(ty, env, d),
-                }
+                let r = self.reduction(ty, f.props, false);
+                E::new(
+                    format!("{head}.map(|{x}| {}).fold({}, {})", f.code, r.ne, r.op),
+                    r.props,
+                )
             }
             _ => {
                 let src = self.seq(ty, env, d);
-                match self.reduction(ty, src.props, false) {
-                    Some(r) => E::new(format!("reduce({}, {}, {})", r.op, r.ne, src.code), r.props),
-                    None => self.value(ty, env, d),
-                }
+                let r = self.reduction(ty, src.props, false);
+                E::new(format!("reduce({}, {}, {})", r.op, r.ne, src.code), r.props)
             }
         }
     }
@@ -360,21 +362,16 @@ impl Gen<'_> {
     /// An associative operator for `ty` whose parallel result every backend computes
     /// within the tolerance, for elements with `props`; commutative when asked (or by
     /// chance), else sometimes not (composition of affine maps).
-    pub(super) fn reduction(
-        &mut self,
-        ty: &Ty,
-        props: Props,
-        commutative: bool,
-    ) -> Option<Reduction> {
+    pub(super) fn reduction(&mut self, ty: &Ty, props: Props, commutative: bool) -> Reduction {
         if let (Ty::Pair(a, b), false, true) = (ty, commutative, self.c.chance(15)) {
             if a == b && a.is_int() {
-                let t = a.rust();
-                return Some(Reduction {
+                let t = a.name();
+                return Reduction {
                     op: "|p, q| (p.0.wrapping_mul(q.0), p.1.wrapping_mul(q.0).wrapping_add(q.1))"
                         .into(),
                     ne: format!("(1{t}, 0{t})"),
                     props: Props::EXACT,
-                });
+                };
             }
         }
         let fields = ty.fields();
@@ -383,7 +380,7 @@ impl Gen<'_> {
         let mut result = Props::EXACT;
         for (field, s) in &fields {
             let (op, ne, p) =
-                self.field_monoid(*s, props, &format!("p{field}"), &format!("q{field}"))?;
+                self.field_monoid(*s, props, &format!("p{field}"), &format!("q{field}"));
             ops.push(op);
             nes.push(ne);
             result = result.join(p);
@@ -406,35 +403,29 @@ impl Gen<'_> {
                 };
                 (with(&ops), with(&nes))
             }
-            Ty::Seq(_) => return None,
+            Ty::Seq(_) => unreachable!("sequences are not reduced by a generated operator"),
         };
-        Some(Reduction {
+        Reduction {
             op: format!("|p, q| {op}"),
             ne,
             props: result,
-        })
+        }
     }
 
     /// A commutative monoid on one scalar field: its combination of `a` and `b`, neutral
-    /// element and result properties; `None` when no float operator is safe.
-    fn field_monoid(
-        &mut self,
-        s: S,
-        props: Props,
-        a: &str,
-        b: &str,
-    ) -> Option<(String, String, Props)> {
-        let t = s.rust();
+    /// element and result properties (a float sum only where it is safe, else min or max).
+    fn field_monoid(&mut self, s: S, props: Props, a: &str, b: &str) -> (String, String, Props) {
+        let t = s.name();
         if s == S::Bool {
-            return Some(if self.c.chance(50) {
+            return if self.c.chance(50) {
                 (format!("({a} && {b})"), "true".into(), Props::EXACT)
             } else {
                 (format!("({a} || {b})"), "false".into(), Props::EXACT)
-            });
+            };
         }
         if s.is_float() {
             let sum_ok = props.exact || (s == S::F64 && props.mag <= 1e4);
-            return Some(match self.c.below(3) {
+            return match self.c.below(3) {
                 0 if sum_ok => {
                     let sum = Props {
                         det: props.exact,
@@ -445,14 +436,14 @@ impl Gen<'_> {
                 }
                 1 => (format!("{a}.max({b})"), format!("{t}::NEG_INFINITY"), props),
                 _ => (format!("{a}.min({b})"), format!("{t}::INFINITY"), props),
-            });
+            };
         }
         let minus_one = if s.signed() {
             format!("(-1{t})")
         } else {
             format!("{t}::MAX")
         };
-        Some(match self.c.below(7) {
+        match self.c.below(7) {
             0 => (
                 format!("{a}.wrapping_add({b})"),
                 format!("0{t}"),
@@ -468,6 +459,6 @@ impl Gen<'_> {
             4 => (format!("({a} & {b})"), minus_one, Props::EXACT),
             5 => (format!("({a} | {b})"), format!("0{t}"), Props::EXACT),
             _ => (format!("({a} ^ {b})"), format!("0{t}"), Props::EXACT),
-        })
+        }
     }
 }

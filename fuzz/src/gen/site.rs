@@ -133,7 +133,7 @@ impl Gen<'_> {
         let src_seed = self.seed();
         self.inputs.push(format!(
             "let {src} = Tensor::from_vec(support::seq::<{}>({src_seed}, {src_len}), &[{src_len}]);",
-            s.rust()
+            s.name()
         ));
         self.no_functional = true;
         let i = self.name("i");
@@ -148,7 +148,7 @@ impl Gen<'_> {
         ];
         let body = if self.c.chance(50) {
             let e = self.scalar(s, &env, DEPTH, false);
-            let setup = format!("let {t} = Tensor::<{}>::zeros(&[{rows}]);", s.rust());
+            let setup = format!("let {t} = Tensor::<{}>::zeros(&[{rows}]);", s.name());
             let write = if rows == 0 || self.c.chance(50) {
                 format!("[{i}]")
             } else {
@@ -164,7 +164,7 @@ impl Gen<'_> {
             let e = self.scalar(s, &env, DEPTH, false);
             let setup = format!(
                 "let {t} = Tensor::<{}>::zeros(&[{rows}, {cols}]);",
-                s.rust()
+                s.name()
             );
             (
                 format!("parallel_loop({rows}, |{i}| {{ for {c} in 0..{cols} {{ {t}.set([{i}, {c}], {}); }} }})", e.code),

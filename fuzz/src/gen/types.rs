@@ -1,41 +1,22 @@
 //! The types generated programs use, and what the generator knows about a value of each.
 
-/// A scalar type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum S {
-    I32,
-    I64,
-    U32,
-    U64,
-    Usize,
-    F32,
-    F64,
-    Bool,
-}
+/// A scalar type: accel's own.
+pub use accel_ir::ScalarType as S;
 
 pub const INTS: [S; 5] = [S::I64, S::I32, S::U32, S::U64, S::Usize];
 pub const NUMBERS: [S; 7] = [S::I64, S::F64, S::I32, S::F32, S::U32, S::U64, S::Usize];
 
-impl S {
-    pub fn rust(self) -> &'static str {
-        match self {
-            S::I32 => "i32",
-            S::I64 => "i64",
-            S::U32 => "u32",
-            S::U64 => "u64",
-            S::Usize => "usize",
-            S::F32 => "f32",
-            S::F64 => "f64",
-            S::Bool => "bool",
-        }
+/// What the generator asks of a scalar type beyond what accel-ir's gives.
+pub trait ScalarKind {
+    fn is_int(&self) -> bool;
+    fn signed(&self) -> bool;
+}
+
+impl ScalarKind for S {
+    fn is_int(&self) -> bool {
+        !self.is_float() && *self != S::Bool
     }
-    pub fn is_float(self) -> bool {
-        matches!(self, S::F32 | S::F64)
-    }
-    pub fn is_int(self) -> bool {
-        !self.is_float() && self != S::Bool
-    }
-    pub fn signed(self) -> bool {
+    fn signed(&self) -> bool {
         matches!(self, S::I32 | S::I64)
     }
 }
@@ -64,20 +45,9 @@ impl Rec {
     }
 }
 
-/// Declarations of the records, for the generated crate.
-pub const RECORDS: &str = "#[derive(Accel, Clone, Copy, Debug, PartialEq)]
-pub struct Pt {
-    pub x: f64,
-    pub n: i64,
-}
-
-#[derive(Accel, Clone, Copy, Debug, PartialEq)]
-pub struct Px {
-    pub a: f32,
-    pub k: u32,
-    pub on: bool,
-}
-";
+/// Declarations of the records, for the generated crate (the regression tests `include!`
+/// the same file).
+pub const RECORDS: &str = include_str!("../../harness/records.rs");
 
 /// A type: scalars, pairs of scalars, records and sequences of them.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,8 +64,8 @@ impl Ty {
     }
     pub fn rust(&self) -> String {
         match self {
-            Ty::S(s) => s.rust().to_string(),
-            Ty::Pair(a, b) => format!("({}, {})", a.rust(), b.rust()),
+            Ty::S(s) => s.name().to_string(),
+            Ty::Pair(a, b) => format!("({}, {})", a.name(), b.name()),
             Ty::Rec(r) => r.name().to_string(),
             Ty::Seq(e) => format!("Vec<{}>", e.rust()),
         }
@@ -111,14 +81,6 @@ impl Ty {
                 .map(|(n, s)| (format!(".{n}"), *s))
                 .collect(),
             Ty::Seq(_) => vec![],
-        }
-    }
-    pub fn has_float(&self) -> bool {
-        match self {
-            Ty::S(s) => s.is_float(),
-            Ty::Pair(a, b) => a.is_float() || b.is_float(),
-            Ty::Rec(_) => true,
-            Ty::Seq(e) => e.has_float(),
         }
     }
 }
@@ -141,11 +103,6 @@ impl Props {
         det: true,
         exact: true,
         mag: 64.0,
-    };
-    pub const NONE: Props = Props {
-        det: false,
-        exact: false,
-        mag: f64::INFINITY,
     };
     pub fn join(self, other: Props) -> Props {
         Props {
@@ -207,29 +164,4 @@ impl Var {
 /// Whether code in `env` runs once per element (inside a closure).
 pub fn in_element(env: &[Var]) -> bool {
     env.iter().any(|v| v.local)
-}
-
-/// An associative operator with its neutral element, for one scalar type.
-#[derive(Clone, Debug)]
-pub struct Monoid {
-    /// The combination of `a` and `b`, as code over the given names.
-    pub op: fn(&str, &str, S) -> String,
-    pub ne: fn(S) -> String,
-    /// Commutative, so usable by `reduce_by_index`.
-    pub commutative: bool,
-    /// The result's properties from the operands'.
-    pub props: fn(Props) -> Props,
-}
-
-#[cfg(test)]
-mod tests {
-    /// The regression tests declare the same records as every batch.
-    #[test]
-    fn the_regression_tests_declare_the_records() {
-        let tests = include_str!("../../tests/regressions.rs");
-        assert!(
-            tests.contains(super::RECORDS),
-            "fuzz/tests/regressions.rs must declare RECORDS as written"
-        );
-    }
 }
