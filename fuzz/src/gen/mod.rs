@@ -85,14 +85,19 @@ impl<'c> Gen<'c> {
         }
     }
 
-    /// A length for a new captured sequence: a small one (at most 129) for code that runs
-    /// once per element, so that nested loops stay fast in debug mode and on the emulator.
-    fn input_len(&mut self, small: bool) -> usize {
-        if small {
+    /// A length for new captured sequence `name`: a small one (at most 129) for code that
+    /// runs once per element, so that nested loops stay fast in debug mode and on the
+    /// emulator; `name` is recorded as small when its length is.
+    fn input_len(&mut self, name: &str, small: bool) -> usize {
+        let len = if small {
             self.c.pick(&SIZES[..SMALL_SIZES])
         } else {
             self.size()
+        };
+        if len <= SIZES[SMALL_SIZES - 1] {
+            self.small.push(name.to_string());
         }
+        len
     }
 
     fn seed(&mut self) -> usize {
@@ -113,10 +118,7 @@ impl<'c> Gen<'c> {
             return self.c.pick(&existing);
         }
         let name = self.name("xs");
-        let len = self.input_len(small);
-        if len <= SIZES[SMALL_SIZES - 1] {
-            self.small.push(name.clone());
-        }
+        let len = self.input_len(&name, small);
         let seed = self.seed();
         self.inputs.push(format!(
             "let {name}: {} = support::seq({seed}, {len});",
@@ -156,7 +158,7 @@ impl<'c> Gen<'c> {
     /// A captured sequence of distinct indices, some past `bound` (so skipped).
     fn input_indices(&mut self, bound: &str, small: bool) -> String {
         let name = self.name("is");
-        let len = self.input_len(small);
+        let len = self.input_len(&name, small);
         let seed = self.seed();
         let extra = self.c.pick(&[0, 1, 3, 10, 100]);
         self.inputs.push(format!(
@@ -167,7 +169,6 @@ impl<'c> Gen<'c> {
             Ty::seq(Ty::S(S::Usize)),
             Props::EXACT,
         ));
-        self.small.push(name.clone());
         name
     }
 
