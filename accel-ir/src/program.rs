@@ -58,6 +58,10 @@ pub struct Program {
     pub functions: Vec<FnDef>,
     /// The site.
     pub site: SiteDef,
+    /// The records the site and its functions name (as `Type::Record`s), which values
+    /// captured or returned may not carry: a site may build a record and pass it on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<Type>,
 }
 
 impl Program {

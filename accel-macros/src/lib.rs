@@ -13,6 +13,7 @@
 
 mod expand;
 mod lower;
+mod records;
 mod ty;
 
 use proc_macro::TokenStream;

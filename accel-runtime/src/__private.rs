@@ -39,6 +39,7 @@ pub static NOT_ACCEL: FnDesc = FnDesc {
     ops: &[],
     higher_order: false,
     consts: &[],
+    records: &[],
 };
 
 /// A captured local, as debug mode inspects it; requires at compile time that its type is
@@ -51,6 +52,12 @@ pub fn capture<'a, T: Accel>(name: &'a str, value: &'a T) -> (&'a str, &'a dyn I
 /// compile time that its type is an accel type.
 pub const fn const_value<T: Accel + Sync>(value: &'static T) -> &'static (dyn Inspect + Sync) {
     value
+}
+
+/// The IR type of record `T`, which a site or function names (its descriptions list them,
+/// so that the runtime knows records no captured or returned value carries).
+pub fn record_type<T: Accel>() -> Type {
+    T::accel_type()
 }
 
 /// Checks at compile time that a parameter or result type of an `#[accel]` fn is an accel type.

@@ -116,6 +116,12 @@ impl SiteDesc {
             .site
             .captures
             .extend(self.constants().into_iter().map(|(name, _)| name));
+        program.records = self.records.iter().map(|record| record()).collect();
+        for f in &reached {
+            program
+                .records
+                .extend(f.records.iter().map(|record| record()));
+        }
         classify::classify(&program)?;
         Ok(program)
     }

@@ -75,7 +75,8 @@ pub(crate) fn front_end_of(
         .cloned()
         .zip(capture_types.iter().cloned())
         .collect();
-    let typed = typecheck::typecheck(&body, &captures, result).map_err(|e| e.to_string())?;
+    let typed = typecheck::typecheck_naming(&body, &captures, result, &program.records)
+        .map_err(|e| e.to_string())?;
     Ok(FrontEnd {
         fused: fuse::fuse(&typed),
         captures,

@@ -126,6 +126,7 @@ mod tests {
     fn entry(site: &str, ty: ScalarType, value: u64) -> RecordedSite {
         let program = Program {
             functions: vec![],
+            records: vec![],
             site: SiteDef {
                 file: "src/main.rs".into(),
                 loc: Loc::default(),

@@ -5,6 +5,7 @@
 //! absence of recursion). Program assembly from the descriptions is [`crate::assembly`].
 
 use crate::accel_type::Inspect;
+use accel_ir::Type;
 
 /// One use of a parallel operation in a body, at a line and column of its file.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +42,8 @@ pub struct FnDesc {
     pub higher_order: bool,
     /// The constants the body names, by name, with their values.
     pub consts: &'static [(&'static str, &'static (dyn Inspect + Sync))],
+    /// The types of the records the function names.
+    pub records: &'static [fn() -> Type],
 }
 
 /// The description of one `accelerate!` site.
@@ -58,6 +61,8 @@ pub struct SiteDesc {
     pub callees: &'static [(&'static str, &'static FnDesc)],
     /// The parallel operations the site uses directly.
     pub ops: &'static [OpUse],
+    /// The types of the records the site names.
+    pub records: &'static [fn() -> Type],
 }
 
 // ---------------------------------------------------------------------------------------

@@ -684,3 +684,67 @@ fn nested_dot_products_vectorize_and_keep_their_bounds_checks() {
         "{msg}"
     );
 }
+
+/// A record no site captures or returns: sites and functions only build and read it.
+#[derive(Accel, Clone, Copy, Debug, PartialEq)]
+struct Span {
+    lo: i64,
+    hi: i64,
+}
+
+#[accel]
+fn width(s: Span) -> i64 {
+    s.hi - s.lo
+}
+
+#[accel]
+fn around(x: i64) -> i64 {
+    let s = Span {
+        lo: x - 1,
+        hi: x + 2,
+    };
+    width(s) * x
+}
+
+#[test]
+fn records_built_and_read_inside_accelerated_code_only() {
+    let xs: Vec<i64> = (0..40).collect();
+    // Built in the site, passed to a function.
+    assert_eq!(
+        agree(|| accelerate!(map(|x| width(Span { lo: x, hi: x * x }), &xs)))[..4],
+        [0, 0, 2, 6]
+    );
+    // Built and read in a function only.
+    assert_eq!(
+        agree(|| accelerate!(reduce(|a, b| a + b, 0, map(around, &xs)))),
+        3 * (0..40).sum::<i64>()
+    );
+    // Named in a closure's parameters, in a reduction (the widest, then the highest `lo`).
+    let widest = agree(|| {
+        accelerate!(reduce(
+            |a: Span, b: Span| {
+                let (wa, wb) = (width(a), width(b));
+                if wb > wa || (wb == wa && b.lo > a.lo) {
+                    b
+                } else {
+                    a
+                }
+            },
+            Span { lo: 0, hi: 0 },
+            map(|x| Span { lo: x % 7, hi: x }, &xs)
+        ))
+    });
+    assert_eq!(widest, Span { lo: 4, hi: 39 });
+    // Taken apart by a pattern.
+    let lo = widest.lo;
+    assert_eq!(
+        agree(|| accelerate!(map(
+            |x| {
+                let Span { lo: a, hi: b } = Span { lo, hi: x };
+                b - a
+            },
+            &xs
+        )))[39],
+        35
+    );
+}

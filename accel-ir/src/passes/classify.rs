@@ -157,11 +157,13 @@ mod tests {
     fn classifies_by_the_operations_of_the_whole_program() {
         let p = Program {
             functions: vec![],
+            records: vec![],
             site: site(par(ParOp::Reduce, 3)),
         };
         assert_eq!(classify(&p), Ok(Backend::Functional));
         let p = Program {
             functions: vec![func("crate::step", par(ParOp::ParallelLoop, 41), vec![])],
+            records: vec![],
             site: site(call("crate::step", vec![])),
         };
         assert_eq!(classify(&p), Ok(Backend::Imperative));
@@ -171,11 +173,13 @@ mod tests {
     fn no_operation_and_mixing_are_errors_that_say_where() {
         let p = Program {
             functions: vec![],
+            records: vec![],
             site: site(Expr::int(1)),
         };
         assert_eq!(classify(&p), Err(IrError::NoParallelOp));
         let p = Program {
             functions: vec![func("crate::step", par(ParOp::ParallelLoop, 41), vec![])],
+            records: vec![],
             site: site(Expr::Tuple(vec![
                 par(ParOp::Map, 3),
                 call("crate::step", vec![]),
@@ -199,6 +203,7 @@ mod tests {
         );
         let p = Program {
             functions: vec![higher],
+            records: vec![],
             site: site(par(ParOp::ParallelLoop, 3)),
         };
         assert!(
@@ -211,6 +216,7 @@ mod tests {
         };
         let p = Program {
             functions: vec![],
+            records: vec![],
             site: site(Expr::Tuple(vec![choose, par(ParOp::ParallelLoop, 3)])),
         };
         assert!(

@@ -42,6 +42,7 @@ pub fn extract<S: FnSource>(
     Ok(Program {
         functions: ex.functions,
         site,
+        records: Vec::new(),
     })
 }
 

@@ -366,6 +366,7 @@ mod tests {
         );
         let p = Program {
             functions: vec![sq, apply],
+            records: vec![],
             site: site(call("apply", vec![Expr::fn_ref("sq"), Expr::var("v")])),
         };
         let e = inline(&p).unwrap();
@@ -391,6 +392,7 @@ mod tests {
         );
         let p = Program {
             functions: vec![inc],
+            records: vec![],
             site: site(call("inc", vec![call("inc", vec![Expr::var("v")])])),
         };
         assert_eq!(
@@ -425,6 +427,7 @@ mod tests {
         };
         let p = Program {
             functions: vec![twice],
+            records: vec![],
             site: site(call("twice", vec![lam, Expr::int(1)])),
         };
         assert_eq!(

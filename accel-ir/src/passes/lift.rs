@@ -12,7 +12,7 @@
 //! };
 //! let site = SiteDef { file: "src/main.rs".into(), loc: Loc::default(), captures: vec!["c".into(), "xs".into()],
 //!                      body: Expr::par(ParOp::Map, vec![lam, Expr::var("xs")]) };
-//! let mut p = Program { functions: vec![], site };
+//! let mut p = Program { functions: vec![], site, records: vec![] };
 //! lift(&mut p);
 //! assert_eq!(p.site.body.to_string(), "(map (closure site::lambda#1 c) xs)");
 //! assert_eq!(p.functions[0].to_string(), "(fn site::lambda#1 (c x#1) -> _ (* x#1 c))");
@@ -157,6 +157,7 @@ mod tests {
         let r = resolve_site(&body);
         let mut p = Program {
             functions: vec![],
+            records: vec![],
             site: site(r.body),
         };
         lift(&mut p);
@@ -189,6 +190,7 @@ mod tests {
         let r = resolve_site(&Expr::par(ParOp::Create, vec![Expr::var("n"), body]));
         let mut p = Program {
             functions: vec![],
+            records: vec![],
             site: site(r.body),
         };
         lift(&mut p);

@@ -52,7 +52,7 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
             &func,
             quote! {
                 ::accel_runtime::__private::FnDesc {
-                    name: #name, path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false, consts: &[],
+                    name: #name, path: "", file: "", line: 0, ir: "", callees: &[], ops: &[], higher_order: false, consts: &[], records: &[],
                 }
             },
         );
@@ -66,7 +66,7 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         file: String::new(),
         loc: loc(sig.ident.span()),
     };
-    let desc = match description(&def, &l) {
+    let desc = match description(&def, &l, &crate::records::in_function(&func)) {
         Ok(d) => d,
         Err(e) => return e,
     };
@@ -212,7 +212,11 @@ fn lower_signature<'s>(
 }
 
 /// The function's description: its IR, callees, operations and constants.
-fn description(def: &FnDef, l: &Lowerer) -> Result<TokenStream, TokenStream> {
+fn description(
+    def: &FnDef,
+    l: &Lowerer,
+    records: &[syn::Path],
+) -> Result<TokenStream, TokenStream> {
     let name = &def.name;
     let higher_order = def.ret.is_fn() || def.params.iter().any(|p| p.ty.is_fn());
     let at: Loc = def.loc;
@@ -226,6 +230,7 @@ fn description(def: &FnDef, l: &Lowerer) -> Result<TokenStream, TokenStream> {
         });
         quote! { &[#(#entries),*] }
     };
+    let records = crate::records::record_list(records);
     let (fallbacks, callees, ops) = desc_parts(l, Scope::Companion);
     let line = at.line;
     Ok(use_glob(
@@ -242,6 +247,7 @@ fn description(def: &FnDef, l: &Lowerer) -> Result<TokenStream, TokenStream> {
                 ops: #ops,
                 higher_order: #higher_order,
                 consts: #consts,
+                records: #records,
             }
         },
     ))

@@ -129,6 +129,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         Err(e) => return e,
     };
     let (fallbacks, callees, ops) = desc_parts(&l, Scope::Site);
+    let records = crate::records::record_list(&crate::records::in_site(&expr));
     let desc = use_glob(
         fallbacks,
         quote!(self),
@@ -140,6 +141,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
                 ir: #ir,
                 callees: #callees,
                 ops: #ops,
+                records: #records,
             }
         },
     );

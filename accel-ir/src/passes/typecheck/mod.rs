@@ -34,10 +34,23 @@ enum Kind {
 /// Infers the types of `body`, whose free variables are the `captures`; `result` is the
 /// type the site must produce. Returns the body with every type written in.
 pub fn typecheck(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<Expr, IrError> {
+    typecheck_naming(body, captures, result, &[])
+}
+
+/// Like [`typecheck`], where the body may also name the records among `records` (types
+/// holding `Type::Record`s, such as a program's [`records`](crate::Program::records)).
+pub fn typecheck_naming(
+    body: &Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+    records: &[Type],
+) -> Result<Expr, IrError> {
     let mut tc = Checker::default();
-    for (_, t) in captures
+    for t in captures
         .iter()
-        .chain(std::iter::once(&("".to_string(), result.clone())))
+        .map(|(_, t)| t)
+        .chain([result])
+        .chain(records)
     {
         t.learn_records(&mut tc.records);
     }
@@ -176,7 +189,7 @@ impl Checker<'_> {
                 Some(v) => Ty::Var(v),
                 None => match self.records.get(n).cloned() {
                     Some(fields) => self.ty_of(&Type::Record(n.clone(), fields))?,
-                    None => return Err(err(format!("the record type `{n}` is not known here (no value of it is captured or returned)"))),
+                    None => return Err(err(format!("the record type `{n}` is not known here (no captured or returned value holds one, and the code names no record of that name)"))),
                 },
             },
             Type::Infer => self.fresh(Kind::Any),

@@ -234,3 +234,37 @@ fn filter_and_scatter_keep_their_element_type() {
         "{err}"
     );
 }
+
+#[test]
+fn records_the_code_names_are_known_without_a_value_of_them() {
+    // { let p: P = P { x: 2.5 }; p.x }, where no capture or result holds a P (a helper's
+    // parameter `p: P` inlined).
+    let point = Type::Record(
+        "P".into(),
+        vec![("x".into(), Type::Scalar(ScalarType::F64))],
+    );
+    let built = Expr::Record {
+        name: "P".into(),
+        fields: vec![("x".into(), Expr::Lit(Lit::Float(2.5, None)))],
+    };
+    let body = Expr::Block {
+        stmts: vec![Stmt::Let {
+            pat: Pat::bind("p"),
+            ty: Type::Named("P".into()),
+            init: Some(built),
+        }],
+        result: Some(Box::new(Expr::Field(Box::new(Expr::var("p")), "x".into()))),
+    };
+    let want = Type::Scalar(ScalarType::F64);
+    let e = typecheck(&body, &[], &want).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the record type `P` is not known here"),
+        "{e}"
+    );
+    let typed = typecheck_naming(&body, &[], &want, &[Type::Seq(Box::new(point))]).unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(do (let p: P { x: f64 } (P x: 2.5f64)) p.x)"
+    );
+}
