@@ -1,6 +1,8 @@
 //! Stress and limits: many threads making the first calls of many sites at once, indices
-//! past `u32` on the CPU (and the 64-bit index arithmetic of the generated CUDA C), and
-//! allocations larger than memory, which are errors naming the site, not aborts.
+//! past `u32` on the CPU, and allocations larger than memory, which are errors naming the
+//! site, not aborts. (Past `u32` on the GPU, which no machine here can hold: the kernel
+//! check that every differential test runs rejects generated CUDA C computing an index in
+//! 32 bits, `cuda::check::narrow_indices`.)
 
 use accel_runtime::prelude::*;
 use accel_runtime::ErrorKind;

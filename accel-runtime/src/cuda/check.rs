@@ -43,7 +43,17 @@ pub enum CheckError {
 
 /// Lowers a site (the front end's result), compiles and assembles its kernels for every
 /// architecture in [`ARCHES`].
+/// First, without NVRTC, that no element index is computed in 32 bits
+/// ([`narrow_indices`]).
 pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelReport>, CheckError> {
+    let program = front
+        .and_then(super::codegen::generate)
+        .map_err(CheckError::Unsupported)?;
+    if let Some(line) = narrow_indices(&program.source).first() {
+        return Err(CheckError::Failed(format!(
+            "an index is computed in 32 bits (it wraps past 2^32 elements): `{line}`"
+        )));
+    }
     if !nvrtc::available() {
         return Err(CheckError::Skipped(nvrtc::MISSING.into()));
     }
@@ -53,9 +63,6 @@ pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelRepor
                 .into(),
         ));
     }
-    let program = front
-        .and_then(super::codegen::generate)
-        .map_err(CheckError::Unsupported)?;
     let mut reports = Vec::new();
     for (compute, sm) in ARCHES {
         let ptx = nvrtc::compile(&program.source, compute).map_err(CheckError::Failed)?;
@@ -74,6 +81,42 @@ pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelRepor
         reports.extend(r);
     }
     Ok(reports)
+}
+
+/// The lines of generated CUDA C that compute a global thread index or a grid stride in
+/// 32 bits: `blockIdx`, `blockDim` and `gridDim` are `unsigned`, so their product wraps
+/// past 2^32 unless one side is widened first (`blockIdx.x * (ull)blockDim.x`), and an
+/// index computed from `blockIdx` into an `int`, `unsigned` or `long` wraps whatever its
+/// expression. (A block number alone, `int b = blockIdx.x`, fits.)
+pub fn narrow_indices(source: &str) -> Vec<&str> {
+    const NARROW_PRODUCTS: [&str; 4] = [
+        "blockIdx.x * blockDim.x",
+        "blockDim.x * blockIdx.x",
+        "gridDim.x * blockDim.x",
+        "blockDim.x * gridDim.x",
+    ];
+    source
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            let unwidened = NARROW_PRODUCTS.iter().any(|p| {
+                line.match_indices(p)
+                    .any(|(at, _)| !line[..at].ends_with("(ull)"))
+            });
+            let narrow_variable = ["int ", "unsigned ", "long "].iter().any(|t| {
+                line.split([';', '(', '{'])
+                    .map(str::trim_start)
+                    .any(|decl| {
+                        decl.strip_prefix(t)
+                            .and_then(|rest| rest.split_once('='))
+                            .is_some_and(|(_, value)| {
+                                value.contains("blockIdx") && value.contains(['*', '+'])
+                            })
+                    })
+            });
+            unwidened || narrow_variable
+        })
+        .collect()
 }
 
 /// Called after another backend compiled a site: checks its kernels when enabled (once
@@ -154,5 +197,33 @@ fn report(lines: &str) {
         None => {
             let _ = std::io::stderr().write_all(lines.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::narrow_indices;
+
+    #[test]
+    fn indices_computed_in_32_bits_are_found() {
+        let source = "\
+for (ull i = blockIdx.x * (ull)blockDim.x + threadIdx.x; i < n; i += (ull)gridDim.x * blockDim.x) {
+ull start = blockIdx.x * chunk;
+if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+ull i = blockIdx.x * blockDim.x + threadIdx.x;
+for (ull i = t; i < n; i += gridDim.x * blockDim.x) {
+unsigned i = blockIdx.x * (ull)blockDim.x + threadIdx.x;
+for (int b = blockIdx.x; b < m; b += 4) {
+int g = blockIdx.x * 256 + threadIdx.x;
+";
+        assert_eq!(
+            narrow_indices(source),
+            [
+                "ull i = blockIdx.x * blockDim.x + threadIdx.x;",
+                "for (ull i = t; i < n; i += gridDim.x * blockDim.x) {",
+                "unsigned i = blockIdx.x * (ull)blockDim.x + threadIdx.x;",
+                "int g = blockIdx.x * 256 + threadIdx.x;",
+            ]
+        );
     }
 }
