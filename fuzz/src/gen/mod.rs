@@ -108,22 +108,27 @@ impl<'c> Gen<'c> {
     /// that runs once per element (see `input_len`).
     fn input_seq(&mut self, elem: &Ty, small: bool) -> Var {
         let ty = Ty::seq(elem.clone());
-        let existing: Vec<Var> = self
-            .captured
-            .iter()
-            .filter(|v| v.ty == ty && (!small || self.small.contains(&v.name)))
-            .cloned()
-            .collect();
-        if !existing.is_empty() && !self.c.chance(40) {
-            return self.c.pick(&existing);
+        let small_ones = self.small.clone();
+        if let Some(v) = self.reuse(|v| v.ty == ty && (!small || small_ones.contains(&v.name))) {
+            return v;
         }
         let name = self.name("xs");
         let len = self.input_len(&name, small);
         let seed = self.seed();
-        self.inputs.push(format!(
-            "let {name}: {} = support::seq({seed}, {len});",
-            ty.rust()
-        ));
+        self.capture(name, ty, format!("support::seq({seed}, {len})"))
+    }
+
+    /// Often (when there is one) a captured input that `fits`: inputs are shared between
+    /// operations as in real code.
+    fn reuse(&mut self, fits: impl Fn(&Var) -> bool) -> Option<Var> {
+        let existing: Vec<Var> = self.captured.iter().filter(|v| fits(v)).cloned().collect();
+        (!existing.is_empty() && !self.c.chance(40)).then(|| self.c.pick(&existing))
+    }
+
+    /// A new captured input `name: ty`, initialised by `init`.
+    fn capture(&mut self, name: String, ty: Ty, init: String) -> Var {
+        self.inputs
+            .push(format!("let {name}: {} = {init};", ty.rust()));
         let var = Var::site(name, ty, Props::EXACT);
         self.captured.push(var.clone());
         var
@@ -132,25 +137,14 @@ impl<'c> Gen<'c> {
     /// A captured regular nested sequence of scalars `elem`.
     fn input_rows(&mut self, elem: S) -> Var {
         let ty = Ty::seq(Ty::seq(Ty::S(elem)));
-        let existing: Vec<Var> = self
-            .captured
-            .iter()
-            .filter(|v| v.ty == ty)
-            .cloned()
-            .collect();
-        if !existing.is_empty() && !self.c.chance(40) {
-            return self.c.pick(&existing);
+        if let Some(v) = self.reuse(|v| v.ty == ty) {
+            return v;
         }
         let name = self.name("rows");
         let n = self.c.pick(&[3, 0, 1, 2, 4, 5, 8, 17, 33, 64, 100]);
         let k = self.c.pick(&[2, 0, 1, 3, 4, 5, 7, 8, 16, 33]);
         let seed = self.seed();
-        self.inputs.push(format!(
-            "let {name}: {} = support::rows({seed}, {n}, {k});",
-            ty.rust()
-        ));
-        let var = Var::site(name, ty, Props::EXACT);
-        self.captured.push(var.clone());
+        let var = self.capture(name, ty, format!("support::rows({seed}, {n}, {k})"));
         self.small.push(var.name.clone());
         var
     }
@@ -161,15 +155,8 @@ impl<'c> Gen<'c> {
         let len = self.input_len(&name, small);
         let seed = self.seed();
         let extra = self.c.pick(&[0, 1, 3, 10, 100]);
-        self.inputs.push(format!(
-            "let {name}: Vec<usize> = support::distinct({seed}, {len}, {bound}.len() + {extra});"
-        ));
-        self.captured.push(Var::site(
-            name.clone(),
-            Ty::seq(Ty::S(S::Usize)),
-            Props::EXACT,
-        ));
-        name
+        let init = format!("support::distinct({seed}, {len}, {bound}.len() + {extra})");
+        self.capture(name, Ty::seq(Ty::S(S::Usize)), init).name
     }
 
     /// `e` as an owned sequence: a captured one (`&xs`) through an identity `map`.
@@ -187,11 +174,7 @@ impl<'c> Gen<'c> {
     fn input_scalar(&mut self, s: S) -> Var {
         let name = self.name("c");
         let seed = self.seed();
-        self.inputs
-            .push(format!("let {name}: {} = support::one({seed});", s.name()));
-        let var = Var::site(name, Ty::S(s), Props::EXACT);
-        self.captured.push(var.clone());
-        var
+        self.capture(name, Ty::S(s), format!("support::one({seed})"))
     }
 
     /// Adds an `#[accel]` helper and returns its name.
