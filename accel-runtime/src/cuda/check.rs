@@ -41,10 +41,9 @@ pub enum CheckError {
     Failed(String),
 }
 
-/// Lowers a site (the front end's result), compiles and assembles its kernels for every
-/// architecture in [`ARCHES`].
-/// First, without NVRTC, that no element index is computed in 32 bits
-/// ([`narrow_indices`]).
+/// Lowers a site (the front end's result), checks that no index is computed in 32 bits
+/// ([`narrow_indices`], which needs no NVRTC), then compiles and assembles its kernels for
+/// every architecture in [`ARCHES`].
 pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelReport>, CheckError> {
     let program = front
         .and_then(super::codegen::generate)
@@ -86,8 +85,9 @@ pub fn check_kernels(front: Result<&FrontEnd, String>) -> Result<Vec<KernelRepor
 /// The lines of generated CUDA C that compute a global thread index or a grid stride in
 /// 32 bits: `blockIdx`, `blockDim` and `gridDim` are `unsigned`, so their product wraps
 /// past 2^32 unless one side is widened first (`blockIdx.x * (ull)blockDim.x`), and an
-/// index computed from `blockIdx` into an `int`, `unsigned` or `long` wraps whatever its
-/// expression. (A block number alone, `int b = blockIdx.x`, fits.)
+/// index computed from `blockIdx` into a 32-bit variable (`int`, `unsigned`, `unsigned
+/// int`) wraps whatever its expression. (A block number alone, `int b = blockIdx.x`, fits;
+/// `long` and `long long` are 64 bits on the GPU.)
 pub fn narrow_indices(source: &str) -> Vec<&str> {
     const NARROW_PRODUCTS: [&str; 4] = [
         "blockIdx.x * blockDim.x",
@@ -103,16 +103,17 @@ pub fn narrow_indices(source: &str) -> Vec<&str> {
                 line.match_indices(p)
                     .any(|(at, _)| !line[..at].ends_with("(ull)"))
             });
-            let narrow_variable = ["int ", "unsigned ", "long "].iter().any(|t| {
-                line.split([';', '(', '{'])
-                    .map(str::trim_start)
-                    .any(|decl| {
-                        decl.strip_prefix(t)
-                            .and_then(|rest| rest.split_once('='))
-                            .is_some_and(|(_, value)| {
-                                value.contains("blockIdx") && value.contains(['*', '+'])
-                            })
-                    })
+            let narrow_variable = line.split([';', '(', '{']).any(|decl| {
+                let Some((declared, value)) = decl.split_once('=') else {
+                    return false;
+                };
+                // The declared type: the words before the variable's name.
+                let words: Vec<&str> = declared.split_whitespace().collect();
+                let ty = words[..words.len().saturating_sub(1)].join(" ");
+                let ty = ty.strip_prefix("const ").unwrap_or(&ty);
+                ["int", "unsigned", "unsigned int"].contains(&ty)
+                    && value.contains("blockIdx")
+                    && value.contains(['*', '+'])
             });
             unwidened || narrow_variable
         })
@@ -215,6 +216,8 @@ for (ull i = t; i < n; i += gridDim.x * blockDim.x) {
 unsigned i = blockIdx.x * (ull)blockDim.x + threadIdx.x;
 for (int b = blockIdx.x; b < m; b += 4) {
 int g = blockIdx.x * 256 + threadIdx.x;
+unsigned long long j = blockIdx.x * (ull)blockDim.x + threadIdx.x;
+const long long k = blockIdx.x * (ull)blockDim.x + threadIdx.x;
 ";
         assert_eq!(
             narrow_indices(source),

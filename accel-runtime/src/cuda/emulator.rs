@@ -3,8 +3,9 @@
 //! (with `g++`, or `ACCEL_EMULATOR_CXX`) against a header that supplies the CUDA built-ins
 //! it uses, and linked with a support library that runs each launch's blocks, each block's
 //! threads as real threads with a barrier for `__syncthreads` and arrays of its own for
-//! `__shared__` ones. The library is built once per machine (see `support`). Device memory is host memory. It is exact about the kernels' arithmetic and
-//! indexing, not about timing or the memory model.
+//! `__shared__` ones. The library is built once per machine (see `support`). Device memory
+//! is host memory. It is exact about the kernels' arithmetic and indexing, not about timing
+//! or the memory model.
 //!
 //! It does not hide races: the blocks of a launch run in a random order, two at a time
 //! (what they interleave is the operating system's choice), and a block's threads start in
@@ -15,7 +16,8 @@
 //! them computes wrong values here. `__shared__` arrays start filled with `0xA5` bytes, so
 //! reading one before writing it shows too.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The CUDA built-ins the generated code uses, in C++20 with GCC's built-ins and no
@@ -224,23 +226,17 @@ pub fn load(source: &str, names: &[String]) -> Result<Vec<EmuKernel>, String> {
     let src = dir.join(format!("site{k}.cpp"));
     let lib = dir.join(format!("site{k}.so"));
     std::fs::write(&src, &code).map_err(|e| e.to_string())?;
-    let cxx = compiler();
-    let out = Command::new(&cxx)
-        .args(FLAGS)
-        .args(["-shared", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .arg(&support.library)
-        .arg(format!("-Wl,-rpath,{}", support.dir.display()))
-        .output()
-        .map_err(|e| format!("could not run {}: {e}", cxx.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "the emulator could not compile the generated code ({}):\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    let rpath = format!("-Wl,-rpath,{}", support.dir.display());
+    compile_library(
+        &lib,
+        &[src.as_os_str(), support.library.as_os_str(), rpath.as_ref()],
+    )
+    .map_err(|e| {
+        format!(
+            "the emulator could not compile the generated code ({}):\n{e}",
+            src.display()
+        )
+    })?;
     // SAFETY: the library is the one just built from generated code and the header above;
     // its initialisers only set up statics. It stays loaded for the life of the process
     // (leaked), so the function pointers taken from it stay valid.
@@ -330,10 +326,13 @@ fn support() -> Result<&'static Support, String> {
             std::fs::write(&header, HEADER).map_err(|e| e.to_string())?;
             std::fs::rename(&header, &files.header).map_err(|e| e.to_string())?;
             std::fs::write(&source, SUPPORT).map_err(|e| e.to_string())?;
-            let built = compile(
-                &["-O1", "-shared", "-Wl,-soname,libaccel_emulator.so", "-o"],
+            let built = compile_library(
                 &library,
-                &source,
+                &[
+                    "-O1".as_ref(),
+                    "-Wl,-soname,libaccel_emulator.so".as_ref(),
+                    source.as_os_str(),
+                ],
             );
             let _ = std::fs::remove_file(&source);
             built.map_err(|e| format!("the emulator's support library did not compile: {e}"))?;
@@ -344,15 +343,17 @@ fn support() -> Result<&'static Support, String> {
         .map_err(String::clone)
 }
 
-/// Runs the compiler with the shared flags, then `args`, `output` and `input`.
-fn compile(args: &[&str], output: &PathBuf, input: &PathBuf) -> Result<(), String> {
-    let out = Command::new(compiler())
+/// Builds the shared library `output` with the shared flags and `args` (sources, libraries,
+/// further flags); the error is the compiler's messages.
+fn compile_library(output: &Path, args: &[&OsStr]) -> Result<(), String> {
+    let cxx = compiler();
+    let out = Command::new(&cxx)
         .args(FLAGS)
-        .args(args)
+        .args(["-shared", "-o"])
         .arg(output)
-        .arg(input)
+        .args(args)
         .output()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("could not run {}: {e}", cxx.display()))?;
     if out.status.success() {
         Ok(())
     } else {
