@@ -202,8 +202,29 @@ impl<'a> Inliner<'a> {
         self.depth -= 1;
         Ok(Expr::Block {
             stmts,
-            result: Some(Box::new(with_type(body, &def.ret))),
+            result: Some(Box::new(self.with_type(body, &def.ret))),
         })
+    }
+
+    /// The result of an inlined call keeps the declared return type where it is
+    /// informative, bound to a fresh name: backends rely on every binder of a site being
+    /// unique (two inlined calls binding one name read each other's result in the CPU
+    /// backend's gangs: found by accel-fuzz).
+    fn with_type(&mut self, body: Expr, ret: &Type) -> Expr {
+        match ret {
+            Type::Infer | Type::Unit | Type::Fn(..) => body,
+            t => {
+                let name = self.fresh("ret");
+                Expr::Block {
+                    stmts: vec![Stmt::Let {
+                        pat: Pat::bind(&name),
+                        ty: t.clone(),
+                        init: Some(body),
+                    }],
+                    result: Some(Box::new(Expr::Var(name))),
+                }
+            }
+        }
     }
 
     /// A copy of a substituted function value with fresh binders, so that every use of it
@@ -227,21 +248,6 @@ impl<'a> Inliner<'a> {
                 .for_each(|(_, p)| self.rename_pat(p, renames)),
             Pat::Wild | Pat::Lit { .. } | Pat::Const(_) | Pat::Range { .. } => {}
         }
-    }
-}
-
-/// The result of an inlined call keeps the declared return type where it is informative.
-fn with_type(body: Expr, ret: &Type) -> Expr {
-    match ret {
-        Type::Infer | Type::Unit | Type::Fn(..) => body,
-        t => Expr::Block {
-            stmts: vec![Stmt::Let {
-                pat: Pat::bind("ret#"),
-                ty: t.clone(),
-                init: Some(body),
-            }],
-            result: Some(Box::new(Expr::var("ret#"))),
-        },
     }
 }
 
@@ -398,6 +404,29 @@ mod tests {
         assert_eq!(
             inline(&p).unwrap().to_string(),
             "(do (let x#i1 (do (let x#i2 v) (do (let y#i3 x#i2) y#i3))) (do (let y#i4 x#i1) y#i4))"
+        );
+    }
+
+    /// Backends key variables by name: two inlined calls must not bind one result name
+    /// (the CPU backend's gangs read the first call's result for the second: accel-fuzz).
+    #[test]
+    fn each_inlined_result_gets_its_own_name() {
+        let u32t = Type::Scalar(ScalarType::U32);
+        let mut ten = func("ten", vec![("a", u32t.clone())], Expr::int(10));
+        ten.ret = u32t;
+        let p = Program {
+            functions: vec![ten],
+            records: vec![],
+            site: site(Expr::Binary(
+                BinOp::BitXor,
+                Box::new(call("ten", vec![Expr::var("v")])),
+                Box::new(call("ten", vec![Expr::var("w")])),
+            )),
+        };
+        assert_eq!(
+            inline(&p).unwrap().to_string(),
+            "(^ (do (let a#i1: u32 v) (do (let ret#i2: u32 10) ret#i2)) \
+             (do (let a#i3: u32 w) (do (let ret#i4: u32 10) ret#i4)))"
         );
     }
 

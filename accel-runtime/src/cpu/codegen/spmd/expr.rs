@@ -185,6 +185,11 @@ impl FnCx<'_, '_> {
                                 _ => unreachable!("checked uniform"),
                             })
                             .collect();
+                    // Binders are unique in a site, but a stale per-lane entry would shadow
+                    // this one: never leave one.
+                    if let Some(gang) = &mut self.gang {
+                        gang.vars.remove(name);
+                    }
                     self.bind_var(name, V { ty: g.ty, w });
                     Ok(())
                 } else {
