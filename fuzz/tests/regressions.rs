@@ -58,3 +58,49 @@ mod seed4_program1492 {
         check(1492, || support::outcome(program_1492));
     }
 }
+
+// `accel-fuzz --seed 4`, programs 325 and 1412, reduced by hand; they crashed (SIGSEGV) in
+// the cuda mode: the CUDA backend named the host variable holding a histogram's bins after
+// the count of launches so far, which an outer histogram and the one in its indices share,
+// so the outer kernels read the inner histogram's (f32, i64) bins as its i32 ones.
+mod seed4_program325 {
+    use super::*;
+
+    fn program_325() -> Result<i32, AccelError> {
+        let xs3: Vec<u32> = support::seq(598599939, 31);
+        try_accelerate!(reduce(
+            |p, q| (p | q),
+            0i32,
+            reduce_by_index(
+                vec![i32::MAX; 2],
+                |p, q| p.min(q),
+                i32::MAX,
+                map(
+                    |x5| (((x5.0 as usize) / (((x5.1 as usize) & 7) + 1)) as usize) % 2,
+                    reduce_by_index(
+                        vec![(0.0f32, i64::MAX); 2],
+                        |p, q| (p.0 + q.0, p.1.min(q.1)),
+                        (0.0f32, i64::MAX),
+                        map(|x4| ((x4 as i64) as usize) % 2, &xs3),
+                        map(|x4| (((x4 % 64) as f32), (x4 as i64)), &xs3)
+                    )
+                ),
+                map(
+                    |x5| x5.0 as i32,
+                    reduce_by_index(
+                        vec![(0.0f32, i64::MAX); 2],
+                        |p, q| (p.0 + q.0, p.1.min(q.1)),
+                        (0.0f32, i64::MAX),
+                        map(|x4| ((x4 as i64) as usize) % 2, &xs3),
+                        map(|x4| (((x4 % 64) as f32), (x4 as i64)), &xs3)
+                    )
+                )
+            )
+        ))
+    }
+
+    #[test]
+    fn agrees_in_every_mode() {
+        check(325, || support::outcome(program_325));
+    }
+}

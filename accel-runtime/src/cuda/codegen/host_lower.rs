@@ -18,9 +18,20 @@ pub(super) struct Gen {
     pub(super) records: HashMap<String, Vec<(String, Type)>>,
     /// Types of the host program's variables.
     pub(super) host_scope: HashMap<String, Type>,
+    /// How many host variables [`Gen::fresh`] has named.
+    pub(super) named: usize,
 }
 
 impl Gen {
+    /// A new host variable's name, `accel#{what}{k}`, unique in the program: arguments
+    /// are lowered before their operation's launch exists, so a count of launches would
+    /// give an operation and one nested in its argument the same name (a histogram's
+    /// bins read the inner histogram's: found by accel-fuzz).
+    pub(super) fn fresh(&mut self, what: &str) -> String {
+        self.named += 1;
+        format!("accel#{what}{}", self.named)
+    }
+
     /// The type of a host expression.
     pub(super) fn type_of(&mut self, e: &Expr) -> R<Type> {
         let vars = |v: &str| self.host_scope.get(v).cloned();
@@ -209,7 +220,7 @@ impl Gen {
         k: usize,
         what: &str,
     ) -> R<Expr> {
-        let name = format!("accel#{what}{}", self.launches.len());
+        let name = self.fresh(what);
         let t = self.type_of(args[k])?;
         let lowered = self.host(args[k])?;
         self.host_scope.insert(name.clone(), t.clone());

@@ -83,6 +83,7 @@ pub fn generate(front: &FrontEnd) -> R<Program> {
         launches: Vec::new(),
         records,
         host_scope: captures.iter().cloned().collect(),
+        named: 0,
     };
     let host = g.host(body)?;
     Ok(Program {

@@ -30,7 +30,7 @@ impl Gen {
                 values.push((*xs).clone());
                 continue;
             }
-            let name = format!("accel#map{}_{k}", self.launches.len());
+            let name = self.fresh(&format!("map{k}_"));
             let t = self.type_of(xs)?;
             let lowered = self.host(xs)?;
             self.host_scope.insert(name.clone(), t.clone());
