@@ -159,3 +159,52 @@ fn a_device_allocation_larger_than_memory_is_an_error_naming_the_site() {
     let expected: Vec<bool> = (0..10).map(|i| i % 7 == 0).collect();
     assert_eq!(run(10).unwrap(), expected);
 }
+
+/// A histogram of integers takes as many private histograms as the pool's size suggests,
+/// a histogram of floats a number fixed by its sizes alone: counts are exact on pools of
+/// any size, and float sums come out bit for bit the same on each.
+#[test]
+fn histograms_on_pools_of_every_size() {
+    let n = 1 << 20;
+    let noise = common::noise(n, 17);
+    let bins: Vec<usize> = noise
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (i * 7919 + x.unsigned_abs() as usize) % 4096)
+        .collect();
+    let weights: Vec<f32> = noise.iter().map(|&x| x as f32 * 0.37).collect();
+    let mut want = vec![0u32; 4096];
+    for &b in &bins {
+        want[b] += 1;
+    }
+    let mut float_sums = Vec::new();
+    for threads in [1, 3, 8] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let (counts, sums) = pool.install(|| {
+            with_mode(Mode::Cpu, || {
+                let counts = accelerate!(reduce_by_index(
+                    vec![0u32; 4096],
+                    |a, b| a + b,
+                    0,
+                    &bins,
+                    map(|_| 1u32, &bins)
+                ));
+                let sums = accelerate!(reduce_by_index(
+                    vec![0.0f32; 1000],
+                    |a, b| a + b,
+                    0.0,
+                    map(|b| b % 1000, &bins),
+                    &weights
+                ));
+                (counts, sums)
+            })
+        });
+        assert_eq!(counts, want, "{threads} threads");
+        float_sums.push(sums.iter().map(|s| s.to_bits()).collect::<Vec<u32>>());
+    }
+    assert_eq!(float_sums[0], float_sums[1]);
+    assert_eq!(float_sums[0], float_sums[2]);
+}
