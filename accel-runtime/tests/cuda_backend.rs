@@ -666,3 +666,65 @@ fn few_long_segments_are_reduced_by_many_blocks() {
         });
     }
 }
+
+/// Sequences a `map` or `map2` makes inside an element that fusion cannot fold into a
+/// consumer (bound by a `let` nothing reads: still computed, since it may fail) are built
+/// in the thread's arena; `map2`'s length check there fails as on the CPU, naming the site.
+/// (Found by accel-fuzz: "the cuda backend cannot compile a `map` that makes a sequence
+/// inside a parallel operation".)
+#[test]
+fn maps_made_inside_elements() {
+    if !device() {
+        return;
+    }
+    let xs: Vec<i64> = (0..37).map(|i| (i * 7919) % 101 - 50).collect();
+    let ys: Vec<i64> = (0..13).map(|i| (i * 31) % 17 - 8).collect();
+    let zs: Vec<i64> = (0..13).map(|i| (i * 13) % 7).collect();
+    let got = on_device(|| {
+        accelerate!(map(
+            |x| {
+                reduce(
+                    |a, b| a + b,
+                    0,
+                    map(|y| y + x, {
+                        let _squares = map(|y| y * x, &ys);
+                        let _sums = map2(|y, z| y + z, &ys, &zs);
+                        map(|y| y - 1, &ys)
+                    }),
+                )
+            },
+            &xs
+        ))
+    });
+    let want: Vec<i64> = xs
+        .iter()
+        .map(|x| ys.iter().map(|y| y - 1 + x).sum::<i64>())
+        .collect();
+    assert_eq!(got, want);
+    let short = zs[..5].to_vec();
+    let err = on_device(|| {
+        try_accelerate!(map(
+            |x| {
+                reduce(
+                    |a, b| a + b,
+                    x,
+                    map(|y| y + 1, {
+                        let _pairs = map2(|y, z| y * z, &ys, &short); // [short map2]
+                        map(|y| y - 1, &ys)
+                    }),
+                )
+            },
+            &xs
+        ))
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), accel_runtime::ErrorKind::LengthMismatch);
+    assert_eq!(err.site(), site_of("[short map2]"));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "accelerate! at {}: map2 lengths differ: 13 vs 5",
+            site_of("[short map2]")
+        )
+    );
+}

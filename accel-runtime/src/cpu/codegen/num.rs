@@ -246,9 +246,6 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// Rust's `f32::max`/`min`: a NaN operand yields the other operand. Computed on
-    /// one-lane vectors with masks (no branch: a float `select` would become one, and
-    /// data-dependent maxima mispredict).
     /// Rust's `x.max(y)`/`x.min(y)` on floats (a NaN operand yields the other). The
     /// compare-and-select is the form x64 lowers to one `maxsd`/`minsd` (which yields `y`
     /// when either is NaN, right for a NaN `y`); a NaN `x`, rare and predictable, is

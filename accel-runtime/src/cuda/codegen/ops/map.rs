@@ -149,6 +149,58 @@ impl KernelGen<'_> {
         Ok(src)
     }
 
+    /// `map(f, xs)`/`map2(f, xs, ys)` inside a kernel that fusion left (a sequence bound
+    /// by a `let`, say): the inputs computed, then a loop writing `f` of each element into
+    /// the thread's arena. `map2`'s inputs must have one length.
+    pub(super) fn nested_map(&mut self, f: &Expr, inputs: &[&Expr]) -> R<V> {
+        let mut seqs = Vec::new();
+        for xs in inputs {
+            let v = self.expr(xs)?;
+            if !matches!(v.ty, Type::Seq(_)) {
+                return Err(unsupported(format!("a map over {}", v.ty)));
+            }
+            seqs.push(v);
+        }
+        let mut n = seqs[0].w[0].clone();
+        if let [xs, ys] = &seqs[..] {
+            let (a, b) = (&xs.w[0], &ys.w[0]);
+            self.line(&format!(
+                "if ({a} != {b}) accel_fail(err, {FAIL_LENGTHS}, {a}, {b});"
+            ));
+            n = self.let_("ull", "len", &format!("{a} < {b} ? {a} : {b}"));
+        }
+        let op = if inputs.len() == 2 {
+            ParOp::Map2
+        } else {
+            ParOp::Map
+        };
+        let args = [
+            vec![f.clone()],
+            inputs.iter().map(|x| (*x).clone()).collect(),
+        ]
+        .concat();
+        let Type::Seq(elem) = self.type_of(&Expr::par(op, args))? else {
+            return Err("a map's result is not a sequence".into());
+        };
+        let elem = *elem;
+        let j = self.fresh("j");
+        let (n, cols) = self.arena_columns(&elem, &n)?;
+        self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
+        self.depth += 1;
+        let xs = seqs
+            .iter()
+            .map(|v| self.index(v, &j))
+            .collect::<R<Vec<_>>>()?;
+        let v = self.apply(f, xs)?;
+        self.store_columns(&v, &cols, &j);
+        self.depth -= 1;
+        self.line("}");
+        Ok(V {
+            ty: Type::Seq(Box::new(elem)),
+            w: [vec![n], cols].concat(),
+        })
+    }
+
     /// A `create` inside a kernel: a loop into the thread's arena.
     pub(super) fn nested_create(&mut self, c: Create<'_>) -> R<V> {
         let t = self.type_of(&Expr::par(ParOp::Create, vec![c.n.clone(), c.f.clone()]))?;

@@ -76,16 +76,12 @@ impl Operations for Gen {
 impl Operations for KernelGen<'_> {
     type Out = R<V>;
 
-    fn map(&mut self, _: Map<'_>) -> R<V> {
-        Err(unsupported(
-            "a `map` that makes a sequence inside a parallel operation",
-        ))
+    fn map(&mut self, op: Map<'_>) -> R<V> {
+        self.nested_map(op.f, &[op.xs])
     }
 
-    fn map2(&mut self, _: Map2<'_>) -> R<V> {
-        Err(unsupported(
-            "a `map2` that makes a sequence inside a parallel operation",
-        ))
+    fn map2(&mut self, op: Map2<'_>) -> R<V> {
+        self.nested_map(op.f, &[op.xs, op.ys])
     }
 
     fn create(&mut self, op: Create<'_>) -> R<V> {
