@@ -671,7 +671,7 @@ fn few_long_segments_are_reduced_by_many_blocks() {
 /// consumer (bound by a `let` nothing reads: still computed, since it may fail) are built
 /// in the thread's arena; `map2`'s length check there fails as on the CPU, naming the site.
 /// (Found by accel-fuzz: "the cuda backend cannot compile a `map` that makes a sequence
-/// inside a parallel operation".)
+/// inside a parallel operation".) Rows made there are below.
 #[test]
 fn maps_made_inside_elements() {
     if !device() {
@@ -725,6 +725,65 @@ fn maps_made_inside_elements() {
         format!(
             "accelerate! at {}: map2 lengths differ: 13 vs 5",
             site_of("[short map2]")
+        )
+    );
+}
+
+/// Sequences of rows made inside an element (a `create` of `create`s, a `map` over rows in
+/// a loop) are built in the thread's arena once row 0 fixes the row length; an irregular
+/// one fails as on the CPU. (Found by accel-fuzz: "a sequence of [u32] made inside a
+/// parallel operation".)
+#[test]
+fn rows_made_inside_elements() {
+    if !device() {
+        return;
+    }
+    let xs: Vec<i64> = (0..37).map(|i| (i * 7919) % 101 - 50).collect();
+    let got = on_device(|| {
+        accelerate!(map(
+            |x| {
+                let rows = create(4, |i| create(3, |k| x * i as i64 + k as i64));
+                let _unused = create(2, |i| create(5, |k| i + k));
+                reduce(
+                    |a, b| a + b,
+                    0,
+                    map(|r: Vec<i64>| reduce(|a, b| a + b, 0, &r), &rows),
+                ) + rows[3][2]
+            },
+            &xs
+        ))
+    });
+    assert_eq!(got, xs.iter().map(|x| 21 * x + 14).collect::<Vec<i64>>());
+    let got = on_device(|| {
+        accelerate!(map(
+            |x| {
+                let mut rows = create(4, |i| create(3, |k| x * i as i64 + k as i64));
+                for _ in 0..2 {
+                    rows = map(|r: Vec<i64>| map(|v| v * 2, &r), &rows);
+                }
+                rows[3][2] + rows.len() as i64
+            },
+            &xs
+        ))
+    });
+    assert_eq!(got, xs.iter().map(|x| 12 * x + 12).collect::<Vec<i64>>());
+    let err = on_device(|| {
+        try_accelerate!(map(
+            |x| {
+                let rows = create(4, |i| create(i, |k| x + k as i64)); // [irregular rows]
+                rows.len() as i64
+            },
+            &xs
+        ))
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), accel_runtime::ErrorKind::Irregular);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "accelerate! at {}: a produced sequence of sequences is irregular: row 0 has 0 \
+             elements, another row 1",
+            site_of("[irregular rows]")
         )
     );
 }

@@ -229,6 +229,82 @@ impl KernelGen<'_> {
         }
     }
 
+    /// `n` elements of `elem`, element `j` computed by `element`, written into new columns
+    /// in the thread's arena. Flat elements are stored as computed; rows (sequences of
+    /// flat elements) are copied into columns allocated once row 0 has fixed their length,
+    /// every later row checked against it (a sequence of sequences is regular).
+    pub(super) fn arena_sequence(
+        &mut self,
+        elem: &Type,
+        n: &str,
+        mut element: impl FnMut(&mut Self, &str) -> R<V>,
+    ) -> R<V> {
+        let j = self.fresh("j");
+        let Type::Seq(row) = elem else {
+            let (n, cols) = self.arena_columns(elem, n)?;
+            self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
+            self.depth += 1;
+            let v = element(self, &j)?;
+            self.store_columns(&v, &cols, &j);
+            self.depth -= 1;
+            self.line("}");
+            return Ok(V {
+                ty: Type::Seq(Box::new(elem.clone())),
+                w: [vec![n], cols].concat(),
+            });
+        };
+        if !is_flat(row) {
+            return Err(unsupported(format!(
+                "a sequence of {elem} made inside a parallel operation"
+            )));
+        }
+        let count = self.fresh("len");
+        self.line(&format!("ull {count} = {n};"));
+        let n = count;
+        let width = self.fresh("row_len");
+        self.line(&format!("ull {width} = 0;"));
+        let mut cols = Vec::new();
+        let mut tys = Vec::new();
+        for c in columns(row)? {
+            let Word::Ptr(s) = c else {
+                return Err("a column that is not a pointer".into());
+            };
+            let col = self.fresh("col");
+            self.line(&format!("{}* {col} = nullptr;", cty(s)));
+            cols.push(col);
+            tys.push(cty(s));
+        }
+        self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
+        self.depth += 1;
+        let v = element(self, &j)?;
+        let len = &v.w[0];
+        self.line(&format!("if ({j} == 0) {{"));
+        self.line(&format!("    {width} = {len};"));
+        for (col, ty) in cols.iter().zip(&tys) {
+            self.line(&format!(
+                "    {col} = ({ty}*)accel_arena_alloc(&arena, {n} * {width} * sizeof({ty}), err);"
+            ));
+            self.line(&format!("    if ({col} == nullptr) {{ {n} = 0; break; }}"));
+        }
+        self.line(&format!(
+            "}} else if ({len} != {width}) accel_fail(err, {FAIL_IRREGULAR}, {width}, {len});"
+        ));
+        let q = self.fresh("q");
+        self.line(&format!(
+            "for (ull {q} = 0; {q} < {width} && {q} < {len}; {q}++) {{"
+        ));
+        for (col, src) in cols.iter().zip(&v.w[1..]) {
+            self.line(&format!("    {col}[{j} * {width} + {q}] = {src}[{q}];"));
+        }
+        self.line("}");
+        self.depth -= 1;
+        self.line("}");
+        Ok(V {
+            ty: Type::Seq(Box::new(elem.clone())),
+            w: [vec![n, width], cols].concat(),
+        })
+    }
+
     /// Columns for `n` elements of `elem` in the thread's arena: the length (0 when out of
     /// memory, which is recorded as a failure) and the column pointers.
     pub(super) fn arena_columns(&mut self, elem: &Type, n: &str) -> R<(String, Vec<String>)> {

@@ -182,44 +182,23 @@ impl KernelGen<'_> {
         let Type::Seq(elem) = self.type_of(&Expr::par(op, args))? else {
             return Err("a map's result is not a sequence".into());
         };
-        let elem = *elem;
-        let j = self.fresh("j");
-        let (n, cols) = self.arena_columns(&elem, &n)?;
-        self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
-        self.depth += 1;
-        let xs = seqs
-            .iter()
-            .map(|v| self.index(v, &j))
-            .collect::<R<Vec<_>>>()?;
-        let v = self.apply(f, xs)?;
-        self.store_columns(&v, &cols, &j);
-        self.depth -= 1;
-        self.line("}");
-        Ok(V {
-            ty: Type::Seq(Box::new(elem)),
-            w: [vec![n], cols].concat(),
+        self.arena_sequence(&elem, &n, |this, j| {
+            let xs = seqs
+                .iter()
+                .map(|v| this.index(v, j))
+                .collect::<R<Vec<_>>>()?;
+            this.apply(f, xs)
         })
     }
 
-    /// A `create` inside a kernel: a loop into the thread's arena.
+    /// A `create` inside a kernel: a loop into the thread's arena (rows too).
     pub(super) fn nested_create(&mut self, c: Create<'_>) -> R<V> {
         let t = self.type_of(&Expr::par(ParOp::Create, vec![c.n.clone(), c.f.clone()]))?;
         let Type::Seq(elem) = &t else {
             return Err("create of a non-sequence".into());
         };
         let n = self.expr(c.n)?.w[0].clone();
-        let (n, cols) = self.arena_columns(elem, &n)?;
-        let j = self.fresh("j");
-        self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
-        self.depth += 1;
-        let v = self.apply_index(c.f, &j)?;
-        self.store_columns(&v, &cols, &j);
-        self.depth -= 1;
-        self.line("}");
-        Ok(V {
-            ty: t.clone(),
-            w: [vec![n], cols].concat(),
-        })
+        self.arena_sequence(elem, &n, |this, j| this.apply_index(c.f, j))
     }
 }
 
