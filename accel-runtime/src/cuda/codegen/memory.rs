@@ -277,7 +277,7 @@ impl KernelGen<'_> {
         self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
         self.depth += 1;
         let v = element(self, &j)?;
-        let len = &v.w[0];
+        let len = self.let_("ull", "row_len", &v.w[0]);
         self.line(&format!("if ({j} == 0) {{"));
         self.line(&format!("    {width} = {len};"));
         for (col, ty) in cols.iter().zip(&tys) {
@@ -294,7 +294,7 @@ impl KernelGen<'_> {
             "for (ull {q} = 0; {q} < {width} && {q} < {len}; {q}++) {{"
         ));
         for (col, src) in cols.iter().zip(&v.w[1..]) {
-            self.line(&format!("    {col}[{j} * {width} + {q}] = {src}[{q}];"));
+            self.line(&format!("    {col}[{j} * {width} + {q}] = ({src})[{q}];"));
         }
         self.line("}");
         self.depth -= 1;
