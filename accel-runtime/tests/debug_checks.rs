@@ -192,6 +192,33 @@ fn reduce_and_scan_need_a_neutral_element() {
     );
 }
 
+/// NaNs under `f32::min`/`max` (which ignore them): `min(∞, NaN) = ∞`, so `∞` is not
+/// neutral for a NaN, yet a NaN is neutral itself and every grouping gives the same
+/// result; debug mode accepts it, as every backend computes it (found by accel-fuzz:
+/// debug mode reported a violation where the CPU gave `inf`). A value neutral itself does
+/// not excuse an `ne` that is not idempotent: `reduce(add, 1, zeros)` still fails.
+#[test]
+fn nans_under_min_and_max_are_not_violations() {
+    let xs = vec![f32::NAN, 3.5, f32::NAN, -2.0, 8.25];
+    let min = common::agree(|| accelerate!(reduce(|a, b| a.min(b), f32::INFINITY, &xs)));
+    assert_eq!(min, -2.0);
+    let max =
+        common::agree(|| accelerate!(xs.iter().copied().fold(f32::NEG_INFINITY, |a, b| a.max(b))));
+    assert_eq!(max, 8.25);
+    let nans = vec![f32::NAN; 3];
+    let min = common::agree(|| accelerate!(reduce(|a, b| a.min(b), f32::INFINITY, &nans)));
+    assert_eq!(min, f32::INFINITY);
+    let zeros = vec![0i64; 5];
+    let msg = panic_message(|| drop(debug(|| accelerate!(reduce(add, 1, &zeros)))));
+    assert_eq!(
+        msg,
+        format!(
+            "reduce at {}: ne is not a neutral element of op: op(ne, x) = 1 but x = 0 (ne = 1)",
+            site_of("reduce(add, 1, &zeros)")
+        )
+    );
+}
+
 #[test]
 fn reduce_by_index_needs_a_commutative_monoid_and_equal_lengths() {
     // Affine maps `x -> a x + b` composed: associative, `(1, 0)` neutral, not commutative.
