@@ -129,3 +129,55 @@ mod seed4_program6875 {
         check(6875, || support::outcome(program_6875));
     }
 }
+
+// `accel-fuzz --seed 4`, program 8773; it gave: MISMATCH cpu, debug: error
+// AssumptionViolated, cpu: [] (the same NaN-under-max false positive as program 6875, in
+// a reduce_by_index).
+mod seed4_program8773 {
+    use super::*;
+
+    fn program_8773() -> Result<Vec<f64>, AccelError> {
+        let xs2: Vec<(i32, u64)> = support::seq(341688259, 5);
+        let xs5: Vec<f64> = support::seq(700744327, 0);
+        let xs6: Vec<usize> = support::seq(785746359, 7);
+        let is7: Vec<usize> = support::distinct(118121890, 128, xs6.len() + 0);
+        try_accelerate!({
+            let v1 = map(|x3| x3, &xs2);
+            let s4 = reduce(|p, q| p.max(q), f64::NEG_INFINITY, &xs5);
+            reduce_by_index(
+                &xs5,
+                |p, q| p.max(q),
+                f64::NEG_INFINITY,
+                map(
+                    |x11| ((s4 as i64) as usize) % (1 + 1),
+                    map(
+                        |x9| {
+                            ((13.0f32).atan(), {
+                                let v10 = s4;
+                                ((x9 % 64) as f32)
+                            })
+                        },
+                        scatter(&xs6, &is7, map(|i8| (s4 as usize), &is7)),
+                    ),
+                ),
+                map(
+                    |x11| ((s4 / (s4.abs() + 1.0)) + if true { s4 } else { s4 }),
+                    map(
+                        |x9| {
+                            ((13.0f32).atan(), {
+                                let v10 = s4;
+                                ((x9 % 64) as f32)
+                            })
+                        },
+                        scatter(&xs6, &is7, map(|i8| (s4 as usize), &is7)),
+                    ),
+                ),
+            )
+        })
+    }
+
+    #[test]
+    fn agrees_in_every_mode() {
+        check(8773, || support::outcome(program_8773));
+    }
+}
