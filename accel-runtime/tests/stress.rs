@@ -160,9 +160,8 @@ fn a_device_allocation_larger_than_memory_is_an_error_naming_the_site() {
     assert_eq!(run(10).unwrap(), expected);
 }
 
-/// A histogram of integers takes as many private histograms as the pool's size suggests,
-/// a histogram of floats a number fixed by its sizes alone: counts are exact on pools of
-/// any size, and float sums come out bit for bit the same on each.
+/// A histogram's private histograms are a number fixed by its sizes alone: counts are
+/// exact on pools of any size, and float sums come out bit for bit the same on each.
 #[test]
 fn histograms_on_pools_of_every_size() {
     let n = 1 << 20;

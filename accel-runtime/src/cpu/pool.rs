@@ -131,12 +131,6 @@ pub extern "C" fn accel_chunks(n: u64, grain: u64) -> u64 {
     n.div_ceil(chunk_size(n, grain))
 }
 
-/// The number of threads of the pool the run is on (compiled code sizes work by it where
-/// the grouping cannot change a result).
-pub extern "C" fn accel_threads() -> u64 {
-    rayon::current_num_threads() as u64
-}
-
 /// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
 pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -> u32;
 

@@ -5,10 +5,7 @@
 //! bins, so initialising and combining the private histograms costs a small fraction of the
 //! fold: few bins (k-means' clusters) get every core; many bins get fewer chunks, down to
 //! one (a quarter as many bins as values: random updates of one large histogram are bound
-//! by memory, and two of them ran slower than one). Elements without floats, which combine
-//! exactly in any grouping, take at most two chunks per thread of the pool (65536 counts
-//! on 2 cores: 4 private histograms instead of 16); float sums keep a chunk count fixed by
-//! the sizes, so that they are the same on every machine.
+//! by memory, and two of them ran slower than one).
 //! Values meet their bin in input order within a chunk and chunks in order, so only
 //! associativity is used; commutativity is not needed on the CPU. Nested, one sequential
 //! pass.
@@ -16,7 +13,6 @@
 use super::super::cx::*;
 use super::super::kernel::{grain, Chunk};
 use crate::backend::failure::FailureKind;
-use crate::backend::layout::{words, Word};
 use accel_ir::ops::ReduceByIndex;
 use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -36,26 +32,14 @@ impl FnCx<'_, '_> {
     pub(super) fn launch_reduce_by_index(&mut self, h: ReduceByIndex<'_>) -> R<V> {
         let (t, m, n) = self.histogram_shape(h)?;
         let out = self.alloc_columns(&t, m)?;
-        // At most `MAX_HISTOGRAMS` chunks, each at least `VALUES_PER_BIN` values per bin
-        // long. Floats keep a count that is a function of `n` and `m` alone, so that their
-        // sums group the same way on every machine; other elements combine exactly in any
-        // grouping, and take at most two chunks per thread (as many private histograms as
-        // rayon's splits make), so that many bins are not set and combined once per
-        // chunk more often than the cores need.
+        // At most `MAX_HISTOGRAMS` chunks (their count a function of `n` and `m` alone, so
+        // float sums group the same way on every machine), each at least `VALUES_PER_BIN`
+        // values per bin long.
         let fewest = grain(&[h.op, h.ne, h.is, h.vs]);
         let fewest = self.iconst(fewest);
         let per_bins = self.b.ins().imul_imm_u(m, VALUES_PER_BIN);
-        let most = self.iconst(MAX_HISTOGRAMS);
-        let most = if has_floats(&t)? {
-            most
-        } else {
-            let threads = self.helper("accel_threads", &[])[0];
-            let two_each = self.b.ins().imul_imm_u(threads, 2);
-            self.b.ins().umin(most, two_each)
-        };
-        let rounded = self.b.ins().iadd(n, most);
-        let rounded = self.b.ins().iadd_imm_s(rounded, -1);
-        let share = self.b.ins().udiv(rounded, most);
+        let rounded = self.b.ins().iadd_imm_s(n, MAX_HISTOGRAMS - 1);
+        let share = self.b.ins().udiv_imm_u(rounded, MAX_HISTOGRAMS);
         let least = self.b.ins().umax(per_bins, share);
         let grain_v = self.b.ins().umax(fewest, least);
         let chunks = self.helper("accel_chunks", &[n, grain_v])[0];
@@ -227,12 +211,4 @@ impl FnCx<'_, '_> {
             f.store_elem(t, cols, bin, &r.w)
         })
     }
-}
-
-/// Whether values of `t` hold a float (whose sums depend on how they are grouped).
-fn has_floats(t: &Type) -> R<bool> {
-    Ok(words(t)
-        .map_err(unsupported)?
-        .iter()
-        .any(|w| matches!(w, Word::Scalar(s) if s.is_float())))
 }
