@@ -151,47 +151,37 @@ pub(crate) fn check_monoid<T: Accel + Clone>(
         _ => rng.below(n),
     };
     let sample: Vec<&T> = (0..SAMPLES.min(n)).map(|k| &xs[pick(k)]).collect();
-    let neutral_for = |x: &T| {
-        op(ne.clone(), x.clone()).close_to(x, &[ne]) && op(x.clone(), ne.clone()).close_to(x, &[ne])
-    };
-    // Values `ne` is not neutral for are fine when each is neutral itself (below); else the
-    // first is reported.
-    if sample
+    // Each sampled value `ne` is not neutral for, with the side that shows it.
+    let failures: Vec<(&T, &str, T)> = sample
         .iter()
-        .filter(|x| !neutral_for(x))
-        .all(|x| is_another_neutral(op, ne, x, &sample))
-    {
-        return check_associative(what, op, xs, &mut rng);
-    }
-    for &x in &sample {
-        for (side, got) in [
-            ("op(ne, x)", op(ne.clone(), x.clone())),
-            ("op(x, ne)", op(x.clone(), ne.clone())),
-        ] {
-            if !got.close_to(x, &[ne]) {
-                violation(
-                    what,
-                    &format!(
-                        "ne is not a neutral element of op: {side} = {} but x = {} (ne = {})",
-                        show(&got),
-                        show(x),
-                        show(ne)
-                    ),
-                );
-            }
+        .filter_map(|&x| {
+            [
+                ("op(ne, x)", op(ne.clone(), x.clone())),
+                ("op(x, ne)", op(x.clone(), ne.clone())),
+            ]
+            .into_iter()
+            .find(|(_, got)| !got.close_to(x, &[ne]))
+            .map(|(side, got)| (x, side, got))
+        })
+        .collect();
+    // They are fine when each is neutral itself (see `is_another_neutral`); else the first
+    // is reported.
+    if let Some((x, side, got)) = failures.first() {
+        if !failures
+            .iter()
+            .all(|(x, ..)| is_another_neutral(op, ne, x, &sample))
+        {
+            violation(
+                what,
+                &format!(
+                    "ne is not a neutral element of op: {side} = {} but x = {} (ne = {})",
+                    show(got),
+                    show(*x),
+                    show(ne)
+                ),
+            );
         }
     }
-    check_associative(what, op, xs, &mut rng);
-}
-
-/// Checks on sampled triples of neighbours and another element that `op` is associative.
-fn check_associative<T: Accel + Clone>(
-    what: &str,
-    op: &impl Fn(T, T) -> T,
-    xs: &[T],
-    rng: &mut XorShift,
-) {
-    let n = xs.len();
     if n < 2 {
         return;
     }
