@@ -258,21 +258,16 @@ impl KernelGen<'_> {
                 "a sequence of {elem} made inside a parallel operation"
             )));
         }
-        let count = self.fresh("len");
-        self.line(&format!("ull {count} = {n};"));
-        let n = count;
-        let width = self.fresh("row_len");
-        self.line(&format!("ull {width} = 0;"));
+        let n = self.let_("ull", "len", n);
+        let width = self.let_("ull", "row_len", "0");
+        // Each column and its C type, allocated at row 0.
         let mut cols = Vec::new();
-        let mut tys = Vec::new();
         for c in columns(row)? {
             let Word::Ptr(s) = c else {
                 return Err("a column that is not a pointer".into());
             };
-            let col = self.fresh("col");
-            self.line(&format!("{}* {col} = nullptr;", cty(s)));
-            cols.push(col);
-            tys.push(cty(s));
+            let ty = cty(s);
+            cols.push((self.let_(&format!("{ty}*"), "col", "nullptr"), ty));
         }
         self.line(&format!("for (ull {j} = 0; {j} < {n}; {j}++) {{"));
         self.depth += 1;
@@ -280,7 +275,7 @@ impl KernelGen<'_> {
         let len = self.let_("ull", "row_len", &v.w[0]);
         self.line(&format!("if ({j} == 0) {{"));
         self.line(&format!("    {width} = {len};"));
-        for (col, ty) in cols.iter().zip(&tys) {
+        for (col, ty) in &cols {
             self.line(&format!(
                 "    {col} = ({ty}*)accel_arena_alloc(&arena, {n} * {width} * sizeof({ty}), err);"
             ));
@@ -293,7 +288,7 @@ impl KernelGen<'_> {
         self.line(&format!(
             "for (ull {q} = 0; {q} < {width} && {q} < {len}; {q}++) {{"
         ));
-        for (col, src) in cols.iter().zip(&v.w[1..]) {
+        for ((col, _), src) in cols.iter().zip(&v.w[1..]) {
             self.line(&format!("    {col}[{j} * {width} + {q}] = ({src})[{q}];"));
         }
         self.line("}");
@@ -301,7 +296,11 @@ impl KernelGen<'_> {
         self.line("}");
         Ok(V {
             ty: Type::Seq(Box::new(elem.clone())),
-            w: [vec![n, width], cols].concat(),
+            w: [
+                vec![n, width],
+                cols.into_iter().map(|(col, _)| col).collect(),
+            ]
+            .concat(),
         })
     }
 

@@ -18,10 +18,7 @@ impl KernelGen<'_> {
         if (ty, func) == ("accel", "same_len") {
             let n = self.expr(&args[0])?;
             let m = self.expr(&args[1])?;
-            self.line(&format!(
-                "if ({} != {}) accel_fail(err, {FAIL_LENGTHS}, {}, {});",
-                n.w[0], m.w[0], n.w[0], m.w[0]
-            ));
+            self.fail_unless_same_len(&n.w[0], &m.w[0]);
             return Ok(n);
         }
         if ScalarType::from_name(ty).is_some() || ty == "cmp" {
@@ -33,6 +30,14 @@ impl KernelGen<'_> {
             return self.method(r, func, a);
         }
         Err(unsupported(format!("`{ty}::{func}` in kernel code")))
+    }
+
+    /// Records a `Lengths` failure unless the lengths `a` and `b` (of `map2`'s inputs)
+    /// are equal.
+    pub(super) fn fail_unless_same_len(&mut self, a: &str, b: &str) {
+        self.line(&format!(
+            "if ({a} != {b}) accel_fail(err, {FAIL_LENGTHS}, {a}, {b});"
+        ));
     }
 
     pub(super) fn method(&mut self, r: V, method: &str, a: Vec<V>) -> R<V> {

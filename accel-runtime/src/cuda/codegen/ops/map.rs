@@ -164,9 +164,7 @@ impl KernelGen<'_> {
         let mut n = seqs[0].w[0].clone();
         if let [xs, ys] = &seqs[..] {
             let (a, b) = (&xs.w[0], &ys.w[0]);
-            self.line(&format!(
-                "if ({a} != {b}) accel_fail(err, {FAIL_LENGTHS}, {a}, {b});"
-            ));
+            self.fail_unless_same_len(a, b);
             n = self.let_("ull", "len", &format!("{a} < {b} ? {a} : {b}"));
         }
         let op = if inputs.len() == 2 {
