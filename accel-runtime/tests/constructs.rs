@@ -461,6 +461,12 @@ fn histograms_with_reduce_by_index() {
         }
         assert_eq!(got, want, "n = {n}");
     }
+    // No values: the bins are the initial ones (no chunk runs to copy them).
+    let (no_is, no_xs): (Vec<usize>, Vec<i64>) = (Vec::new(), Vec::new());
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(&start, |a, b| a + b, 0, &no_is, &no_xs))),
+        vec![5, -1, 0]
+    );
     // As many bins as values (one chunk), and no bins at all.
     let n = 50_000usize;
     let perm: Vec<usize> = (0..n).map(|i| (i * 7919) % n).collect();

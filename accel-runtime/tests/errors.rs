@@ -101,6 +101,17 @@ fn failures_of_the_computation_are_errors_of_their_kind() {
     in_every_mode(ErrorKind::Irregular, &site("[irregular]"), || {
         try_accelerate!(create(n, |i| create(i, |j| j as i64))) // [irregular]
     });
+    // A tensor of rank 1 written with two coordinates (its rank is known only at run time).
+    let out = Tensor::<i64>::zeros(&[2]);
+    for e in in_every_mode(ErrorKind::TensorRank, &site("[rank]"), || {
+        try_accelerate!(parallel_loop(2, |r| out.set([r, 0], 1))) // [rank]
+    }) {
+        assert!(
+            e.to_string()
+                .contains("2 coordinates, but the tensor has rank 1"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! The CPU benchmark suite: each workload three ways in one run (`accelerate!` on the CPU
 //! backend, idiomatic rayon, sequential Rust), medians of repeated runs, ratios, and the
 //! first call's extra time (compilation). Prints a Markdown table; with `--out DIR` writes
-//! it and a JSON file there.
+//! it and a JSON file there; `--only GROUP` runs one group of workloads (streams,
+//! black_scholes, mandelbrot, n_body, histograms, filters), for comparing builds.
 //!
-//! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results]`
+//! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results] [-- --only histograms]`
 
 use accel_bench::{median_ms, ms};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
@@ -75,15 +76,42 @@ fn main() {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    if only.is_some() && out_dir.is_some() {
+        eprintln!("cpu_suite: --only runs part of the suite, whose results --out must not replace");
+        std::process::exit(2);
+    }
     let runs = if quick { 3 } else { 11 };
     let scale = |full: usize, small: usize| if quick { small } else { full };
+    type Group = fn(usize, &dyn Fn(usize, usize) -> usize, &mut Vec<Row>);
+    let groups: [(&str, Group); 6] = [
+        ("streams", streams),
+        ("black_scholes", black_scholes),
+        ("mandelbrot", mandelbrot),
+        ("n_body", n_body),
+        ("histograms", histograms),
+        ("filters", filters),
+    ];
+    if let Some(only) = &only {
+        if !groups.iter().any(|(name, _)| name == only) {
+            let names: Vec<&str> = groups.iter().map(|(name, _)| *name).collect();
+            eprintln!(
+                "cpu_suite: no group `{only}`; the groups are {}",
+                names.join(", ")
+            );
+            std::process::exit(2);
+        }
+    }
     let mut rows = Vec::new();
-    streams(runs, &scale, &mut rows);
-    black_scholes(runs, &scale, &mut rows);
-    mandelbrot(runs, &scale, &mut rows);
-    n_body(runs, &scale, &mut rows);
-    histograms(runs, &scale, &mut rows);
-    filters(runs, &scale, &mut rows);
+    for (name, group) in groups {
+        if only.as_deref().is_none_or(|only| only == name) {
+            group(runs, &scale, &mut rows);
+        }
+    }
     report(&rows, runs, out_dir);
 }
 

@@ -2,7 +2,9 @@
 //! pool's launches, allocation and failure reports ([`super::pool`]), and the math
 //! functions Cranelift has no instruction for (Rust's own, so results match debug mode).
 
-use super::pool::{accel_alloc, accel_chunk_size, accel_chunks, accel_copy, accel_fail, accel_par};
+use super::pool::{
+    accel_alloc, accel_chunk_size, accel_chunks, accel_copy, accel_fail, accel_par, accel_threads,
+};
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
 use cranelift_codegen::ir::Type as CType;
@@ -41,7 +43,7 @@ pub fn helpers() -> Vec<Helper> {
         h(
             "accel_par",
             accel_par as *const u8,
-            &[i64_; 7],
+            &[i64_; 8],
             Some(ct::I32),
         ),
         h(
@@ -57,6 +59,7 @@ pub fn helpers() -> Vec<Helper> {
             None,
         ),
         h("accel_copy", accel_copy as *const u8, &[i64_; 3], None),
+        h("accel_threads", accel_threads as *const u8, &[], Some(i64_)),
         h(
             "accel_sin_cos_f32",
             accel_sin_cos_f32 as *const u8,

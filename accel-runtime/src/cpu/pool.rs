@@ -131,11 +131,24 @@ pub extern "C" fn accel_chunks(n: u64, grain: u64) -> u64 {
     n.div_ceil(chunk_size(n, grain))
 }
 
+/// The number of threads of the pool the run is on (compiled code sizes work by it where
+/// the grouping cannot change a result).
+pub extern "C" fn accel_threads() -> u64 {
+    rayon::current_num_threads() as u64
+}
+
 /// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
 pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -> u32;
 
 /// Runs `kernel` over `0..n` in chunks on all cores; chunk `c` gets the partial-result slot
 /// `partials + c * partial_words`. Returns the first non-zero status.
+///
+/// A launch runs its first chunks on the calling thread alone while they take less than
+/// `SEQUENTIAL_BUDGET`, unless `eager` is non-zero: then the pool's threads are woken
+/// before the first chunk. An operation whose chunks it made large on purpose (a
+/// histogram's, a few private histograms long) asks for that, since otherwise its whole
+/// first chunk would run alone.
+#[allow(clippy::too_many_arguments)] // The ABI compiled code calls: one word per argument.
 pub extern "C" fn accel_par(
     ctx: *const RunCtx,
     kernel: u64,
@@ -144,6 +157,7 @@ pub extern "C" fn accel_par(
     partials: u64,
     partial_words: u64,
     grain: u64,
+    eager: u64,
 ) -> u32 {
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
@@ -163,14 +177,17 @@ pub extern "C" fn accel_par(
         status: AtomicU32::new(0),
         launcher: std::thread::current(),
     });
-    // Chunks run on this thread, in order, while the launch has taken less than
-    // `SEQUENTIAL_BUDGET`: a small launch never pays for waking the pool. Then helpers on
-    // the pool claim chunks beside this thread, which goes on claiming too, so it never
-    // sleeps waiting for them to wake. The partition is the same either way, so results
-    // are too.
+    // Unless the launch is eager, chunks run on this thread, in order, while the launch
+    // has taken less than `SEQUENTIAL_BUDGET`: a small launch never pays for waking the
+    // pool. Then helpers on the pool claim chunks beside this thread, which goes on
+    // claiming too, so it never sleeps waiting for them to wake. The partition is the same
+    // either way, so results are too.
     let start = std::time::Instant::now();
     let mut launcher_counted = true;
-    while start.elapsed() < SEQUENTIAL_BUDGET && launch.claim_one(&mut launcher_counted) {}
+    while eager == 0
+        && start.elapsed() < SEQUENTIAL_BUDGET
+        && launch.claim_one(&mut launcher_counted)
+    {}
     let left = launch
         .chunks
         .saturating_sub(launch.next.load(Ordering::Relaxed));

@@ -33,6 +33,9 @@ pub(super) struct Launch {
     out_at: usize,
     /// The least iterations per chunk (see `pool::chunk_size`); an operation may raise it.
     pub(super) grain: Value,
+    /// Whether the pool is woken before the first chunk (see `pool::accel_par`): for
+    /// operations whose chunks are large by construction.
+    pub(super) eager: bool,
 }
 
 /// A chunk `lo..hi` of a launch, as its kernel sees it.
@@ -107,6 +110,7 @@ impl FnCx<'_, '_> {
             env_layout,
             out_at,
             grain,
+            eager: false,
         })
     }
 
@@ -159,10 +163,11 @@ impl FnCx<'_, '_> {
         let fr = self.g.module.declare_func_in_func(kernel, self.b.func);
         let addr = self.b.ins().func_addr(ct::I64, fr);
         let pw = self.iconst(l.partial_words);
+        let eager = self.iconst(i64::from(l.eager));
         let ctx = self.ctx;
         let status = self.helper(
             "accel_par",
-            &[ctx, addr, l.env, l.n, l.partials, pw, l.grain],
+            &[ctx, addr, l.env, l.n, l.partials, pw, l.grain, eager],
         )[0];
         let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
         let fail = self.fail;
