@@ -461,6 +461,27 @@ fn histograms_with_reduce_by_index() {
         }
         assert_eq!(got, want, "n = {n}");
     }
+    // Initial bins repeated from a captured value or a tuple of literals (the compiled
+    // modes read them without making the sequence), and a repeated input of map2.
+    let seven = 7i64;
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(vec![seven; 3], |a, b| a + b, 0, &is, &xs))),
+        vec![16, 9, 12]
+    );
+    assert_eq!(
+        debug(|| accelerate!(reduce_by_index(
+            vec![(1i64, 0u32); 3],
+            |a: (i64, u32), b: (i64, u32)| (a.0 + b.0, a.1 + b.1),
+            (0, 0),
+            &is,
+            map(|x| (x, 1u32), &xs)
+        ))),
+        vec![(10, 1), (3, 1), (6, 3)]
+    );
+    assert_eq!(
+        debug(|| accelerate!(map2(|a, b| a * b, vec![seven; 6], &xs))),
+        vec![21, 63, -28, 56, 14, 42]
+    );
     // No values: the bins are the initial ones (no chunk runs to copy them).
     let (no_is, no_xs): (Vec<usize>, Vec<i64>) = (Vec::new(), Vec::new());
     assert_eq!(

@@ -140,6 +140,10 @@ impl FnCx<'_, '_> {
         if let Some(p) = Producer::of(e) {
             return self.producer_shape(p);
         }
+        if let Some((x, n)) = repeated(e) {
+            let n = self.expr(n)?.w[0];
+            return Ok((n, self.type_of(x)?));
+        }
         let v = self.expr(e)?;
         match &v.ty {
             Type::Seq(elem) => {
@@ -161,6 +165,9 @@ impl FnCx<'_, '_> {
     pub(super) fn input_element(&mut self, e: &Expr, i: Value) -> R<V> {
         if let Some(p) = Producer::of(e) {
             return self.element(p, i);
+        }
+        if let Some((x, _)) = repeated(e) {
+            return self.expr(x);
         }
         let v = self.manifested(e)?;
         match &v.ty {
@@ -225,5 +232,23 @@ impl FnCx<'_, '_> {
     pub(super) fn each(&mut self, n: Value, body: impl FnMut(&mut Self, Value) -> R<()>) -> R<()> {
         let zero = self.iconst(0);
         self.counted_loop(zero, n, ScalarType::Usize, body)
+    }
+}
+
+/// `vec![x; n]` whose `x` costs nothing to compute again (a literal, a constant, a
+/// variable, or a tuple or record of them), as `(x, n)`: an input whose elements are `x`,
+/// read without making the sequence (a histogram's `vec![0; bins]`).
+fn repeated(e: &Expr) -> Option<(&Expr, &Expr)> {
+    fn free(x: &Expr) -> bool {
+        match x {
+            Expr::Lit(_) | Expr::Const(_) | Expr::Var(_) => true,
+            Expr::Tuple(xs) => xs.iter().all(free),
+            Expr::Record { fields, .. } => fields.iter().all(|(_, x)| free(x)),
+            _ => false,
+        }
+    }
+    match e {
+        Expr::SeqRepeat(x, n) if free(x) => Some((x, n)),
+        _ => None,
     }
 }
