@@ -1,8 +1,8 @@
 //! The CPU benchmark suite: each workload three ways in one run (`accelerate!` on the CPU
 //! backend, idiomatic rayon, sequential Rust), medians of repeated runs, ratios, and the
 //! first call's extra time (compilation). Prints a Markdown table; with `--out DIR` writes
-//! it and a JSON file there; `--only GROUP` runs one group of workloads (streams,
-//! black_scholes, mandelbrot, n_body, histograms, filters), for comparing builds.
+//! it and a JSON file there; `--only GROUP[,GROUP...]` runs some groups of workloads
+//! (streams, black_scholes, mandelbrot, n_body, histograms, filters), for comparing builds.
 //!
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results] [-- --only histograms]`
 
@@ -76,11 +76,11 @@ fn main() {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1))
         .cloned();
-    let only = args
+    let only: Option<Vec<String>> = args
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
-        .cloned();
+        .map(|groups| groups.split(',').map(str::to_string).collect());
     if only.is_some() && out_dir.is_some() {
         eprintln!("cpu_suite: --only runs part of the suite, whose results --out must not replace");
         std::process::exit(2);
@@ -96,11 +96,11 @@ fn main() {
         ("histograms", histograms),
         ("filters", filters),
     ];
-    if let Some(only) = &only {
-        if !groups.iter().any(|(name, _)| name == only) {
+    for wanted in only.iter().flatten() {
+        if !groups.iter().any(|(name, _)| name == wanted) {
             let names: Vec<&str> = groups.iter().map(|(name, _)| *name).collect();
             eprintln!(
-                "cpu_suite: no group `{only}`; the groups are {}",
+                "cpu_suite: no group `{wanted}`; the groups are {}",
                 names.join(", ")
             );
             std::process::exit(2);
@@ -108,7 +108,10 @@ fn main() {
     }
     let mut rows = Vec::new();
     for (name, group) in groups {
-        if only.as_deref().is_none_or(|only| only == name) {
+        if only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == name))
+        {
             group(runs, &scale, &mut rows);
         }
     }
