@@ -6,8 +6,10 @@ use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types as ct, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+    types as ct, InstBuilder, InstructionData, MemFlagsData, Opcode, StackSlotData, StackSlotKind,
+    Value, ValueDef,
 };
+use cranelift_frontend::FunctionBuilder;
 
 impl FnCx<'_, '_> {
     /// `base[i]`: an array element at a literal index is its words; an index proven in
@@ -153,14 +155,13 @@ impl FnCx<'_, '_> {
     pub(super) fn load_elem(&mut self, elem: &Type, cols: &[Value], i: Value) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
-                let off = self.scaled(i, *s);
-                let addr = self.b.ins().iadd(cols[0], off);
+                let (addr, offset) = element_address(&mut self.b, cols[0], i, *s);
                 if self.movable_loads {
                     // Sequences never change during a run, and this element is in bounds.
                     let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-                    return Ok(vec![self.b.ins().load(clif(*s), flags, addr, 0)]);
+                    return Ok(vec![self.b.ins().load(clif(*s), flags, addr, offset)]);
                 }
-                Ok(vec![self.load(clif(*s), addr, 0)])
+                Ok(vec![self.load(clif(*s), addr, offset)])
             }
             // Element `i` of a sequence of sequences is the sub-sequence at `i`.
             Type::Seq(_) => self.offset_columns(elem, cols, i),
@@ -211,9 +212,8 @@ impl FnCx<'_, '_> {
     ) -> R<()> {
         match elem {
             Type::Scalar(s) => {
-                let off = self.scaled(i, *s);
-                let addr = self.b.ins().iadd(cols[0], off);
-                self.store(w[0], addr, 0);
+                let (addr, offset) = element_address(&mut self.b, cols[0], i, *s);
+                self.store(w[0], addr, offset);
                 Ok(())
             }
             // A row: its length and its columns' pointers into the jagged columns.
@@ -328,5 +328,106 @@ impl FnCx<'_, '_> {
                 Ok(out)
             }
         }
+    }
+}
+
+/// The address of element `i` of a column of `s`, as a base and a constant offset. An
+/// index `x + k` with a constant `k` (an unrolled loop's, or a user's `xs[i + 1]`) puts
+/// `k` in the offset, so that neighbouring elements share one base and each access is one
+/// instruction with no address arithmetic of its own (the same address modulo 2^64).
+fn element_address(b: &mut FunctionBuilder, col: Value, i: Value, s: ScalarType) -> (Value, i32) {
+    let dfg = &b.func.dfg;
+    let constant = |v: Value| match dfg.value_def(v) {
+        ValueDef::Result(inst, _) => match dfg.insts[inst] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let split = match dfg.value_def(i) {
+        ValueDef::Result(inst, _) => match dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args: [x, k],
+            } => constant(k)
+                .map(|k| (x, k))
+                .or_else(|| constant(x).map(|x_k| (k, x_k))),
+            _ => None,
+        },
+        _ => None,
+    };
+    let offset = |(x, k): (Value, i64)| Some((x, i32::try_from(k.checked_mul(size_of(s))?).ok()?));
+    let (index, offset) = split.and_then(offset).unwrap_or((i, 0));
+    let scaled = b
+        .ins()
+        .ishl_imm_u(index, i64::from(size_of(s).trailing_zeros()));
+    (b.ins().iadd(col, scaled), offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
+    use cranelift_codegen::isa::CallConv;
+    use cranelift_frontend::FunctionBuilderContext;
+
+    /// For an index that `index` makes from a parameter `x`: the offset `element_address`
+    /// gives, and whether its base is the column plus `x` scaled (rather than the index).
+    fn address(s: ScalarType, index: impl Fn(&mut FunctionBuilder, Value) -> Value) -> (i32, bool) {
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params.push(AbiParam::new(ct::I64));
+        sig.params.push(AbiParam::new(ct::I64));
+        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
+        let mut fbc = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut func, &mut fbc);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (col, x) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let i = index(&mut b, x);
+        let (base, offset) = element_address(&mut b, col, i, s);
+        let dfg = &b.func.dfg;
+        let ValueDef::Result(add, _) = dfg.value_def(base) else {
+            panic!("the base is not computed")
+        };
+        let [c, scaled] = dfg.inst_args(add) else {
+            panic!("the base is not a sum")
+        };
+        assert_eq!(*c, col);
+        let ValueDef::Result(shift, _) = dfg.value_def(*scaled) else {
+            panic!("the scaled index is not computed")
+        };
+        (offset, dfg.inst_args(shift)[0] == x)
+    }
+
+    #[test]
+    fn a_constant_added_to_an_index_becomes_the_offset() {
+        assert_eq!(
+            address(ScalarType::U32, |b, x| b.ins().iadd_imm_s(x, 3)),
+            (12, true)
+        );
+        assert_eq!(
+            address(ScalarType::F64, |b, x| b.ins().iadd_imm_s(x, -1)),
+            (-8, true)
+        );
+        let swapped = |b: &mut FunctionBuilder, x| {
+            let k = b.ins().iconst(ct::I64, 5);
+            b.ins().iadd(k, x)
+        };
+        assert_eq!(address(ScalarType::I32, swapped), (20, true));
+    }
+
+    #[test]
+    fn other_indices_keep_a_zero_offset() {
+        // An index that is not a sum with a constant is scaled whole.
+        assert_eq!(address(ScalarType::I64, |_, x| x), (0, true));
+        let product = |b: &mut FunctionBuilder, x| b.ins().imul_imm_s(x, 3);
+        assert_eq!(address(ScalarType::I64, product), (0, false));
+        // An offset that does not fit in 32 bits stays in the index.
+        let far = |b: &mut FunctionBuilder, x| b.ins().iadd_imm_s(x, 1 << 30);
+        assert_eq!(address(ScalarType::F32, far), (0, false));
     }
 }
