@@ -60,6 +60,7 @@ pub fn helpers() -> Vec<Helper> {
         ),
         h("accel_copy", accel_copy as *const u8, &[i64_; 3], None),
         h("accel_threads", accel_threads as *const u8, &[], Some(i64_)),
+        h("accel_prefetch", accel_prefetch as *const u8, &[i64_], None),
         h(
             "accel_sin_cos_f32",
             accel_sin_cos_f32 as *const u8,
@@ -199,6 +200,21 @@ impl PlainRem for f64 {
     fn rem_euclid_plain(self, y: f64) -> f64 {
         self % y
     }
+}
+
+/// Asks the cache for the line holding `address` (Cranelift has no prefetch instruction).
+/// Any address will do: a prefetch never faults, so compiled code may point past the end
+/// of a sequence. Does nothing on targets without a stable prefetch intrinsic.
+pub extern "C" fn accel_prefetch(address: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: `prefetcht0` is a hint that reads nothing and never faults, whatever the
+        // address; SSE, which it needs, is part of x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
 }
 
 /// `x.sin_cos()`, written to `out[0]` and `out[1]` (one combined evaluation).

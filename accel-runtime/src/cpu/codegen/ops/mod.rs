@@ -182,6 +182,20 @@ impl FnCx<'_, '_> {
         }
     }
 
+    /// Asks for the memory of the elements `PREFETCH_BYTES` past element `i` of each named
+    /// sequence that `inputs` read element by element (the inputs themselves, or a `map`'s
+    /// or `map2`'s), each once: for loops whose reads the hardware prefetchers do not keep
+    /// up with.
+    pub(super) fn prefetch_inputs(&mut self, inputs: &[&Expr], i: Value) -> R<()> {
+        for e in read_in_order(inputs) {
+            let v = self.manifested(e)?;
+            if let Type::Seq(elem) = &v.ty {
+                self.prefetch_elem(elem, &v.w[1..], i)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Binds the value of a manifest input, computed once for [`Self::input_shape`].
     fn manifest(&mut self, e: &Expr, v: V) {
         let key = format!("manifest#{:p}", e as *const Expr);
@@ -235,6 +249,32 @@ impl FnCx<'_, '_> {
     }
 }
 
+/// The named sequences that reading element `i` of each of `inputs` reads at `i` (the
+/// inputs themselves, or a `map`'s or `map2`'s), each once. A `create`'s reads are its
+/// body's business, and a `vec![x; n]` reads no memory.
+fn read_in_order<'e>(inputs: &[&'e Expr]) -> Vec<&'e Expr> {
+    fn streams<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match Producer::of(e) {
+            Some(Producer::Map(m)) => streams(m.xs, out),
+            Some(Producer::Map2(m)) => {
+                streams(m.xs, out);
+                streams(m.ys, out)
+            }
+            Some(Producer::Create(_)) => {}
+            None => {
+                if matches!(e, Expr::Var(_)) && !out.contains(&e) {
+                    out.push(e)
+                }
+            }
+        }
+    }
+    let mut named = Vec::new();
+    for e in inputs {
+        streams(e, &mut named);
+    }
+    named
+}
+
 /// `vec![x; n]` whose `x` costs nothing to compute again (a literal, a constant, a
 /// variable, or a tuple or record of them), as `(x, n)`: an input whose elements are `x`,
 /// read without making the sequence (a histogram's `vec![0; bins]`).
@@ -250,5 +290,30 @@ fn repeated(e: &Expr) -> Option<(&Expr, &Expr)> {
     match e {
         Expr::SeqRepeat(x, n) if free(x) => Some((x, n)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use accel_ir::ParOp;
+
+    #[test]
+    fn the_sequences_read_in_order_are_named_inputs_and_those_of_maps_once_each() {
+        let (xs, ys, f) = (Expr::var("xs"), Expr::var("ys"), Expr::var("f"));
+        let map = Expr::par(ParOp::Map, vec![f.clone(), xs.clone()]);
+        let map2 = Expr::par(ParOp::Map2, vec![f.clone(), map.clone(), ys.clone()]);
+        let create = Expr::par(ParOp::Create, vec![Expr::var("n"), f.clone()]);
+        let repeat = Expr::SeqRepeat(Box::new(Expr::var("zero")), Box::new(Expr::var("n")));
+        let names = |inputs: &[&Expr]| -> Vec<String> {
+            read_in_order(inputs)
+                .iter()
+                .map(|e| e.to_string())
+                .collect()
+        };
+        assert_eq!(names(&[&xs, &map]), ["xs"]);
+        assert_eq!(names(&[&map2]), ["xs", "ys"]);
+        assert_eq!(names(&[&ys, &map2]), ["ys", "xs"]);
+        assert!(names(&[&create, &repeat]).is_empty());
     }
 }

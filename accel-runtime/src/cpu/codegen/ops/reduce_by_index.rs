@@ -240,6 +240,9 @@ impl FnCx<'_, '_> {
         self.each(groups, |f, g| {
             let first = f.b.ins().imul_imm_u(g, UNROLL);
             let first = f.b.ins().iadd(c.lo, first);
+            // The random updates keep the core from reading far ahead, and the hardware
+            // prefetchers stop at page ends: the inputs' lines are asked for early.
+            f.prefetch_inputs(&[h.is, h.vs], first)?;
             for k in 0..UNROLL {
                 let i = f.b.ins().iadd_imm_s(first, k);
                 f.combine_into(h, &t, &cols, m, i)?;
