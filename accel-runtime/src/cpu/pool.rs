@@ -144,7 +144,8 @@ pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -
 /// `partials + c * partial_words`. Returns the first non-zero status.
 ///
 /// A launch runs its first chunks on the calling thread alone while they take less than
-/// `SEQUENTIAL_BUDGET`, unless `eager` is non-zero: then the pool's threads are woken
+/// `SEQUENTIAL_BUDGET` (all of them on a pool of one thread), unless `eager` is non-zero:
+/// then the pool's threads are woken
 /// before the first chunk. An operation whose chunks it made large on purpose (a
 /// histogram's, a few private histograms long) asks for that, since otherwise its whole
 /// first chunk would run alone.
@@ -182,16 +183,15 @@ pub extern "C" fn accel_par(
     // pool. Then helpers on the pool claim chunks beside this thread, which goes on
     // claiming too, so it never sleeps waiting for them to wake. The partition is the same
     // either way, so results are too.
-    let start = std::time::Instant::now();
+    let threads = rayon::current_num_threads() as u64;
     let mut launcher_counted = true;
-    while eager == 0
-        && start.elapsed() < SEQUENTIAL_BUDGET
-        && launch.claim_one(&mut launcher_counted)
-    {}
+    if eager == 0 && threads > 1 {
+        run_within_budget(&launch, &mut launcher_counted);
+    }
     let left = launch
         .chunks
         .saturating_sub(launch.next.load(Ordering::Relaxed));
-    let helpers = (rayon::current_num_threads() as u64 - 1).min(left.saturating_sub(1));
+    let helpers = (threads - 1).min(left.saturating_sub(1));
     for _ in 0..helpers {
         let l = Arc::clone(&launch);
         rayon::spawn(move || {
@@ -216,6 +216,31 @@ pub extern "C" fn accel_par(
     let threads = 1 + launch.helpers_ran.load(Ordering::Relaxed);
     ctx.peak_threads.fetch_max(threads, Ordering::Relaxed);
     launch.status.load(Ordering::Relaxed)
+}
+
+/// Runs chunks of `launch` on this thread, in order, until they have taken
+/// `SEQUENTIAL_BUDGET` or none is left. The clock is read after the first chunk, then once
+/// per a share of the budget that the first chunk's time predicts (reading it costs about as
+/// much as a small chunk on some virtual machines).
+fn run_within_budget(launch: &Launch, counted: &mut bool) {
+    let start = std::time::Instant::now();
+    let (mut claimed, mut check_every) = (0u32, 1u32);
+    while launch.claim_one(counted) {
+        claimed += 1;
+        if claimed % check_every != 0 {
+            continue;
+        }
+        let spent = start.elapsed();
+        if spent >= SEQUENTIAL_BUDGET {
+            return;
+        }
+        if claimed == 1 {
+            // Chunks between readings: about an eighth of the budget's worth.
+            let per_chunk = spent.as_nanos().max(1);
+            let share = SEQUENTIAL_BUDGET.as_nanos() / 8 / per_chunk;
+            check_every = share.clamp(1, 64) as u32;
+        }
+    }
 }
 
 /// The chunks of one launch, claimed one at a time by the launching thread and helpers.

@@ -19,7 +19,7 @@ use accel_ir::ops::{
     Create, Filter, Flatten, Map, Map2, Operations, ParallelLoop, Reduce, ReduceByIndex, Scan,
     Scatter,
 };
-use accel_ir::{Expr, ScalarType, Type};
+use accel_ir::{Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
@@ -188,6 +188,10 @@ impl FnCx<'_, '_> {
     /// up with.
     pub(super) fn prefetch_inputs(&mut self, inputs: &[&Expr], i: Value) -> R<()> {
         for e in read_in_order(inputs) {
+            // A name bound inside a `create`'s body has no value here.
+            if matches!(e, Expr::Var(name) if !self.vars.contains_key(name)) {
+                continue;
+            }
             let v = self.manifested(e)?;
             if let Type::Seq(elem) = &v.ty {
                 self.prefetch_elem(elem, &v.w[1..], i)?;
@@ -250,8 +254,8 @@ impl FnCx<'_, '_> {
 }
 
 /// The named sequences that reading element `i` of each of `inputs` reads at `i` (the
-/// inputs themselves, or a `map`'s or `map2`'s), each once. A `create`'s reads are its
-/// body's business, and a `vec![x; n]` reads no memory.
+/// inputs themselves, a `map`'s or `map2`'s, those a `create`'s body indexes by its
+/// index), each once. A `vec![x; n]` reads no memory.
 fn read_in_order<'e>(inputs: &[&'e Expr]) -> Vec<&'e Expr> {
     fn streams<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
         match Producer::of(e) {
@@ -260,7 +264,22 @@ fn read_in_order<'e>(inputs: &[&'e Expr]) -> Vec<&'e Expr> {
                 streams(m.xs, out);
                 streams(m.ys, out)
             }
-            Some(Producer::Create(_)) => {}
+            Some(Producer::Create(c)) => {
+                // A named sequence indexed by the element's index.
+                let Expr::Lambda { params, body } = c.f else {
+                    return;
+                };
+                let [(Pat::Bind { name, .. }, _)] = params.as_slice() else {
+                    return;
+                };
+                body.walk(&mut |e| {
+                    if let Expr::Index(seq, i) = e {
+                        if matches!(**i, Expr::Var(ref v) if v == name) {
+                            streams(seq, out)
+                        }
+                    }
+                });
+            }
             None => {
                 if matches!(e, Expr::Var(_)) && !out.contains(&e) {
                     out.push(e)
@@ -296,7 +315,7 @@ fn repeated(e: &Expr) -> Option<(&Expr, &Expr)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accel_ir::ParOp;
+    use accel_ir::{BinOp, ParOp};
 
     #[test]
     fn the_sequences_read_in_order_are_named_inputs_and_those_of_maps_once_each() {
@@ -304,6 +323,39 @@ mod tests {
         let map = Expr::par(ParOp::Map, vec![f.clone(), xs.clone()]);
         let map2 = Expr::par(ParOp::Map2, vec![f.clone(), map.clone(), ys.clone()]);
         let create = Expr::par(ParOp::Create, vec![Expr::var("n"), f.clone()]);
+        // `create(n, |i| zs[i] + xs[i / 2] + zs[i])`: zs is read at the element's index.
+        let lambda = Expr::Lambda {
+            params: vec![(
+                Pat::Bind {
+                    name: "i".into(),
+                    mutable: false,
+                },
+                Type::Scalar(ScalarType::Usize),
+            )],
+            body: Box::new(Expr::Binary(
+                BinOp::Add,
+                Box::new(Expr::Binary(
+                    BinOp::Add,
+                    Box::new(Expr::Index(
+                        Box::new(Expr::var("zs")),
+                        Box::new(Expr::var("i")),
+                    )),
+                    Box::new(Expr::Index(
+                        Box::new(xs.clone()),
+                        Box::new(Expr::Binary(
+                            BinOp::Div,
+                            Box::new(Expr::var("i")),
+                            Box::new(Expr::var("two")),
+                        )),
+                    )),
+                )),
+                Box::new(Expr::Index(
+                    Box::new(Expr::var("zs")),
+                    Box::new(Expr::var("i")),
+                )),
+            )),
+        };
+        let indexing = Expr::par(ParOp::Create, vec![Expr::var("n"), lambda]);
         let repeat = Expr::SeqRepeat(Box::new(Expr::var("zero")), Box::new(Expr::var("n")));
         let names = |inputs: &[&Expr]| -> Vec<String> {
             read_in_order(inputs)
@@ -315,5 +367,6 @@ mod tests {
         assert_eq!(names(&[&map2]), ["xs", "ys"]);
         assert_eq!(names(&[&ys, &map2]), ["ys", "xs"]);
         assert!(names(&[&create, &repeat]).is_empty());
+        assert_eq!(names(&[&indexing, &ys]), ["zs", "ys"]);
     }
 }
