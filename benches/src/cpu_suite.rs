@@ -2,13 +2,14 @@
 //! backend, idiomatic rayon, sequential Rust), medians of repeated runs, ratios, and the
 //! first call's extra time (compilation). Prints a Markdown table; with `--out DIR` writes
 //! it and a JSON file there; `--only GROUP[,GROUP...]` runs some groups of workloads
-//! (streams, black_scholes, mandelbrot, n_body, histograms, filters), for comparing builds.
+//! (streams, black_scholes, mandelbrot, n_body, histograms, filters, scatters), for comparing
+//! builds.
 //!
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results] [-- --only histograms]`
 
 use accel_bench::{median_ms, ms};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
-use accel_examples::random::{below, uniform};
+use accel_examples::random::{below, bits, uniform};
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
 
@@ -88,13 +89,14 @@ fn main() {
     let runs = if quick { 3 } else { 11 };
     let scale = |full: usize, small: usize| if quick { small } else { full };
     type Group = fn(usize, &dyn Fn(usize, usize) -> usize, &mut Vec<Row>);
-    let groups: [(&str, Group); 6] = [
+    let groups: [(&str, Group); 7] = [
         ("streams", streams),
         ("black_scholes", black_scholes),
         ("mandelbrot", mandelbrot),
         ("n_body", n_body),
         ("histograms", histograms),
         ("filters", filters),
+        ("scatters", scatters),
     ];
     for wanted in only.iter().flatten() {
         if !groups.iter().any(|(name, _)| name == wanted) {
@@ -474,5 +476,69 @@ fn report(rows: &[Row], runs: usize, out_dir: Option<String>) {
             &table,
             &serde_json::Value::Array(json),
         );
+    }
+}
+
+/// Scattered writes: random values written at a random permutation of their positions (each
+/// index once, as `scatter` asks) into a copy of a destination as long.
+fn scatters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
+    let n = scale(1 << 24, 1 << 18);
+    // Fisher-Yates with the suite's fixed-seed bits.
+    let mut is: Vec<usize> = (0..n).collect();
+    for k in (1..n).rev() {
+        let j = (bits(26, k as u64) % (k as u64 + 1)) as usize;
+        is.swap(k, j);
+    }
+    let vs = uniform(n, 27, -1.0, 1.0);
+    let dest = uniform(n, 28, -1.0, 1.0);
+    let same = |a: &Vec<f32>, b: &Vec<f32>| if a == b { 0.0 } else { f64::INFINITY };
+    rows.push(bench(
+        "scatter (a permutation)",
+        format!("{n} random f32 at distinct random indices"),
+        runs,
+        || accelerate!(scatter(&dest, &is, &vs)),
+        || {
+            let mut out: Vec<f32> = dest.par_iter().copied().collect();
+            let at = Written(out.as_mut_ptr());
+            is.par_iter().zip(&vs).for_each(|(&i, &v)| {
+                if i < n {
+                    // SAFETY: `i` is in bounds, and the indices are distinct, so no two
+                    // threads write one element; `out` outlives the loop.
+                    unsafe { at.write(i, v) }
+                }
+            });
+            out
+        },
+        || {
+            let mut out = dest.clone();
+            for (&i, &v) in is.iter().zip(&vs) {
+                if let Some(o) = out.get_mut(i) {
+                    *o = v;
+                }
+            }
+            out
+        },
+        same,
+    ));
+}
+
+/// The buffer the rayon scatter writes from several threads (a raw pointer is neither
+/// `Send` nor `Sync`; the scatter's distinct indices make the writes disjoint).
+#[derive(Clone, Copy)]
+struct Written(*mut f32);
+
+// SAFETY: only used to write distinct elements of one live buffer.
+unsafe impl Send for Written {}
+// SAFETY: as above.
+unsafe impl Sync for Written {}
+
+impl Written {
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// `i` is in bounds and no other thread accesses element `i` meanwhile.
+    unsafe fn write(self, i: usize, v: f32) {
+        // SAFETY: the caller's promise.
+        unsafe { *self.0.add(i) = v }
     }
 }

@@ -182,6 +182,34 @@ impl FnCx<'_, '_> {
         }
     }
 
+    /// Values `lo..hi` given to `update` in order, [`UNROLL`] per loop iteration (one loop
+    /// branch for all) with the memory of the sequences `inputs` read asked for ahead, then
+    /// the rest one by one: for loops of random updates (histograms, scatters), which keep
+    /// the core from reading far ahead while the hardware prefetchers stop at page ends.
+    pub(super) fn each_value_prefetched(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        inputs: &[&Expr],
+        mut update: impl FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
+        let len = self.b.ins().isub(hi, lo);
+        let groups = self.b.ins().udiv_imm_u(len, UNROLL);
+        self.each(groups, |f, g| {
+            let first = f.b.ins().imul_imm_u(g, UNROLL);
+            let first = f.b.ins().iadd(lo, first);
+            f.prefetch_inputs(inputs, first)?;
+            for k in 0..UNROLL {
+                let i = f.b.ins().iadd_imm_s(first, k);
+                update(f, i)?;
+            }
+            Ok(())
+        })?;
+        let done = self.b.ins().imul_imm_u(groups, UNROLL);
+        let rest = self.b.ins().iadd(lo, done);
+        self.counted_loop(rest, hi, ScalarType::Usize, update)
+    }
+
     /// Asks for the memory of the elements `PREFETCH_BYTES` past element `i` of each named
     /// sequence that `inputs` read element by element (the inputs themselves, or a `map`'s
     /// or `map2`'s), each once: for loops whose reads the hardware prefetchers do not keep
@@ -252,6 +280,9 @@ impl FnCx<'_, '_> {
         self.counted_loop(zero, n, ScalarType::Usize, body)
     }
 }
+
+/// Values per iteration of [`FnCx::each_value_prefetched`]'s loop.
+const UNROLL: i64 = 8;
 
 /// The named sequences that reading element `i` of each of `inputs` reads at `i` (the
 /// inputs themselves, a `map`'s or `map2`'s, those a `create`'s body indexes by its

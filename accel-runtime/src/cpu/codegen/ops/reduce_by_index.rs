@@ -36,9 +36,6 @@ const VALUES_PER_BIN: i64 = 16;
 /// without floats too little to matter (below it, they take one chunk per thread).
 const AMPLE_VALUES_PER_BIN: i64 = 256;
 
-/// Values folded per iteration of a chunk's loop.
-const UNROLL: i64 = 8;
-
 impl FnCx<'_, '_> {
     /// A top-level `reduce_by_index`.
     pub(super) fn launch_reduce_by_index(&mut self, h: ReduceByIndex<'_>) -> R<V> {
@@ -234,27 +231,8 @@ impl FnCx<'_, '_> {
         self.each(m, |f, b| f.store_elem(&t, &cols, b, &ne.w))?;
         self.b.ins().jump(set, &[]);
         self.b.switch_to_block(set);
-        // `UNROLL` values per iteration (one loop branch for all), then the rest.
-        let len = self.b.ins().isub(c.hi, c.lo);
-        let groups = self.b.ins().udiv_imm_u(len, UNROLL);
-        self.each(groups, |f, g| {
-            let first = f.b.ins().imul_imm_u(g, UNROLL);
-            let first = f.b.ins().iadd(c.lo, first);
-            // The random updates keep the core from reading far ahead, and the hardware
-            // prefetchers stop at page ends: the inputs' lines are asked for early.
-            f.prefetch_inputs(&[h.is, h.vs], first)?;
-            for k in 0..UNROLL {
-                let i = f.b.ins().iadd_imm_s(first, k);
-                f.combine_into(h, &t, &cols, m, i)?;
-            }
-            Ok(())
-        })
-        .and_then(|_| {
-            let done = self.b.ins().imul_imm_u(groups, UNROLL);
-            let rest = self.b.ins().iadd(c.lo, done);
-            self.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| {
-                f.combine_into(h, &t, &cols, m, i)
-            })
+        self.each_value_prefetched(c.lo, c.hi, &[h.is, h.vs], |f, i| {
+            f.combine_into(h, &t, &cols, m, i)
         })
     }
 

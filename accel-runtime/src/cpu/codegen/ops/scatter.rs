@@ -1,5 +1,6 @@
 //! `scatter`: a launch copies `dest` into the result, a second writes every value at its
-//! index (skipping indices past the end), both over all cores. Indices must be distinct
+//! index (skipping indices past the end; eight values per iteration, their inputs'
+//! memory asked for ahead, as a histogram's fold does), both over all cores. Indices must be distinct
 //! (debug mode checks it): with a repeated index, the value that lands there is one of
 //! those written to it. Nested, a copy then one sequential pass.
 
@@ -34,7 +35,7 @@ impl FnCx<'_, '_> {
         let write = self.begin_launch(&[op.is, op.vs, &out_e], n, None, None)?;
         self.run_chunks(&write, ParOp::Scatter, |f, c| {
             let out = f.expr(&out_e)?;
-            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, k| {
+            f.each_value_prefetched(c.lo, c.hi, &[op.is, op.vs], |f, k| {
                 f.write_at_index(op, &t, &out.w[1..], out.w[0], k)
             })
         })?;
