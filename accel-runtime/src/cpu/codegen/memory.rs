@@ -362,8 +362,9 @@ const PREFETCH_BYTES: i64 = 8192;
 
 /// The address of element `i` of a column of `s`, as a base and a constant offset. An
 /// index `x + k` or `x - k` with a constant `k` (an unrolled loop's, a stencil's
-/// `xs[i + 1]`) puts `k` in the offset, so that neighbouring elements share one base and each access is one
-/// instruction with no address arithmetic of its own (the same address modulo 2^64).
+/// `xs[i + 1]`) puts `k` in the offset, so that neighbouring elements share one base and
+/// each access is one instruction with no address arithmetic of its own (the same address
+/// modulo 2^64).
 fn element_address(b: &mut FunctionBuilder, col: Value, i: Value, s: ScalarType) -> (Value, i32) {
     let dfg = &b.func.dfg;
     let constant = |v: Value| match dfg.value_def(v) {

@@ -210,10 +210,9 @@ impl FnCx<'_, '_> {
         self.counted_loop(rest, hi, ScalarType::Usize, update)
     }
 
-    /// Asks for the memory of the elements `PREFETCH_BYTES` past element `i` of each named
-    /// sequence that `inputs` read element by element (the inputs themselves, or a `map`'s
-    /// or `map2`'s), each once: for loops whose reads the hardware prefetchers do not keep
-    /// up with.
+    /// Asks for the memory `PREFETCH_BYTES` past element `i` of each named sequence that
+    /// reading element `i` of `inputs` reads there ([`read_in_order`]): for loops whose
+    /// reads the hardware prefetchers do not keep up with.
     pub(super) fn prefetch_inputs(&mut self, inputs: &[&Expr], i: Value) -> R<()> {
         for e in read_in_order(inputs) {
             // A name bound inside a `create`'s body has no value here.
@@ -355,36 +354,22 @@ mod tests {
         let map2 = Expr::par(ParOp::Map2, vec![f.clone(), map.clone(), ys.clone()]);
         let create = Expr::par(ParOp::Create, vec![Expr::var("n"), f.clone()]);
         // `create(n, |i| zs[i] + xs[i / 2] + zs[i])`: zs is read at the element's index.
+        let bin = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
+        let at = |seq: &str, i: Expr| Expr::Index(Box::new(Expr::var(seq)), Box::new(i));
+        let i = Expr::var("i");
+        let halves = at("xs", bin(BinOp::Div, i.clone(), Expr::var("two")));
+        let body = bin(
+            BinOp::Add,
+            bin(BinOp::Add, at("zs", i.clone()), halves),
+            at("zs", i),
+        );
+        let param = Pat::Bind {
+            name: "i".into(),
+            mutable: false,
+        };
         let lambda = Expr::Lambda {
-            params: vec![(
-                Pat::Bind {
-                    name: "i".into(),
-                    mutable: false,
-                },
-                Type::Scalar(ScalarType::Usize),
-            )],
-            body: Box::new(Expr::Binary(
-                BinOp::Add,
-                Box::new(Expr::Binary(
-                    BinOp::Add,
-                    Box::new(Expr::Index(
-                        Box::new(Expr::var("zs")),
-                        Box::new(Expr::var("i")),
-                    )),
-                    Box::new(Expr::Index(
-                        Box::new(xs.clone()),
-                        Box::new(Expr::Binary(
-                            BinOp::Div,
-                            Box::new(Expr::var("i")),
-                            Box::new(Expr::var("two")),
-                        )),
-                    )),
-                )),
-                Box::new(Expr::Index(
-                    Box::new(Expr::var("zs")),
-                    Box::new(Expr::var("i")),
-                )),
-            )),
+            params: vec![(param, Type::Scalar(ScalarType::Usize))],
+            body: Box::new(body),
         };
         let indexing = Expr::par(ParOp::Create, vec![Expr::var("n"), lambda]);
         let repeat = Expr::SeqRepeat(Box::new(Expr::var("zero")), Box::new(Expr::var("n")));
