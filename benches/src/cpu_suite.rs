@@ -62,6 +62,15 @@ fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-30)
 }
 
+/// The error column of results that must be equal: 0 when they are, infinite otherwise.
+fn exactly<T: PartialEq>(a: &Vec<T>, b: &Vec<T>) -> f64 {
+    if a == b {
+        0.0
+    } else {
+        f64::INFINITY
+    }
+}
+
 fn max_rel(a: &[f32], b: &[f32]) -> f64 {
     a.iter()
         .zip(b)
@@ -311,7 +320,6 @@ fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row
 /// weighted sums into a quarter as many bins as values (few, long chunks).
 fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let n = scale(1 << 24, 1 << 18);
-    let counts = |h: &Vec<u32>, want: &Vec<u32>| if h == want { 0.0 } else { f64::INFINITY };
     for (name, m, seed) in [
         ("histogram (256 bins)", 256, 21),
         ("histogram (65536 bins)", 1 << 16, 22),
@@ -354,7 +362,7 @@ fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec
                 }
                 h
             },
-            counts,
+            exactly,
         ));
     }
     let m = n / 4;
@@ -406,7 +414,6 @@ fn histograms(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec
 fn filters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let n = scale(1 << 24, 1 << 18);
     let xs = uniform(n, 25, -1.0, 1.0);
-    let same = |a: &Vec<f32>, b: &Vec<f32>| if a == b { 0.0 } else { f64::INFINITY };
     rows.push(bench(
         "filter (half kept)",
         format!("{n} random f32"),
@@ -424,7 +431,7 @@ fn filters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
                 .filter(|&x| x > 0.0)
                 .collect::<Vec<f32>>()
         },
-        same,
+        exactly,
     ));
 }
 
@@ -491,7 +498,6 @@ fn scatters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<R
     }
     let vs = uniform(n, 27, -1.0, 1.0);
     let dest = uniform(n, 28, -1.0, 1.0);
-    let same = |a: &Vec<f32>, b: &Vec<f32>| if a == b { 0.0 } else { f64::INFINITY };
     rows.push(bench(
         "scatter (a permutation)",
         format!("{n} random f32 at distinct random indices"),
@@ -518,7 +524,7 @@ fn scatters(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<R
             }
             out
         },
-        same,
+        exactly,
     ));
 }
 

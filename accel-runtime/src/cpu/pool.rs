@@ -145,10 +145,9 @@ pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -
 ///
 /// A launch runs its first chunks on the calling thread alone while they take less than
 /// `SEQUENTIAL_BUDGET` (all of them on a pool of one thread), unless `eager` is non-zero:
-/// then the pool's threads are woken
-/// before the first chunk. An operation whose chunks it made large on purpose (a
-/// histogram's, a few private histograms long) asks for that, since otherwise its whole
-/// first chunk would run alone.
+/// then the pool's threads are woken before the first chunk. An operation whose chunks it
+/// made large on purpose (a histogram's, a few private histograms long) asks for that,
+/// since otherwise its whole first chunk would run alone.
 #[allow(clippy::too_many_arguments)] // The ABI compiled code calls: one word per argument.
 pub extern "C" fn accel_par(
     ctx: *const RunCtx,

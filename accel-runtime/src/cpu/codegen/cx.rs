@@ -39,6 +39,12 @@ pub(super) fn size_of(s: ScalarType) -> i64 {
     i64::from(clif(s).bytes())
 }
 
+/// [`FnCx::scaled`] for code that holds the builder alone.
+pub(super) fn scale(b: &mut FunctionBuilder, i: Value, s: ScalarType) -> Value {
+    b.ins()
+        .ishl_imm_u(i, i64::from(size_of(s).trailing_zeros()))
+}
+
 pub(super) fn signed(s: ScalarType) -> bool {
     matches!(s, ScalarType::I32 | ScalarType::I64)
 }
@@ -322,8 +328,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
     /// `i * size_of(s)`, as a shift (element sizes are powers of two), which the x64
     /// backend folds into a scaled addressing mode.
     pub(super) fn scaled(&mut self, i: Value, s: ScalarType) -> Value {
-        let shift = size_of(s).trailing_zeros();
-        self.b.ins().ishl_imm_u(i, i64::from(shift))
+        scale(&mut self.b, i, s)
     }
 
     pub(super) fn iconst(&mut self, v: i64) -> Value {

@@ -395,9 +395,7 @@ fn element_address(b: &mut FunctionBuilder, col: Value, i: Value, s: ScalarType)
     };
     let offset = |(x, k): (Value, i64)| Some((x, i32::try_from(k.checked_mul(size_of(s))?).ok()?));
     let (index, offset) = split.and_then(offset).unwrap_or((i, 0));
-    let scaled = b
-        .ins()
-        .ishl_imm_u(index, i64::from(size_of(s).trailing_zeros()));
+    let scaled = scale(b, index, s);
     (b.ins().iadd(col, scaled), offset)
 }
 

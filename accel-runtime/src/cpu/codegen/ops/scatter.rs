@@ -1,8 +1,8 @@
 //! `scatter`: a launch copies `dest` into the result, a second writes every value at its
-//! index (skipping indices past the end; eight values per iteration, their inputs'
-//! memory asked for ahead, as a histogram's fold does), both over all cores. Indices must be distinct
-//! (debug mode checks it): with a repeated index, the value that lands there is one of
-//! those written to it. Nested, a copy then one sequential pass.
+//! index (skipping indices past the end; eight values per iteration, their inputs' memory
+//! asked for ahead, as a histogram's fold does), both over all cores. Indices must be
+//! distinct (debug mode checks it): with a repeated index, the value that lands there is
+//! one of those written to it. Nested, a copy then one sequential pass.
 
 use super::super::cx::*;
 use crate::backend::failure::FailureKind;
