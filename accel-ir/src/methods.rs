@@ -43,6 +43,8 @@ pub enum Returns {
     Scalar(ScalarType),
     /// `(R, R)` for receiver type `R` (`sin_cos`).
     PairOfReceiver,
+    /// The unsigned type of the receiver's width (`i32::abs_diff` returns `u32`).
+    UnsignedOfReceiver,
     /// The element of the tensor it is called on (`get`).
     TensorElement,
     /// Nothing (`set`).
@@ -134,7 +136,7 @@ pub const METHODS: &[Method] = &[
     number("is_infinite", &[], BOOL),
     number("rem_euclid", &[R], SAME),
     number("div_euclid", &[R], SAME),
-    number("abs_diff", &[R], SAME),
+    number("abs_diff", &[R], Returns::UnsignedOfReceiver),
     number("wrapping_add", &[R], SAME),
     number("wrapping_sub", &[R], SAME),
     number("wrapping_mul", &[R], SAME),

@@ -27,13 +27,16 @@ pub enum FailureKind {
     HistogramLengths = 10,
     /// `scatter` with `a` indices and `b` values.
     ScatterLengths = 11,
+    /// `x.clamp(min, max)` with `min > max` (or, for floats, a NaN bound): Rust's
+    /// assertion.
+    ClampBounds = 12,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
 }
 
 impl FailureKind {
     /// Every kind.
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         FailureKind::Index,
         FailureKind::DivZero,
         FailureKind::DivOverflow,
@@ -45,6 +48,7 @@ impl FailureKind {
         FailureKind::RowLength,
         FailureKind::HistogramLengths,
         FailureKind::ScatterLengths,
+        FailureKind::ClampBounds,
         FailureKind::NoArm,
     ];
 
@@ -114,6 +118,9 @@ impl Failure {
             }
             Some(FailureKind::ScatterLengths) => {
                 format!("scatter lengths differ: {a} indices vs {b} values")
+            }
+            Some(FailureKind::ClampBounds) => {
+                "`clamp` called with min > max, or a NaN bound".into()
             }
             Some(FailureKind::NoArm) | None => {
                 format!("compiled code failed (kind {})", self.code)

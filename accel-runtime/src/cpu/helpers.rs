@@ -105,6 +105,8 @@ pub fn helpers() -> Vec<Helper> {
         accel_hypot_f32, accel_hypot_f64: Binary,
         accel_log_f32, accel_log_f64: Binary,
         accel_rem_f32, accel_rem_f64: Binary,
+        accel_rem_euclid_f32, accel_rem_euclid_f64: Binary,
+        accel_div_euclid_f32, accel_div_euclid_f64: Binary,
         accel_powi_f32, accel_powi_f64: PowI,
     );
     out
@@ -185,6 +187,8 @@ math2!(
     accel_hypot_f32: f32 => hypot, accel_hypot_f64: f64 => hypot,
     accel_log_f32: f32 => log, accel_log_f64: f64 => log,
     accel_rem_f32: f32 => rem_euclid_plain, accel_rem_f64: f64 => rem_euclid_plain,
+    accel_rem_euclid_f32: f32 => rem_euclid, accel_rem_euclid_f64: f64 => rem_euclid,
+    accel_div_euclid_f32: f32 => div_euclid, accel_div_euclid_f64: f64 => div_euclid,
 );
 
 /// Float `%` as Rust defines it (the remainder with the dividend's sign).

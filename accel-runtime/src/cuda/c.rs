@@ -52,6 +52,16 @@ pub(crate) fn to_word(w: Word, x: &str) -> String {
     }
 }
 
+/// The least value of a signed integer type as a C literal, `0` for other types (what
+/// `accel_div` and its kin compare with to detect `MIN / -1`).
+pub(crate) fn int_min(s: ScalarType) -> &'static str {
+    match s {
+        ScalarType::I32 => "(int)0x80000000",
+        ScalarType::I64 => "(long long)0x8000000000000000ULL",
+        _ => "0",
+    }
+}
+
 /// Whether a scalar type is a signed integer.
 pub(crate) fn signed(s: ScalarType) -> bool {
     matches!(s, ScalarType::I32 | ScalarType::I64)

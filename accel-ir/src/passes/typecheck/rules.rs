@@ -309,6 +309,12 @@ impl Checker<'_> {
             Returns::Receiver => rt,
             Returns::Scalar(s) => Ty::Scalar(s),
             Returns::PairOfReceiver => Ty::Tuple(vec![rt.clone(), rt]),
+            // Rust knows the receiver's type where a method is called on it.
+            Returns::UnsignedOfReceiver => match self.resolve(&rt) {
+                Ty::Scalar(ScalarType::I32) => Ty::Scalar(ScalarType::U32),
+                Ty::Scalar(ScalarType::I64) => Ty::Scalar(ScalarType::U64),
+                _ => rt,
+            },
             Returns::TensorElement => elem,
             Returns::Unit => Ty::Unit,
             Returns::Shape => Ty::Seq(Box::new(USIZE)),

@@ -95,8 +95,16 @@ impl FnCx<'_, '_> {
             "mul_add" => self.b.ins().fma(x, a[0].w[0], a[1].w[0]),
             "min" | "max" => self.fminmax(method == "max", x, a[0].w[0]),
             "clamp" => {
-                let lo = self.fminmax(true, x, a[0].w[0]);
-                self.fminmax(false, lo, a[1].w[0])
+                let (lo, hi) = (a[0].w[0], a[1].w[0]);
+                // Rust's assertion: `min <= max`, false for a NaN bound too.
+                let reversed = self.b.ins().fcmp(FloatCC::UnorderedOrGreaterThan, lo, hi);
+                let (wl, wh) = (self.widen(lo, s), self.widen(hi, s));
+                self.fail_if(reversed, FailureKind::ClampBounds, wl, wh);
+                // Rust's order of tests: a NaN `x` stays NaN.
+                let below = self.b.ins().fcmp(FloatCC::LessThan, x, lo);
+                let above = self.b.ins().fcmp(FloatCC::LessThan, hi, x);
+                let up = self.b.ins().select(below, lo, x);
+                self.b.ins().select(above, hi, up)
             }
             "signum" => {
                 let one = self.fconst(s, 1.0);
@@ -161,7 +169,9 @@ impl FnCx<'_, '_> {
             }
             "powi" => self.powi(clif(s), x, a[0].w[0]),
             "log" => self.math(s, "log", &[x, a[0].w[0]])?,
-            "powf" | "atan2" | "hypot" => self.math(s, method, &[x, a[0].w[0]])?,
+            "powf" | "atan2" | "hypot" | "rem_euclid" | "div_euclid" => {
+                self.math(s, method, &[x, a[0].w[0]])?
+            }
             m => self.math(s, m, &[x])?,
         };
         Ok(V { ty, w: vec![w] })
@@ -227,9 +237,116 @@ impl FnCx<'_, '_> {
                 });
             }
             "pow" => self.int_pow(s, x, a[0].w[0]),
+            "clamp" => {
+                let (lo, hi) = (a[0].w[0], a[1].w[0]);
+                let reversed = self.compare(IntCC::SignedGreaterThan, s, lo, hi);
+                let (wl, wh) = (self.widen(lo, s), self.widen(hi, s));
+                self.fail_if(reversed, FailureKind::ClampBounds, wl, wh);
+                let below = self.compare(IntCC::SignedLessThan, s, x, lo);
+                let above = self.compare(IntCC::SignedGreaterThan, s, x, hi);
+                let up = self.b.ins().select(below, lo, x);
+                self.b.ins().select(above, hi, up)
+            }
+            "signum" => {
+                let t = clif(s);
+                let (one, zero, minus) = (
+                    self.b.ins().iconst(t, 1),
+                    self.b.ins().iconst(t, 0),
+                    self.b.ins().iconst(t, -1),
+                );
+                let pos = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, 0);
+                let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+                let p = self.b.ins().select(pos, one, zero);
+                self.b.ins().select(neg, minus, p)
+            }
+            "abs_diff" => {
+                // The difference in the unsigned type of the same width: wrapping
+                // subtraction of the smaller from the larger is exact there.
+                let y = a[0].w[0];
+                let less = self.compare(IntCC::SignedLessThan, s, x, y);
+                let up = self.b.ins().isub(y, x);
+                let down = self.b.ins().isub(x, y);
+                let w = self.b.ins().select(less, up, down);
+                let ty = Type::Scalar(match s {
+                    ScalarType::I32 => ScalarType::U32,
+                    ScalarType::I64 => ScalarType::U64,
+                    other => other,
+                });
+                return Ok(V { ty, w: vec![w] });
+            }
+            "rem_euclid" | "div_euclid" => {
+                let y = a[0].w[0];
+                let rem = self.int_arith(accel_ir::BinOp::Rem, s, x, y, &a[0])?;
+                if !signed(s) {
+                    if method == "rem_euclid" {
+                        rem
+                    } else {
+                        self.int_arith(accel_ir::BinOp::Div, s, x, y, &a[0])?
+                    }
+                } else {
+                    // Rust's: a negative remainder moves up by |y|, and the quotient one
+                    // step away from zero on y's side.
+                    let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, rem, 0);
+                    if method == "rem_euclid" {
+                        let abs = self.b.ins().iabs(y);
+                        let up = self.b.ins().iadd(rem, abs);
+                        self.b.ins().select(negative, up, rem)
+                    } else {
+                        let quo = self.int_arith(accel_ir::BinOp::Div, s, x, y, &a[0])?;
+                        let t = clif(s);
+                        let y_pos = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, y, 0);
+                        let (minus, one) = (self.b.ins().iconst(t, -1), self.b.ins().iconst(t, 1));
+                        let step = self.b.ins().select(y_pos, minus, one);
+                        let moved = self.b.ins().iadd(quo, step);
+                        self.b.ins().select(negative, moved, quo)
+                    }
+                }
+            }
+            "saturating_add" | "saturating_sub" => {
+                let y = a[0].w[0];
+                self.saturating(s, method == "saturating_add", x, y)
+            }
             m => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
         };
         Ok(V { ty, w: vec![w] })
+    }
+
+    /// `x.saturating_add(y)` (`add`) or `x.saturating_sub(y)`: the wrapped result, or the
+    /// type's bound on the side it overflowed.
+    fn saturating(&mut self, s: ScalarType, add: bool, x: Value, y: Value) -> Value {
+        let t = clif(s);
+        let r = if add {
+            self.b.ins().iadd(x, y)
+        } else {
+            self.b.ins().isub(x, y)
+        };
+        if signed(s) {
+            // Overflow when the result's sign differs from x's and (for +) y's sign is x's,
+            // (for -) y's sign is not x's; it saturates toward x's side.
+            let xr = self.b.ins().bxor(x, r);
+            let xy = self.b.ins().bxor(x, y);
+            let flip = if add {
+                let same = self.b.ins().bnot(xy);
+                self.b.ins().band(xr, same)
+            } else {
+                self.b.ins().band(xr, xy)
+            };
+            let overflow = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, flip, 0);
+            let bits = t.bits();
+            let max = self.b.ins().iconst(t, ((1u64 << (bits - 1)) - 1) as i64);
+            let min = self.b.ins().iconst(t, (1u64 << (bits - 1)) as i64);
+            let x_neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+            let bound = self.b.ins().select(x_neg, min, max);
+            self.b.ins().select(overflow, bound, r)
+        } else if add {
+            let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, r, x);
+            let max = self.b.ins().iconst(t, -1);
+            self.b.ins().select(wrapped, max, r)
+        } else {
+            let under = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
+            let zero = self.b.ins().iconst(t, 0);
+            self.b.ins().select(under, zero, r)
+        }
     }
 
     /// `x.pow(e)`: square-and-multiply over the `u32` exponent, wrapping like release Rust.

@@ -102,10 +102,8 @@ impl KernelGen<'_> {
                 "signum" => format!("isnan({x}) ? {x} : {}(({t})1, {x})", f("copysign")),
                 "to_degrees" => format!("{x} * ({t})(180.0 / 3.14159265358979323846)"),
                 "to_radians" => format!("{x} * ({t})(3.14159265358979323846 / 180.0)"),
-                "clamp" => {
-                    let (lo, hi) = (arg(0)?, arg(1)?);
-                    format!("{x} < {lo} ? {lo} : ({x} > {hi} ? {hi} : {x})")
-                }
+                "clamp" => format!("accel_clamp<{t}>({x}, {}, {}, err)", arg(0)?, arg(1)?),
+                "rem_euclid" | "div_euclid" => format!("accel_{method}({x}, {})", arg(0)?),
                 "is_nan" => return bool_result(self, format!("isnan({x})")),
                 "is_finite" => return bool_result(self, format!("isfinite({x})")),
                 "is_infinite" => return bool_result(self, format!("isinf({x})")),
@@ -134,6 +132,27 @@ impl KernelGen<'_> {
             "wrapping_mul" => format!("accel_mul({x}, {})", arg(0)?),
             "wrapping_neg" => format!("accel_neg({x})"),
             "pow" => format!("accel_pow({x}, (unsigned)({}))", arg(0)?),
+            "clamp" => format!("accel_clamp<{t}>({x}, {}, {}, err)", arg(0)?, arg(1)?),
+            "signum" => format!("({t})(({x} > 0) - ({x} < 0))"),
+            "saturating_add" => format!("accel_sat_add({x}, ({t})({}))", arg(0)?),
+            "saturating_sub" => format!("accel_sat_sub({x}, ({t})({}))", arg(0)?),
+            "rem_euclid" | "div_euclid" => {
+                let min = int_min(s);
+                format!("accel_{method}<{t}>({x}, ({t})({}), {min}, err)", arg(0)?)
+            }
+            "abs_diff" => {
+                let u = match s {
+                    ScalarType::I32 => ScalarType::U32,
+                    ScalarType::I64 => ScalarType::U64,
+                    other => other,
+                };
+                let v = self.let_(
+                    cty(u),
+                    method,
+                    &format!("accel_abs_diff({x}, ({t})({}))", arg(0)?),
+                );
+                return Ok(V::scalar(u, v));
+            }
             "count_ones" | "leading_zeros" | "trailing_zeros" => {
                 let c = match (method, wide) {
                     ("count_ones", false) => format!("(unsigned)__popc((unsigned){x})"),

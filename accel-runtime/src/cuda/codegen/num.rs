@@ -74,11 +74,7 @@ impl KernelGen<'_> {
         };
         let (p, q) = (&x.w[0], &y.w[0]);
         let int = !s.is_float() && s != ScalarType::Bool;
-        let min = match s {
-            ScalarType::I32 => "(int)0x80000000",
-            ScalarType::I64 => "(long long)0x8000000000000000ULL",
-            _ => "0",
-        };
+        let min = int_min(s);
         let (r, rt) = match op {
             BinOp::Add if int => (format!("accel_add({p}, {q})"), s),
             BinOp::Sub if int => (format!("accel_sub({p}, {q})"), s),

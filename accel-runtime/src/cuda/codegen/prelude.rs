@@ -24,6 +24,28 @@ __device__ __forceinline__ T accel_pow(T a, unsigned e) {                       
     U acc = 1, base = (U)a;                                                                 \
     while (e) { if (e & 1u) acc *= base; base *= base; e >>= 1; }                           \
     return (T)acc;                                                                          \
+}                                                                                           \
+/* Saturating: for signed T, overflow iff the result's sign is wrong; to x's side. */       \
+__device__ __forceinline__ T accel_sat_add(T a, T b) {                                      \
+    T r = accel_add(a, b);                                                                  \
+    if ((T)-1 < (T)0) {                                                                     \
+        if ((T)((a ^ r) & (b ^ r)) < (T)0) return a < (T)0 ? (T)((U)1 << (BITS - 1))        \
+                                                       : (T)(((U)1 << (BITS - 1)) - 1);     \
+        return r;                                                                           \
+    }                                                                                       \
+    return r < a ? (T)-1 : r;                                                               \
+}                                                                                           \
+__device__ __forceinline__ T accel_sat_sub(T a, T b) {                                      \
+    T r = accel_sub(a, b);                                                                  \
+    if ((T)-1 < (T)0) {                                                                     \
+        if ((T)((a ^ b) & (a ^ r)) < (T)0) return a < (T)0 ? (T)((U)1 << (BITS - 1))        \
+                                                       : (T)(((U)1 << (BITS - 1)) - 1);     \
+        return r;                                                                           \
+    }                                                                                       \
+    return a < b ? (T)0 : r;                                                                \
+}                                                                                           \
+__device__ __forceinline__ U accel_abs_diff(T a, T b) {                                     \
+    return a < b ? (U)((U)b - (U)a) : (U)((U)a - (U)b);                                     \
 }
 ACCEL_INT(int, unsigned, 32)
 ACCEL_INT(long long, ull, 64)
@@ -39,6 +61,40 @@ template <typename T> __device__ __forceinline__ T accel_rem(T a, T b, T min, ul
     if (b == 0) { accel_fail(err, $DIV_ZERO, 0, 0); return 0; }
     if (min != 0 && a == min && b == (T)-1) { accel_fail(err, $DIV_OVERFLOW, 0, 0); return 0; }
     return a % b;
+}
+// Euclidean division and remainder, as Rust defines them (unsigned: plain ones).
+template <typename T> __device__ __forceinline__ T accel_rem_euclid(T a, T b, T min, ull* err) {
+    T r = accel_rem<T>(a, b, min, err);
+    if (r < (T)0) r = accel_add(r, b < (T)0 ? accel_neg(b) : b);
+    return r;
+}
+template <typename T> __device__ __forceinline__ T accel_div_euclid(T a, T b, T min, ull* err) {
+    T q = accel_div<T>(a, b, min, err);
+    if (accel_rem<T>(a, b, min, err) < (T)0) q = b > (T)0 ? q - (T)1 : q + (T)1;
+    return q;
+}
+__device__ __forceinline__ float accel_rem_euclid(float a, float b) {
+    float r = fmodf(a, b);
+    return r < 0.0f ? r + fabsf(b) : r;
+}
+__device__ __forceinline__ double accel_rem_euclid(double a, double b) {
+    double r = fmod(a, b);
+    return r < 0.0 ? r + fabs(b) : r;
+}
+__device__ __forceinline__ float accel_div_euclid(float a, float b) {
+    float q = truncf(a / b);
+    if (fmodf(a, b) < 0.0f) return b > 0.0f ? q - 1.0f : q + 1.0f;
+    return q;
+}
+__device__ __forceinline__ double accel_div_euclid(double a, double b) {
+    double q = trunc(a / b);
+    if (fmod(a, b) < 0.0) return b > 0.0 ? q - 1.0 : q + 1.0;
+    return q;
+}
+// Rust's `clamp`: its bounds in order (a NaN bound is not), then x < lo, then x > hi.
+template <typename T> __device__ __forceinline__ T accel_clamp(T x, T lo, T hi, ull* err) {
+    if (!(lo <= hi)) { accel_fail(err, $CLAMP, 0, 0); return x; }
+    return x < lo ? lo : (x > hi ? hi : x);
 }
 // Sequences made inside a kernel live in a per-thread arena: blocks from the device heap,
 // chained, freed after each element (no value holding them outlives it) and at the end.
@@ -123,4 +179,5 @@ pub(super) fn prelude() -> String {
             &FailureKind::DivOverflow.code().to_string(),
         )
         .replace("$ALLOC", &FailureKind::Alloc.code().to_string())
+        .replace("$CLAMP", &FailureKind::ClampBounds.code().to_string())
 }

@@ -5,8 +5,9 @@
 use super::super::cx::*;
 use super::super::math::INLINE;
 use super::{not_spmd, Part, G, LANES};
+use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ScalarType, Type};
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 
 impl FnCx<'_, '_> {
@@ -104,10 +105,30 @@ impl FnCx<'_, '_> {
             }
             "clamp" => {
                 let (lo, hi) = (arg(self, 0), arg(self, 1));
+                // Rust's assertion (`min <= max`, false for a NaN bound), then its order of
+                // tests, as scalar code has them: a NaN `x` stays NaN.
+                let reversed: Vec<Value> = (0..x.len())
+                    .map(|k| {
+                        self.b
+                            .ins()
+                            .fcmp(FloatCC::UnorderedOrGreaterThan, lo[k], hi[k])
+                    })
+                    .collect();
+                let reversed = self.narrow_mask(&reversed);
+                self.fail_lanes(
+                    reversed,
+                    FailureKind::ClampBounds,
+                    (&a[0].w[0], s),
+                    (&a[1].w[0], s),
+                );
                 let v = (0..x.len())
                     .map(|k| {
-                        let m = self.vminmax(t, true, x[k], lo[k]);
-                        self.vminmax(t, false, m, hi[k])
+                        let below = self.b.ins().fcmp(FloatCC::LessThan, x[k], lo[k]);
+                        let below = self.vbitcast(t, below);
+                        let above = self.b.ins().fcmp(FloatCC::LessThan, hi[k], x[k]);
+                        let above = self.vbitcast(t, above);
+                        let up = self.b.ins().bitselect(below, lo[k], x[k]);
+                        self.b.ins().bitselect(above, hi[k], up)
                     })
                     .collect();
                 each(self, v)
@@ -260,6 +281,28 @@ impl FnCx<'_, '_> {
             ("wrapping_add", Some(y)) => self.b.ins().iadd(x[0], y[0]),
             ("wrapping_sub", Some(y)) => self.b.ins().isub(x[0], y[0]),
             ("wrapping_mul", Some(y)) => self.b.ins().imul(x[0], y[0]),
+            ("clamp", Some(lo)) => {
+                let hi = self.vectors(&a[1].w[0], s);
+                let cc = if signed(s) {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::UnsignedGreaterThan
+                };
+                let reversed = self.b.ins().icmp(cc, lo[0], hi[0]);
+                self.fail_lanes(
+                    reversed,
+                    FailureKind::ClampBounds,
+                    (&a[0].w[0], s),
+                    (&a[1].w[0], s),
+                );
+                if signed(s) {
+                    let up = self.b.ins().smax(x[0], lo[0]);
+                    self.b.ins().smin(up, hi[0])
+                } else {
+                    let up = self.b.ins().umax(x[0], lo[0]);
+                    self.b.ins().umin(up, hi[0])
+                }
+            }
             _ => return Ok(None),
         };
         Ok(Some(G {
@@ -269,7 +312,28 @@ impl FnCx<'_, '_> {
     }
 
     /// A number method lane by lane, with scalar code's own (libm calls among them).
+    /// Lanes not running get arguments that cannot fail (a divisor of 1, bounds of 0).
     fn method_per_lane(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<G> {
+        let mut a = a.to_vec();
+        if let Some(m) = self.gang.as_ref().and_then(|g| g.mask) {
+            let safe = match method {
+                "rem_euclid" | "div_euclid" | "is_multiple_of" => Some(1.0),
+                "clamp" => Some(0.0),
+                _ => None,
+            };
+            if let Some(c) = safe {
+                for g in a.iter_mut() {
+                    let gs = Self::g_scalar(g)?;
+                    let v = if gs.is_float() {
+                        self.fconst(gs, c)
+                    } else {
+                        self.b.ins().iconst(clif(gs), c as i64)
+                    };
+                    g.w[0] = self.blend_part(m, &g.w[0], &Part::Uni(v), gs);
+                }
+            }
+        }
+        let a = &a[..];
         let mut lanes: Vec<V> = Vec::with_capacity(LANES);
         for k in 0..LANES {
             let x = self.lane_of(&r.w[0], s, k);
