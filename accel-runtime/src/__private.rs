@@ -3,7 +3,7 @@
 pub use crate::accel_type::{assemble, marshal_part, short_column};
 pub use crate::backend::abi::{Marshal, Unmarshal};
 pub use crate::backend::{failure, layout};
-pub use crate::chains::{chain_fold, chain_reduce, ChainItem, ChainSource};
+pub use crate::chains::{chain_fold, chain_into_iter, chain_reduce, ChainItem, ChainSource};
 pub use crate::cpu::codegen::{MathProbe, ProbeConfig};
 pub use crate::site::{check_site, FnDesc, OpUse, SiteDesc};
 pub use crate::structure::{CheckCtx, ValuePath};

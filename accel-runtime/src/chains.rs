@@ -83,6 +83,17 @@ impl<T: Accel + Clone> ChainItem<T> for &T {
     }
 }
 
+/// `x.into_par_iter()` as debug mode reads it: `x.into_iter()` (a call here, so that lints
+/// on the user's code do not call the conversion of a range useless).
+///
+/// ```
+/// use accel_runtime::__private::chain_into_iter;
+/// assert_eq!(chain_into_iter(0..3).sum::<i32>(), 3);
+/// ```
+pub fn chain_into_iter<I: IntoIterator>(x: I) -> I::IntoIter {
+    x.into_iter()
+}
+
 /// `it.fold(ne, op)`, with its assumptions checked in debug mode.
 ///
 /// ```

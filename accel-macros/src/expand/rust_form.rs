@@ -1,7 +1,7 @@
 //! The Rust that debug mode (and the sequential fallback) runs for accelerated code: the
 //! code as written, with iterator chains read as std's sequential iterators. `par_iter`
 //! (and `iter`) becomes `ChainSource::chain_iter` (std's `iter` for the sequences a chain may start
-//! from) and `into_par_iter` `into_iter`, so no rayon import is needed;
+//! from) and `into_par_iter` `chain_into_iter` (`into_iter`), so no rayon import is needed;
 //! `fold(ne, op)` and rayon's `reduce(|| ne, op)` become calls that check the assumptions
 //! their compiled forms make (`accel_runtime::__private::chain_fold`, `chain_reduce`).
 
@@ -40,7 +40,17 @@ impl VisitMut for Sequential {
                     quote_spanned!(span=> ::accel_runtime::__private::ChainSource::chain_iter(&(#recv))),
                 );
             }
-            ("into_par_iter", []) => m.method = syn::Ident::new("into_iter", span),
+            ("into_par_iter", []) => {
+                // `(a..b)` needs no parentheses as an argument (a lint would say so).
+                let recv = match &*m.receiver {
+                    syn::Expr::Paren(p) => &p.expr,
+                    r => r,
+                };
+                *e = call(
+                    span,
+                    quote_spanned!(span=> ::accel_runtime::__private::chain_into_iter(#recv)),
+                );
+            }
             ("fold", [ne, op]) => {
                 let recv = &m.receiver;
                 *e = call(
@@ -84,7 +94,7 @@ mod tests {
         );
         assert_eq!(
             rewritten("(0..n).into_par_iter().count()"),
-            "(0 .. n) . into_iter () . count ()"
+            ":: accel_runtime :: __private :: chain_into_iter (0 .. n) . count ()"
         );
     }
 

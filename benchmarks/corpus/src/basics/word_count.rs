@@ -16,6 +16,7 @@ pub struct WordCount {
 }
 
 /// Whether `c` is a letter.
+#[allow(clippy::manual_range_contains)]
 #[accel]
 pub fn is_letter(c: u32) -> bool {
     c >= 97 && c <= 122
@@ -47,9 +48,7 @@ impl WordCount {
             for k in 0..letters {
                 text.push(97 + ((r >> (8 + 4 * k)) % 26) as u32);
             }
-            for _ in 0..1 + (r >> 60) % 3 {
-                text.push(32);
-            }
+            text.extend(std::iter::repeat_n(32, 1 + (r >> 60) as usize % 3));
         }
         text.truncate(n);
         WordCount { text }

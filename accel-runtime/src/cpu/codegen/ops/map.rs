@@ -100,7 +100,7 @@ impl FnCx<'_, '_> {
     }
 
     /// Element `i` of a producer.
-    pub(super) fn element(&mut self, p: Producer<'_>, i: Value) -> R<V> {
+    pub(in crate::cpu::codegen) fn element(&mut self, p: Producer<'_>, i: Value) -> R<V> {
         let usize_ty = Type::Scalar(ScalarType::Usize);
         match p {
             Producer::Create(c) => {

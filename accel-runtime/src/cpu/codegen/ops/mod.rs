@@ -261,7 +261,7 @@ impl FnCx<'_, '_> {
     }
 
     /// One iteration `i` of a `parallel_loop` body `f`.
-    pub(super) fn iteration(&mut self, f: &Expr, i: Value) -> R<()> {
+    pub(in crate::cpu::codegen) fn iteration(&mut self, f: &Expr, i: Value) -> R<()> {
         let usize_ty = Type::Scalar(ScalarType::Usize);
         self.apply(
             f,

@@ -45,6 +45,9 @@ impl FnCx<'_, '_> {
         if matches!(op, BinOp::And | BinOp::Or) {
             return self.glogic(op, a, b);
         }
+        if let Some(g) = self.row_division(op, a, b)? {
+            return Ok(g);
+        }
         let l = self.gexpr(a)?;
         let r = self.gexpr(b)?;
         let s = Self::g_scalar(&l)?;
@@ -99,6 +102,34 @@ impl FnCx<'_, '_> {
             ty: l.ty,
             w: vec![w],
         })
+    }
+
+    /// `p / d` and `p % d` in a gang loop walking rows of `d` (see `RowWalk`): the row,
+    /// the same for every lane, and the offsets in it, consecutive.
+    fn row_division(&mut self, op: BinOp, a: &Expr, b: &Expr) -> R<Option<G>> {
+        let Some(rows) = self.gang.as_ref().and_then(|g| g.rows.clone()) else {
+            return Ok(None);
+        };
+        let is_param = matches!(a, Expr::Var(x) if *x == rows.param);
+        if !is_param || *b != rows.divisor {
+            return Ok(None);
+        }
+        let usize_ty = Type::Scalar(ScalarType::Usize);
+        let part = match op {
+            BinOp::Div => Part::Uni(self.b.use_var(rows.row)),
+            BinOp::Rem => {
+                let Part::Seq(base, _) = self.gvar(&rows.param)?.w[0] else {
+                    return Ok(None);
+                };
+                let start = self.b.use_var(rows.row_start);
+                Part::Seq(self.b.ins().isub(base, start), false)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(G {
+            ty: usize_ty,
+            w: vec![part],
+        }))
     }
 
     /// A comparison per lane: a mask.

@@ -5,27 +5,40 @@
 use super::super::cx::*;
 use super::super::ops::Producer;
 use super::super::proofs::Proofs;
+use super::state::RowWalk;
 use super::uniform::varying_vars;
 use super::{Gang, Slot, G};
 use accel_ir::ops::{Create, ParallelLoop};
-use accel_ir::{Expr, Pat, ScalarType, Type};
+use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_frontend::Variable;
 use std::collections::HashMap;
+
+/// Code generation of an element (or a gang's) at an index.
+pub(in crate::cpu::codegen) type ElementFn<'a, F> = dyn FnMut(&mut F, Value) -> R<()> + 'a;
 
 impl FnCx<'_, '_> {
     /// Runs `each` for every whole gang of `lo..hi` (its first index given) with the
     /// element `body` over the index `param` generated for gangs: `param` is the gang's
     /// index and the sequences in `safe` are long enough for it. Returns where the
     /// indices left begin (`lo` when the bounds test failed: then no gang ran).
+    ///
+    /// With `scalar` (the element for one index, as scalar code), an element that
+    /// divides its index by a value `d` bound outside it (`p / d`, `p % d`: a 2-D
+    /// `create`) walks the range row by row instead ([`RowWalk`]): whole gangs within
+    /// each row, where `p / d` is the same for every lane and `p % d` consecutive, and
+    /// the few indices at a row's end as scalar code; then every index is done.
     pub(in crate::cpu::codegen) fn gang_loop(
         &mut self,
         body: &Expr,
         param: &str,
         safe: &[String],
-        lo: Value,
-        hi: Value,
+        (lo, hi): (Value, Value),
         each: impl FnMut(&mut Self, Value) -> R<()>,
+        scalar: Option<&mut ElementFn<'_, Self>>,
     ) -> R<Value> {
+        let divisor = scalar.as_ref().and(self.row_divisor(body, param));
         let slot =
             self.b
                 .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
@@ -36,17 +49,34 @@ impl FnCx<'_, '_> {
             param.to_string(),
             (
                 Type::Scalar(ScalarType::Usize),
-                vec![Slot::Seq(index, true)],
+                // Rows start anywhere: the gang's index is then not a multiple of 4.
+                vec![Slot::Seq(index, divisor.is_none())],
             ),
         );
         self.vars
             .insert(param.to_string(), (Type::Scalar(ScalarType::Usize), vec![]));
+        let rows = match &divisor {
+            Some(d) => Some(RowWalk {
+                param: param.to_string(),
+                divisor: d.clone(),
+                row: self.b.declare_var(ct::I64),
+                row_start: self.b.declare_var(ct::I64),
+            }),
+            None => None,
+        };
+        // The divisor, computed before the loop; a zero one runs no gang (the caller's
+        // checked scalar loop then reports the division by zero).
+        let d = match &divisor {
+            Some(d) => Some(self.expr(d)?.w[0]),
+            None => None,
+        };
         self.gang = Some(Gang {
             varying: varying_vars(body, &[param.to_string()]),
             vars,
             mask: None,
             dummy: Some(dummy),
             wide_masks: HashMap::new(),
+            rows: rows.clone(),
         });
         let before = self.safe.len();
         for s in safe {
@@ -54,9 +84,15 @@ impl FnCx<'_, '_> {
         }
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
-        let gangs = self.b.ins().ushr_imm_u(len, 2);
-        let top = self.b.ins().ishl_imm_u(gangs, 2);
-        let top = self.b.ins().iadd(lo, top);
+        let top = match d {
+            // Rows: every index of the chunk.
+            Some(_) => hi,
+            None => {
+                let gangs = self.b.ins().ushr_imm_u(len, 2);
+                let top = self.b.ins().ishl_imm_u(gangs, 2);
+                self.b.ins().iadd(lo, top)
+            }
+        };
         // Sequences and tensors indexed by the gang's index checked once for the whole
         // chunk; when the test fails no gang runs, and the caller's checked scalar loop
         // takes every index (reporting the first that fails, as it would).
@@ -66,16 +102,53 @@ impl FnCx<'_, '_> {
             affine: Vec::new(),
         };
         let each = std::cell::RefCell::new(each);
-        let gangs_run = |f: &mut Self| {
-            let zero = f.iconst(0);
-            f.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
-                let off = f.b.ins().ishl_imm_u(j, 2);
-                let base = f.b.ins().iadd(lo, off);
-                f.b.def_var(index, base);
-                (each.borrow_mut())(f, base)
-            })
+        let scalar = std::cell::RefCell::new(scalar);
+        let gangs_run = |f: &mut Self| match (d, &rows) {
+            (Some(d), Some(rows)) => {
+                let mut scalar = scalar.borrow_mut();
+                let scalar = scalar.as_mut().expect("rows walk with a scalar element");
+                f.walk_rows(
+                    rows,
+                    d,
+                    index,
+                    lo,
+                    hi,
+                    &mut *each.borrow_mut(),
+                    &mut **scalar,
+                )
+            }
+            _ => {
+                let zero = f.iconst(0);
+                let gangs = f.b.ins().ushr_imm_u(len, 2);
+                f.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
+                    let off = f.b.ins().ishl_imm_u(j, 2);
+                    let base = f.b.ins().iadd(lo, off);
+                    f.b.def_var(index, base);
+                    (each.borrow_mut())(f, base)
+                })
+            }
         };
-        let r = self.versioned_with(&proofs, param, lo, top, &gangs_run, None);
+        let r = match d {
+            Some(d) => {
+                let run = self.b.create_block();
+                let join = self.b.create_block();
+                self.b.append_block_param(join, ct::I8);
+                let zero = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+                let no = self.b.ins().iconst(ct::I8, 0);
+                self.b.ins().brif(zero, join, &[no.into()], run, &[]);
+                self.b.switch_to_block(run);
+                // An error (an element with no gang form) abandons the kernel's code.
+                match self.versioned_with(&proofs, param, lo, top, &gangs_run, None) {
+                    Ok(ok) => {
+                        self.b.ins().jump(join, &[ok.into()]);
+                        self.b.switch_to_block(join);
+                        Ok(self.b.block_params(join)[0])
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            None => self.versioned_with(&proofs, param, lo, top, &gangs_run, None),
+        };
         self.safe.truncate(before);
         if let Some(g) = self.gang.take() {
             for name in g.vars.keys() {
@@ -85,6 +158,100 @@ impl FnCx<'_, '_> {
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
     }
+
+    /// The divisor `d` of `p / d` or `p % d` in `body` (`p` the index `param`) when `d`
+    /// reads only values bound outside the element and is not a literal multiple of 4
+    /// (those keep one quotient per aligned gang already).
+    fn row_divisor(&self, body: &Expr, param: &str) -> Option<Expr> {
+        let mut found = None;
+        body.walk(&mut |e| {
+            if found.is_some() {
+                return;
+            }
+            let Expr::Binary(BinOp::Div | BinOp::Rem, a, d) = e else {
+                return;
+            };
+            let is_param = matches!(&**a, Expr::Var(x) if x == param);
+            let multiple_of_4 = d.literal_usize().is_some_and(|c| c % 4 == 0);
+            if is_param && !multiple_of_4 && self.outer_value(d) {
+                found = Some((**d).clone());
+            }
+        });
+        found
+    }
+
+    /// Whether `e` is arithmetic on literals, constants and variables bound outside the
+    /// element being generated (so it can be computed before the gang loop).
+    fn outer_value(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(_) | Expr::Const(_) => true,
+            Expr::Var(x) => self.vars.get(x).is_some_and(|(_, w)| !w.is_empty()),
+            Expr::Binary(op, a, b) => {
+                !matches!(op, BinOp::And | BinOp::Or) && self.outer_value(a) && self.outer_value(b)
+            }
+            Expr::Cast(x, _) => self.outer_value(x),
+            Expr::Method { recv, method, args } => {
+                method == "len" && args.is_empty() && self.outer_value(recv)
+            }
+            _ => false,
+        }
+    }
+
+    /// The gangs of `lo..hi` row by row of `d` indices: in each row, its whole gangs
+    /// (the row and its start set for [`RowWalk`]), then its last indices one by one.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_rows(
+        &mut self,
+        rows: &RowWalk,
+        d: Value,
+        index: Variable,
+        lo: Value,
+        hi: Value,
+        each: &mut ElementFn<'_, Self>,
+        scalar: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        let at = self.b.declare_var(ct::I64);
+        self.b.def_var(at, lo);
+        let head = self.b.create_block();
+        let row_block = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let s = self.b.use_var(at);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, s, hi);
+        self.b.ins().brif(done, exit, &[], row_block, &[]);
+        self.b.switch_to_block(row_block);
+        let q = self.b.ins().udiv(s, d);
+        let start = self.b.ins().imul(q, d);
+        self.b.def_var(rows.row, q);
+        self.b.def_var(rows.row_start, start);
+        // This row's indices from `s`: to its end or the chunk's.
+        let into = self.b.ins().isub(s, start);
+        let left = self.b.ins().isub(d, into);
+        let room = self.b.ins().isub(hi, s);
+        let n = self.b.ins().umin(left, room);
+        let end = self.b.ins().iadd(s, n);
+        let gangs = self.b.ins().ushr_imm_u(n, 2);
+        let zero = self.iconst(0);
+        self.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
+            let off = f.b.ins().ishl_imm_u(j, 2);
+            let base = f.b.ins().iadd(s, off);
+            f.b.def_var(index, base);
+            each(f, base)
+        })?;
+        let whole = self.b.ins().ishl_imm_u(gangs, 2);
+        let tail = self.b.ins().iadd(s, whole);
+        // The row's last indices as scalar code, outside the gang's state.
+        let gang = self.gang.take();
+        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
+        self.gang = gang;
+        r?;
+        self.b.def_var(at, end);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
     /// A producer's chunk for gangs: each gang's element stored into the output columns.
     /// Returns where the scalar loop continues, or `None` when the producer is not a
     /// `create` over a named index.
@@ -107,10 +274,21 @@ impl FnCx<'_, '_> {
             return Ok(None);
         };
         let safe = Self::length_sources(n);
-        let rest = self.gang_loop(body, name, &safe, lo, hi, |f, base| {
-            let g = f.gexpr(body)?;
-            f.store_gang(elem, out, base, &g)
-        })?;
+        let mut scalar = |f: &mut Self, i: Value| {
+            let v = f.element(p, i)?;
+            f.store_elem(elem, out, i, &v.w)
+        };
+        let rest = self.gang_loop(
+            body,
+            name,
+            &safe,
+            (lo, hi),
+            |f, base| {
+                let g = f.gexpr(body)?;
+                f.store_gang(elem, out, base, &g)
+            },
+            Some(&mut scalar),
+        )?;
         Ok(Some(rest))
     }
 
@@ -128,10 +306,18 @@ impl FnCx<'_, '_> {
         let Some((Pat::Bind { name, .. }, _)) = params.first() else {
             return Ok(None);
         };
-        let rest = self.gang_loop(body, name, &[], lo, hi, |f, _| {
-            let _: G = f.gexpr(body)?;
-            Ok(())
-        })?;
+        let mut scalar = |f: &mut Self, i: Value| f.iteration(p.f, i);
+        let rest = self.gang_loop(
+            body,
+            name,
+            &[],
+            (lo, hi),
+            |f, _| {
+                let _: G = f.gexpr(body)?;
+                Ok(())
+            },
+            Some(&mut scalar),
+        )?;
         Ok(Some(rest))
     }
 }

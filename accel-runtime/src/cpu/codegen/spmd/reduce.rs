@@ -219,21 +219,28 @@ impl FnCx<'_, '_> {
         let ne = self.expr(r.ne)?;
         let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         let accs = self.declare_gvars(&ne_g)?;
-        let rest = self.gang_loop(body, &param, &safe, lo, hi, |f, _| {
-            let x = f.gexpr(body)?;
-            let x = f.materialize(&x)?;
-            for (k, (&p, &s)) in prims.iter().zip(&ss).enumerate() {
-                let Part::Var(xs) = &x.w[k] else {
-                    unreachable!("materialized")
-                };
-                for (j, &xv) in xs.iter().enumerate() {
-                    let a = f.b.use_var(accs[k][j]);
-                    let v = f.vprim(p, s, a, xv);
-                    f.b.def_var(accs[k][j], v);
+        let rest = self.gang_loop(
+            body,
+            &param,
+            &safe,
+            (lo, hi),
+            |f, _| {
+                let x = f.gexpr(body)?;
+                let x = f.materialize(&x)?;
+                for (k, (&p, &s)) in prims.iter().zip(&ss).enumerate() {
+                    let Part::Var(xs) = &x.w[k] else {
+                        unreachable!("materialized")
+                    };
+                    for (j, &xv) in xs.iter().enumerate() {
+                        let a = f.b.use_var(accs[k][j]);
+                        let v = f.vprim(p, s, a, xv);
+                        f.b.def_var(accs[k][j], v);
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+            None,
+        )?;
         // The elements left, as scalar code folds them.
         let tail = self.declare_like(&ne);
         self.counted_loop(rest, hi, ScalarType::Usize, |f, i| {

@@ -26,6 +26,21 @@ pub(in crate::cpu::codegen) enum Slot {
     Var(Vec<Variable>),
 }
 
+/// A gang loop that walks its range row by row for a divisor `d` of the index (`let i =
+/// p / d; let j = p % d;`, a 2-D `create` over `m * d` elements): no gang straddles a
+/// multiple of `d`, so in every gang `p / d` is one number and `p % d` consecutive.
+#[derive(Clone, Debug)]
+pub(in crate::cpu::codegen) struct RowWalk {
+    /// The index variable.
+    pub(in crate::cpu::codegen) param: String,
+    /// The divisor, an expression of values bound outside the element.
+    pub(in crate::cpu::codegen) divisor: accel_ir::Expr,
+    /// The row being walked: `p / d`.
+    pub(in crate::cpu::codegen) row: Variable,
+    /// Where it starts: `(p / d) * d`.
+    pub(in crate::cpu::codegen) row_start: Variable,
+}
+
 /// The state of code generation for a gang.
 pub(in crate::cpu::codegen) struct Gang {
     /// The variables that differ between lanes.
@@ -39,4 +54,6 @@ pub(in crate::cpu::codegen) struct Gang {
     /// Masks narrowed from comparisons of 64-bit lanes, with the comparisons' own masks
     /// (two vectors): blends of 64-bit words use those, defined where the mask is.
     pub(in crate::cpu::codegen) wide_masks: HashMap<Value, Vec<Value>>,
+    /// Set when the gang loop walks rows (see [`RowWalk`]).
+    pub(in crate::cpu::codegen) rows: Option<RowWalk>,
 }
