@@ -19,7 +19,7 @@ const SOURCE: &str = include_str!("simd.rs");
 /// The lengths every site runs at: empty, around one gang (4), around chunk edges (the
 /// chunk of cheap elements is 4096), and odd sizes.
 const SIZES: &[usize] = &[
-    0, 1, 3, 4, 5, 7, 8, 9, 15, 17, 1001, 4095, 4096, 4097, 8195, 20_003,
+    0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 1001, 4095, 4096, 4097, 8195, 20_003,
 ];
 
 /// A deterministic generator (splitmix64).
@@ -729,4 +729,63 @@ fn sequences_per_lane_are_bit_identical() {
             && message.contains("the len is 3 but the index is 7"),
         "{message}"
     );
+}
+
+/// A clamped neighbour of a grey image, as image code reads one.
+#[accel]
+fn pixel_at(img: &[f32], w: usize, h: usize, x: i64, y: i64) -> f32 {
+    let cx = x.clamp(0, w as i64 - 1) as usize;
+    let cy = y.clamp(0, h as i64 - 1) as usize;
+    img[cy * w + cx]
+}
+
+#[test]
+fn rows_and_clamped_neighbours_are_bit_identical() {
+    let mut rng = Rng(9);
+    // 2-D elements over rows of every width around the gangs' (and a width of one).
+    for (w, h) in [
+        (1, 9),
+        (3, 5),
+        (4, 4),
+        (7, 3),
+        (15, 2),
+        (16, 3),
+        (17, 5),
+        (33, 4),
+        (100, 41),
+        (1021, 9),
+    ] {
+        let img = rng.f32s(w * h, 0.0, 1.0);
+        let n = w * h;
+        exact(|| {
+            accelerate!(create(n, |p| {
+                let (x, y) = ((p % w) as i64, (p / w) as i64);
+                let mut s = 0.0f32;
+                for d in -2..3i64 {
+                    s += pixel_at(&img, w, h, x + d, y) + pixel_at(&img, w, h, x, y + d);
+                }
+                s
+            }))
+        }); // clamped 2-D
+        exact(|| {
+            accelerate!(create(n, |p| {
+                let (i, j) = (p / w, p % w);
+                img[i * w + j.max(1) - 1] + img[i * w + (j + 1).min(w - 1)] + i as f32
+            }))
+        }); // min max
+        exact(|| accelerate!(create(n, |p| img[(p as i64 - 3).clamp(0, n as i64 - 1) as usize])));
+        // clamped 1-D
+    }
+    for marker in ["// clamped 2-D", "// min max", "// clamped 1-D"] {
+        vectorized(marker);
+    }
+    // A clamp whose bounds are reversed fails as Rust's does, in every lane that runs it.
+    let img = rng.f32s(64, 0.0, 1.0);
+    let (lo, hi) = (5i64, 2i64);
+    let m = panic_message(|| {
+        with_mode(Mode::Cpu, || {
+            accelerate!(create(64, |p| img[(p as i64).clamp(lo, hi) as usize]))
+        });
+    });
+    assert!(m.contains("min > max"), "{m}");
 }

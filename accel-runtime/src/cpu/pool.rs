@@ -116,10 +116,16 @@ impl RunCtx {
 /// code alone, so that float reductions group the same way on every machine; at most 256
 /// chunks, enough for uneven work (Mandelbrot rows) to balance over the work-stealing pool.
 pub fn chunk_size(n: u64, grain: u64) -> u64 {
-    // Whole gangs of four lanes (SPMD kernels run a chunk's last few indices as scalar
-    // code).
-    n.div_ceil(256).max(grain).max(1).next_multiple_of(4)
+    // Whole gangs (SPMD kernels run a chunk's last few indices as scalar code), each
+    // starting at a multiple of its width.
+    n.div_ceil(256)
+        .max(grain)
+        .max(1)
+        .next_multiple_of(CHUNK_ALIGN)
 }
+
+/// What chunks of a launch start at multiples of: the widest gang of SPMD kernels.
+pub const CHUNK_ALIGN: u64 = 16;
 
 /// [`chunk_size`] for compiled code (a chunk's index is its start over this).
 pub extern "C" fn accel_chunk_size(n: u64, grain: u64) -> u64 {
@@ -359,11 +365,15 @@ mod tests {
         assert_eq!(accel_chunks(1, 4096), 1);
         assert_eq!(accel_chunks(4096, 4096), 1);
         assert_eq!(accel_chunks(1 << 25, 4096), 256);
+        // Chunks hold whole gangs (16 lanes), so 1024 costly iterations make 64 chunks.
         assert_eq!(
             accel_chunks(1024, 1),
-            256,
+            64,
             "costly iterations spread over many chunks"
         );
+        for n in [1u64, 17, 1000, 1 << 20] {
+            assert_eq!(chunk_size(n, 1) % CHUNK_ALIGN, 0, "{n}");
+        }
         for grain in [1u64, 4096] {
             for n in [1u64, 255, 257, 1000, 65_537, 1 << 20] {
                 let (size, chunks) = (chunk_size(n, grain), accel_chunks(n, grain));

@@ -237,6 +237,25 @@ impl FnCx<'_, '_> {
                 });
             }
             "pow" => self.int_pow(s, x, a[0].w[0]),
+            m => match self.int_method_checked(s, x, m, a)? {
+                Some(v) => return Ok(v),
+                None => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
+            },
+        };
+        Ok(V { ty, w: vec![w] })
+    }
+
+    /// The integer methods with Rust's rules for bounds, signs and division (`clamp`,
+    /// `signum`, `abs_diff`, `rem_euclid`, `div_euclid`, `saturating_*`), or `None`.
+    fn int_method_checked(
+        &mut self,
+        s: ScalarType,
+        x: Value,
+        method: &str,
+        a: &[V],
+    ) -> R<Option<V>> {
+        let ty = Type::Scalar(s);
+        let w = match method {
             "clamp" => {
                 let (lo, hi) = (a[0].w[0], a[1].w[0]);
                 let reversed = self.compare(IntCC::SignedGreaterThan, s, lo, hi);
@@ -272,7 +291,7 @@ impl FnCx<'_, '_> {
                     ScalarType::I64 => ScalarType::U64,
                     other => other,
                 });
-                return Ok(V { ty, w: vec![w] });
+                return Ok(Some(V { ty, w: vec![w] }));
             }
             "rem_euclid" | "div_euclid" => {
                 let y = a[0].w[0];
@@ -306,9 +325,9 @@ impl FnCx<'_, '_> {
                 let y = a[0].w[0];
                 self.saturating(s, method == "saturating_add", x, y)
             }
-            m => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
+            _ => return Ok(None),
         };
-        Ok(V { ty, w: vec![w] })
+        Ok(Some(V { ty, w: vec![w] }))
     }
 
     /// `x.saturating_add(y)` (`add`) or `x.saturating_sub(y)`: the wrapped result, or the

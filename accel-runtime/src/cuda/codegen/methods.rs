@@ -120,6 +120,20 @@ impl KernelGen<'_> {
             let v = self.let_(t, method, &c);
             return Ok(V::scalar(s, v));
         }
+        self.int_method(s, x, method, &a)
+    }
+
+    /// A method of an integer type.
+    fn int_method(&mut self, s: ScalarType, x: String, method: &str, a: &[V]) -> R<V> {
+        let arg = |k: usize| -> R<String> {
+            a.get(k)
+                .map(|v| v.w[0].clone())
+                .ok_or_else(|| format!("`.{method}()` needs {} argument(s)", k + 1))
+        };
+        let bool_result = |g: &mut Self, c: String| {
+            let v = g.let_("bool", method, &c);
+            Ok(V::scalar(ScalarType::Bool, v))
+        };
         let t = cty(s);
         let wide = bits(s) == 64;
         let c = match method {

@@ -469,7 +469,7 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
     /// or two `F64X2` vectors (lanes 0-1, lanes 2-3).
     pub(super) fn promote(&mut self, x: Value) -> Vec<Value> {
         if self.t.is_vector() {
-            self.f.promote_lanes(x)
+            self.f.promote_lanes(&[x])
         } else {
             vec![self.f.b.ins().fpromote(ct::F64, x)]
         }
@@ -506,7 +506,7 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
     /// The inverse of [`Self::promote`]: `f64` values rounded to this `f32` type.
     pub(super) fn demote(&mut self, parts: &[Value]) -> Value {
         if self.t.is_vector() {
-            self.f.demote_lanes(parts)
+            self.f.demote_lanes(parts)[0]
         } else {
             self.f.b.ins().fdemote(ct::F32, parts[0])
         }

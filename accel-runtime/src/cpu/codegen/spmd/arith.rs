@@ -3,7 +3,7 @@
 
 use super::super::cx::*;
 use super::super::num::comparison;
-use super::{Part, G, LANES};
+use super::{Mask, Part, G, GROUP};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -81,13 +81,31 @@ impl FnCx<'_, '_> {
             (Part::Uni(u), Part::Seq(b, al), BinOp::Add) => Some((*b, *al, *u)),
             _ => None,
         };
+        // A clamped index plus or minus a uniform value stays one.
+        let clamp_and_uni = match (&l.w[0], &r.w[0], op) {
+            (Part::Clamp(c), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*c, *u)),
+            (Part::Uni(u), Part::Clamp(c), BinOp::Add) => Some((*c, *u)),
+            _ => None,
+        };
+        if let Some((mut c, u)) = clamp_and_uni {
+            c.off = if op == BinOp::Add {
+                self.b.ins().iadd(c.off, u)
+            } else {
+                self.b.ins().isub(c.off, u)
+            };
+            return Ok(G {
+                ty: l.ty,
+                w: vec![Part::Clamp(c)],
+            });
+        }
         if let Some((base, aligned, u)) = seq_and_uni {
             let w = if op == BinOp::Add {
                 self.b.ins().iadd(base, u)
             } else {
                 self.b.ins().isub(base, u)
             };
-            let aligned = aligned && self.iconst_value(u).is_some_and(|c| c % 4 == 0);
+            let lanes = self.lanes() as i64;
+            let aligned = aligned && self.iconst_value(u).is_some_and(|c| c % lanes == 0);
             return Ok(G {
                 ty: l.ty,
                 w: vec![Part::Seq(w, aligned)],
@@ -110,8 +128,11 @@ impl FnCx<'_, '_> {
         let Some(rows) = self.gang.as_ref().and_then(|g| g.rows.clone()) else {
             return Ok(None);
         };
-        let is_param = matches!(a, Expr::Var(x) if *x == rows.param);
-        if !is_param || *b != rows.divisor {
+        if !matches!(op, BinOp::Div | BinOp::Rem) {
+            return Ok(None);
+        }
+        let dealias = |e: &Expr| super::aliases::dealias(e, &rows.aliases);
+        if dealias(a) != Expr::Var(rows.param.clone()) || dealias(b) != rows.divisor {
             return Ok(None);
         }
         let usize_ty = Type::Scalar(ScalarType::Usize);
@@ -133,7 +154,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A comparison per lane: a mask.
-    pub(super) fn gcompare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Value {
+    pub(super) fn gcompare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Mask {
         if let Some(m) = self.lane_equal(cmp, s, a, b) {
             return m;
         }
@@ -150,8 +171,9 @@ impl FnCx<'_, '_> {
 
     /// `base + lane == u` (or `!=`) for consecutive lanes and a uniform 64-bit `u`: which
     /// lane, if any, is `u - base` (k-means' `assign[i] == c` with `c` the gang's index).
-    /// One vector compare with `0, 1, 2, 3` instead of widening both sides to 64-bit lanes.
-    fn lane_equal(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Value> {
+    /// One vector compare per group with its lanes' numbers instead of widening both sides
+    /// to 64-bit lanes.
+    fn lane_equal(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Mask> {
         let (base, u) = match (a, b) {
             (Part::Seq(base, _), Part::Uni(u)) | (Part::Uni(u), Part::Seq(base, _)) => (*base, *u),
             _ => return None,
@@ -165,26 +187,36 @@ impl FnCx<'_, '_> {
         {
             return None;
         }
+        let lanes = self.lanes() as i64;
         // Wrapping, as the lanes' own `base + l` is.
         let lane = self.b.ins().isub(u, base);
         let in_gang = self
             .b
             .ins()
-            .icmp_imm_u(IntCC::UnsignedLessThan, lane, LANES as i64);
+            .icmp_imm_u(IntCC::UnsignedLessThan, lane, lanes);
         let lane = self.b.ins().ireduce(ct::I32, lane);
-        let none = self.b.ins().iconst(ct::I32, LANES as i64);
+        let none = self.b.ins().iconst(ct::I32, lanes);
         let lane = self.b.ins().select(in_gang, lane, none);
         let lane = self.b.ins().splat(ct::I32X4, lane);
-        let ids = self.vconst_bytes(
-            ct::I32X4,
-            (0..LANES as u32).flat_map(u32::to_le_bytes).collect(),
-        );
-        let eq = self.b.ins().icmp(IntCC::Equal, lane, ids);
-        Some(if cmp == IntCC::Equal {
-            eq
-        } else {
-            self.b.ins().bnot(eq)
-        })
+        Some(
+            (0..self.groups() as u32)
+                .map(|g| {
+                    let first = GROUP as u32 * g;
+                    let ids = self.vconst_bytes(
+                        ct::I32X4,
+                        (first..first + GROUP as u32)
+                            .flat_map(u32::to_le_bytes)
+                            .collect(),
+                    );
+                    let eq = self.b.ins().icmp(IntCC::Equal, lane, ids);
+                    if cmp == IntCC::Equal {
+                        eq
+                    } else {
+                        self.b.ins().bnot(eq)
+                    }
+                })
+                .collect(),
+        )
     }
 
     fn gfloat_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part) -> R<Part> {
@@ -253,10 +285,11 @@ impl FnCx<'_, '_> {
     /// vectors, else lane by lane with scalar code's checks, lanes not running given a
     /// divisor of 1 so that they cannot fail.
     fn gdivide(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part, r: &G) -> R<Part> {
-        // The gang's aligned index over a constant multiple of 4: lanes `base..base + 4`
-        // share the quotient, and the remainders are consecutive (and aligned).
+        // The gang's aligned index over a constant multiple of its width: its lanes share
+        // the quotient, and the remainders are consecutive (and aligned).
         if let (Part::Seq(base, true), Part::Uni(y)) = (a, b) {
-            if let Some(c) = self.iconst_value(*y).filter(|c| *c > 0 && c % 4 == 0) {
+            let lanes = self.lanes() as i64;
+            if let Some(c) = self.iconst_value(*y).filter(|c| *c > 0 && c % lanes == 0) {
                 return Ok(if op == BinOp::Div {
                     Part::Uni(self.b.ins().udiv_imm_u(*base, c))
                 } else {
@@ -291,10 +324,10 @@ impl FnCx<'_, '_> {
                 }
             }
         }
-        let b = match self.gang.as_ref().and_then(|g| g.mask) {
+        let b = match self.gang.as_ref().and_then(|g| g.mask.clone()) {
             Some(m) => {
                 let one = self.b.ins().iconst(clif(s), 1);
-                self.blend_part(m, b, &Part::Uni(one), s)
+                self.blend_part(&m, b, &Part::Uni(one), s)
             }
             None => b.clone(),
         };
@@ -333,13 +366,31 @@ impl FnCx<'_, '_> {
             // The same bits: a reinterpretation (`usize as u64`, `i32 as u32`).
             return Ok(match p {
                 Part::Seq(b, al) if tn == 2 => Part::Seq(*b, *al),
+                Part::Clamp(c) if tn == 2 => Part::Clamp(*c),
                 p => Part::Var(self.vectors(p, from)),
             });
         }
         let v = self.vectors(p, from);
-        let out = match (from, to) {
-            (S::F32, S::F64) => self.promote_lanes(v[0]),
-            (S::F64, S::F32) => vec![self.demote_lanes(&v)],
+        let per_group = fn_;
+        let mut out = Vec::new();
+        for v in v.chunks(per_group) {
+            match self.cast_group(v, from, to) {
+                Some(w) => out.extend(w),
+                // The rest (float to 64-bit integers, f64 to 32-bit ones) lane by lane.
+                None => {
+                    return self.per_lane(to, &[(p, from)], |f, xs| Ok(f.cast(xs[0], from, to)))
+                }
+            }
+        }
+        Ok(Part::Var(out))
+    }
+
+    /// One group's vectors `v` of `from` as `to`, when vector instructions do it.
+    fn cast_group(&mut self, v: &[Value], from: ScalarType, to: ScalarType) -> Option<Vec<Value>> {
+        use ScalarType as S;
+        Some(match (from, to) {
+            (S::F32, S::F64) => self.promote_lanes(&v[..1]),
+            (S::F64, S::F32) => self.demote_lanes(v),
             (S::I32, S::F32) => vec![self.b.ins().fcvt_from_sint(ct::F32X4, v[0])],
             (S::U32, S::F32) => vec![self.b.ins().fcvt_from_uint(ct::F32X4, v[0])],
             (S::F32, S::I32) => vec![self.b.ins().fcvt_to_sint_sat(ct::I32X4, v[0])],
@@ -403,11 +454,7 @@ impl FnCx<'_, '_> {
                 ];
                 wide.iter().map(|&x| self.b.ins().band(x, one)).collect()
             }
-            _ => {
-                // The rest (float to 64-bit integers, f64 to 32-bit ones) lane by lane.
-                return self.per_lane(to, &[(p, from)], |f, xs| Ok(f.cast(xs[0], from, to)));
-            }
-        };
-        Ok(Part::Var(out))
+            _ => return None,
+        })
     }
 }

@@ -6,7 +6,7 @@
 use super::super::cx::*;
 use super::super::proofs::Proofs;
 use super::uniform::target_root;
-use super::{not_spmd, Part, G};
+use super::{not_spmd, Mask, Part, G};
 use accel_ir::{BinOp, Expr, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 
@@ -51,7 +51,7 @@ impl FnCx<'_, '_> {
                 .map(|p| match p {
                     Part::Var(vs) => Part::Var(vs.into_iter().map(|v| self.pin_value(v)).collect()),
                     Part::Uni(x) => Part::Uni(self.pin_value(x)),
-                    p @ Part::Seq(..) => p,
+                    p @ (Part::Seq(..) | Part::Clamp(_)) => p,
                 })
                 .collect();
         G { ty: g.ty, w }
@@ -112,9 +112,9 @@ impl FnCx<'_, '_> {
         }
         let g = self.gexpr(cond)?;
         let m = self.mask_of(&g)?;
-        let outer = self.gang.as_ref().and_then(|x| x.mask);
-        let not_m = self.b.ins().bnot(m);
-        let m_then = self.and_active(m);
+        let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
+        let not_m = self.mask_not(&m);
+        let m_then = self.and_active(m.clone());
         let m_else = self.and_active(not_m);
         if self.cheap(then) && els.is_none_or(|e| self.cheap(e)) {
             // Both arms for every lane, then a blend: no branch to mispredict.
@@ -125,7 +125,7 @@ impl FnCx<'_, '_> {
             self.set_mask(outer);
             let (tv, ev) = (tv?, ev?);
             return match ev {
-                Some(ev) if ty != Type::Unit => self.blend(m, &tv, &ev),
+                Some(ev) if ty != Type::Unit => self.blend(&m, &tv, &ev),
                 _ => Ok(G::unit()),
             };
         }
@@ -135,17 +135,17 @@ impl FnCx<'_, '_> {
             let Some(arm) = arm else { continue };
             let run = self.b.create_block();
             let after = self.b.create_block();
-            let any = self.any_lane(lanes);
+            let any = self.any_lane(&lanes);
             self.b.ins().brif(any, run, &[], after, &[]);
             self.b.switch_to_block(run);
-            let v = self.gexpr_in(lanes, arm);
+            let v = self.gexpr_in(lanes.clone(), arm);
             let v = v?;
             if ty != Type::Unit {
                 let v = if first {
                     v
                 } else {
                     let old = self.use_result(&ty, &result);
-                    self.blend(lanes, &v, &old)?
+                    self.blend(&lanes, &v, &old)?
                 };
                 self.def_result(&ty, &result, &v)?;
             }
@@ -182,7 +182,7 @@ impl FnCx<'_, '_> {
         let ss = Self::word_scalars(ty)?;
         let mut out = Vec::new();
         for s in ss {
-            let (t, n) = Self::lane_vector(s);
+            let (t, n) = self.lane_vectors(s);
             let zero = self.vconst_bytes(t, vec![0; 16]);
             let vars = (0..n)
                 .map(|_| {
@@ -244,8 +244,8 @@ impl FnCx<'_, '_> {
     }
 
     /// `e` for the lanes `lanes` (the running lanes again afterwards).
-    pub(super) fn gexpr_in(&mut self, lanes: Value, e: &Expr) -> R<G> {
-        let outer = self.gang.as_ref().and_then(|x| x.mask);
+    pub(super) fn gexpr_in(&mut self, lanes: Mask, e: &Expr) -> R<G> {
+        let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
         self.set_mask(Some(lanes));
         let r = self.gexpr(e);
         self.set_mask(outer);
@@ -253,7 +253,7 @@ impl FnCx<'_, '_> {
     }
 
     /// Sets the running lanes.
-    pub(super) fn set_mask(&mut self, m: Option<Value>) {
+    pub(super) fn set_mask(&mut self, m: Option<Mask>) {
         if let Some(g) = &mut self.gang {
             g.mask = m;
         }
@@ -289,37 +289,47 @@ impl FnCx<'_, '_> {
         let l = self.gexpr(a)?;
         let ml = self.mask_of(&l)?;
         let undecided = if op == BinOp::And {
-            ml
+            ml.clone()
         } else {
-            self.b.ins().bnot(ml)
+            self.mask_not(&ml)
         };
         let lanes = self.and_active(undecided);
-        let combine = |f: &mut Self, mb: Value| {
+        let combine = |f: &mut Self, mb: &Mask| {
             if op == BinOp::And {
-                f.b.ins().band(ml, mb)
+                f.mask_and(&ml, mb)
             } else {
-                f.b.ins().bor(ml, mb)
+                f.mask_or(&ml, mb)
             }
         };
         if self.cheap(b) {
             let r = self.gexpr_in(lanes, b);
             let mb = self.mask_of(&r?)?;
-            return Ok(Self::bool_of(combine(self, mb)));
+            return Ok(Self::bool_of(combine(self, &mb)));
         }
-        let res = self.b.declare_var(ct::I32X4);
-        self.b.def_var(res, ml);
+        let res: Vec<cranelift_frontend::Variable> = ml
+            .iter()
+            .map(|&m| {
+                let v = self.b.declare_var(ct::I32X4);
+                self.b.def_var(v, m);
+                v
+            })
+            .collect();
         let run = self.b.create_block();
         let after = self.b.create_block();
-        let any = self.any_lane(lanes);
+        let any = self.any_lane(&lanes);
         self.b.ins().brif(any, run, &[], after, &[]);
         self.b.switch_to_block(run);
         let r = self.gexpr_in(lanes, b);
         let mb = self.mask_of(&r?)?;
-        let v = combine(self, mb);
-        self.b.def_var(res, v);
+        let v = combine(self, &mb);
+        for (var, x) in res.iter().zip(v) {
+            self.b.def_var(*var, x);
+        }
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
-        Ok(Self::bool_of(self.b.use_var(res)))
+        Ok(Self::bool_of(
+            res.iter().map(|v| self.b.use_var(*v)).collect(),
+        ))
     }
 
     /// `while cond { body }` for the gang: on a uniform condition one loop; on a varying
@@ -339,26 +349,34 @@ impl FnCx<'_, '_> {
             self.b.switch_to_block(exit);
             return Ok(G::unit());
         }
-        let outer = self.gang.as_ref().and_then(|x| x.mask);
-        let live = self.b.declare_var(ct::I32X4);
-        let start = match outer {
-            Some(m) => m,
+        let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
+        let start = match &outer {
+            Some(m) => m.clone(),
             None => self.all_lanes(),
         };
-        self.b.def_var(live, start);
+        let live: Vec<cranelift_frontend::Variable> = start
+            .iter()
+            .map(|&m| {
+                let v = self.b.declare_var(ct::I32X4);
+                self.b.def_var(v, m);
+                v
+            })
+            .collect();
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
-        let cur = self.b.use_var(live);
-        self.set_mask(Some(cur));
+        let cur: Mask = live.iter().map(|v| self.b.use_var(*v)).collect();
+        self.set_mask(Some(cur.clone()));
         let c = self.gexpr(cond);
         let c = c.and_then(|c| self.mask_of(&c));
         self.set_mask(outer);
-        let m = self.b.ins().band(cur, c?);
-        let any = self.any_lane(m);
+        let m = self.mask_and(&cur, &c?);
+        let any = self.any_lane(&m);
         self.loop_test(any, body_block, exit);
         self.b.switch_to_block(body_block);
-        self.gexpr_in(m, body)?;
-        self.b.def_var(live, m);
+        self.gexpr_in(m.clone(), body)?;
+        for (var, x) in live.iter().zip(&m) {
+            self.b.def_var(*var, *x);
+        }
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
         Ok(G::unit())
@@ -426,7 +444,7 @@ impl FnCx<'_, '_> {
             &end.w[0],
         );
         let m = self.and_active(below);
-        let any = self.any_lane(m);
+        let any = self.any_lane(&m);
         self.loop_test(any, body_block, exit);
         self.b.switch_to_block(body_block);
         self.bind_var(

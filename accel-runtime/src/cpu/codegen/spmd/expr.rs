@@ -76,6 +76,13 @@ impl FnCx<'_, '_> {
                 Slot::Uni(v) => Part::Uni(self.b.use_var(*v)),
                 Slot::Seq(v, aligned) => Part::Seq(self.b.use_var(*v), *aligned),
                 Slot::Var(vs) => Part::Var(vs.iter().map(|v| self.b.use_var(*v)).collect()),
+                Slot::Clamp([base, lo, hi, off], signed) => Part::Clamp(super::Clamp {
+                    base: self.b.use_var(*base),
+                    lo: self.b.use_var(*lo),
+                    hi: self.b.use_var(*hi),
+                    off: self.b.use_var(*off),
+                    signed: *signed,
+                }),
             })
             .collect();
         Ok(G { ty, w })
@@ -101,6 +108,14 @@ impl FnCx<'_, '_> {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
                     self.b.def_var(v, *base);
                     slots.push(Slot::Seq(v, *aligned));
+                }
+                Part::Clamp(c) if fixed => {
+                    let vars = [c.base, c.lo, c.hi, c.off].map(|x| {
+                        let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
+                        self.b.def_var(v, x);
+                        v
+                    });
+                    slots.push(Slot::Clamp(vars, c.signed));
                 }
                 Part::Uni(x) if fixed => {
                     let t = self.b.func.dfg.value_type(*x);
@@ -133,10 +148,10 @@ impl FnCx<'_, '_> {
 
     /// Sets a varying variable (already bound) to `g`, in the running lanes only.
     pub(super) fn set_gvar(&mut self, name: &str, g: G) -> R<()> {
-        let g = match self.gang.as_ref().and_then(|x| x.mask) {
+        let g = match self.gang.as_ref().and_then(|x| x.mask.clone()) {
             Some(m) => {
                 let old = self.gvar(name)?;
-                self.blend(m, &g, &old)?
+                self.blend(&m, &g, &old)?
             }
             None => g,
         };
@@ -162,7 +177,9 @@ impl FnCx<'_, '_> {
                         )))
                     }
                 },
-                Slot::Seq(..) => return Err(not_spmd(format!("`{name}` assigned but bound once"))),
+                Slot::Seq(..) | Slot::Clamp(..) => {
+                    return Err(not_spmd(format!("`{name}` assigned but bound once")))
+                }
             }
         }
         Ok(())

@@ -5,9 +5,10 @@
 use super::super::cx::*;
 use super::super::ops::Producer;
 use super::super::proofs::Proofs;
+use super::aliases::{aliases, dealias, Aliases};
 use super::state::RowWalk;
 use super::uniform::varying_vars;
-use super::{Gang, Slot, G};
+use super::{Gang, Slot, G, GROUP, MAX_LANES};
 use accel_ir::ops::{Create, ParallelLoop};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -38,7 +39,12 @@ impl FnCx<'_, '_> {
         each: impl FnMut(&mut Self, Value) -> R<()>,
         scalar: Option<&mut ElementFn<'_, Self>>,
     ) -> R<Value> {
-        let divisor = scalar.as_ref().and(self.row_divisor(body, param));
+        let (divisor, aliases) = match scalar.as_ref().and(self.row_divisor(body, param)) {
+            Some((d, a)) => (Some(d), a),
+            None => (None, Aliases::new()),
+        };
+        let groups = super::gang_groups();
+        let shift = (GROUP * groups).trailing_zeros() as i64;
         let slot =
             self.b
                 .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
@@ -59,6 +65,7 @@ impl FnCx<'_, '_> {
             Some(d) => Some(RowWalk {
                 param: param.to_string(),
                 divisor: d.clone(),
+                aliases,
                 row: self.b.declare_var(ct::I64),
                 row_start: self.b.declare_var(ct::I64),
             }),
@@ -77,6 +84,7 @@ impl FnCx<'_, '_> {
             dummy: Some(dummy),
             wide_masks: HashMap::new(),
             rows: rows.clone(),
+            groups,
         });
         let before = self.safe.len();
         for s in safe {
@@ -88,8 +96,8 @@ impl FnCx<'_, '_> {
             // Rows: every index of the chunk.
             Some(_) => hi,
             None => {
-                let gangs = self.b.ins().ushr_imm_u(len, 2);
-                let top = self.b.ins().ishl_imm_u(gangs, 2);
+                let gangs = self.b.ins().ushr_imm_u(len, shift);
+                let top = self.b.ins().ishl_imm_u(gangs, shift);
                 self.b.ins().iadd(lo, top)
             }
         };
@@ -119,36 +127,16 @@ impl FnCx<'_, '_> {
             }
             _ => {
                 let zero = f.iconst(0);
-                let gangs = f.b.ins().ushr_imm_u(len, 2);
+                let gangs = f.b.ins().ushr_imm_u(len, shift);
                 f.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
-                    let off = f.b.ins().ishl_imm_u(j, 2);
+                    let off = f.b.ins().ishl_imm_u(j, shift);
                     let base = f.b.ins().iadd(lo, off);
                     f.b.def_var(index, base);
                     (each.borrow_mut())(f, base)
                 })
             }
         };
-        let r = match d {
-            Some(d) => {
-                let run = self.b.create_block();
-                let join = self.b.create_block();
-                self.b.append_block_param(join, ct::I8);
-                let zero = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
-                let no = self.b.ins().iconst(ct::I8, 0);
-                self.b.ins().brif(zero, join, &[no.into()], run, &[]);
-                self.b.switch_to_block(run);
-                // An error (an element with no gang form) abandons the kernel's code.
-                match self.versioned_with(&proofs, param, lo, top, &gangs_run, None) {
-                    Ok(ok) => {
-                        self.b.ins().jump(join, &[ok.into()]);
-                        self.b.switch_to_block(join);
-                        Ok(self.b.block_params(join)[0])
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            None => self.versioned_with(&proofs, param, lo, top, &gangs_run, None),
-        };
+        let r = self.run_gangs_proved(&proofs, param, (lo, top), d, &gangs_run);
         self.safe.truncate(before);
         if let Some(g) = self.gang.take() {
             for name in g.vars.keys() {
@@ -159,10 +147,38 @@ impl FnCx<'_, '_> {
         Ok(self.b.ins().select(proved, top, lo))
     }
 
+    /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,
+    /// a divisor `d` that is not zero); returns whether it ran.
+    fn run_gangs_proved(
+        &mut self,
+        proofs: &Proofs,
+        param: &str,
+        (lo, top): (Value, Value),
+        d: Option<Value>,
+        gangs_run: &super::super::proofs::Run<'_, Self>,
+    ) -> R<Value> {
+        let Some(d) = d else {
+            return self.versioned_with(proofs, param, lo, top, gangs_run, None);
+        };
+        let run = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.append_block_param(join, ct::I8);
+        let zero = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
+        let no = self.b.ins().iconst(ct::I8, 0);
+        self.b.ins().brif(zero, join, &[no.into()], run, &[]);
+        self.b.switch_to_block(run);
+        // An error (an element with no gang form) abandons the kernel's code.
+        let ok = self.versioned_with(proofs, param, lo, top, gangs_run, None)?;
+        self.b.ins().jump(join, &[ok.into()]);
+        self.b.switch_to_block(join);
+        Ok(self.b.block_params(join)[0])
+    }
+
     /// The divisor `d` of `p / d` or `p % d` in `body` (`p` the index `param`) when `d`
-    /// reads only values bound outside the element and is not a literal multiple of 4
-    /// (those keep one quotient per aligned gang already).
-    fn row_divisor(&self, body: &Expr, param: &str) -> Option<Expr> {
+    /// reads only values bound outside the element and is not a literal multiple of the
+    /// widest gang (those keep one quotient per aligned gang already).
+    fn row_divisor(&self, body: &Expr, param: &str) -> Option<(Expr, Aliases)> {
+        let aliases = aliases(body);
         let mut found = None;
         body.walk(&mut |e| {
             if found.is_some() {
@@ -171,13 +187,14 @@ impl FnCx<'_, '_> {
             let Expr::Binary(BinOp::Div | BinOp::Rem, a, d) = e else {
                 return;
             };
-            let is_param = matches!(&**a, Expr::Var(x) if x == param);
-            let multiple_of_4 = d.literal_usize().is_some_and(|c| c % 4 == 0);
-            if is_param && !multiple_of_4 && self.outer_value(d) {
-                found = Some((**d).clone());
+            let d = dealias(d, &aliases);
+            let is_param = dealias(a, &aliases) == Expr::Var(param.to_string());
+            let multiple_of_width = d.literal_usize().is_some_and(|c| c % MAX_LANES == 0);
+            if is_param && !multiple_of_width && self.outer_value(&d) {
+                found = Some(d);
             }
         });
-        found
+        found.map(|d| (d, aliases))
     }
 
     /// Whether `e` is arithmetic on literals, constants and variables bound outside the
@@ -231,15 +248,16 @@ impl FnCx<'_, '_> {
         let room = self.b.ins().isub(hi, s);
         let n = self.b.ins().umin(left, room);
         let end = self.b.ins().iadd(s, n);
-        let gangs = self.b.ins().ushr_imm_u(n, 2);
+        let shift = self.lanes().trailing_zeros() as i64;
+        let gangs = self.b.ins().ushr_imm_u(n, shift);
         let zero = self.iconst(0);
         self.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
-            let off = f.b.ins().ishl_imm_u(j, 2);
+            let off = f.b.ins().ishl_imm_u(j, shift);
             let base = f.b.ins().iadd(s, off);
             f.b.def_var(index, base);
             each(f, base)
         })?;
-        let whole = self.b.ins().ishl_imm_u(gangs, 2);
+        let whole = self.b.ins().ishl_imm_u(gangs, shift);
         let tail = self.b.ins().iadd(s, whole);
         // The row's last indices as scalar code, outside the gang's state.
         let gang = self.gang.take();

@@ -1,16 +1,36 @@
 //! Lanes: the vectors a varying word takes, words made vectors (a uniform word splatted,
-//! the gang's index counted up), single lanes and words from lanes, masks (`I32X4`, one
-//! lane per element, widened for 64-bit words), blends, and code run lane by lane.
+//! the gang's index counted up), single lanes and words from lanes, masks (an `I32X4` per
+//! group of four lanes, widened for 64-bit words), blends, and code run lane by lane.
+//!
+//! A gang is one or more groups of four lanes. A word of a 32-bit type is one vector per
+//! group, of a 64-bit type two (lanes 0-1, then 2-3), group after group.
 
 use super::super::cx::*;
-use super::{not_spmd, Part, G, LANES};
+use super::{not_spmd, Mask, Part, G, GROUP};
 use crate::backend::layout::{self, Word};
 use accel_ir::{ScalarType, Type};
 use cranelift_codegen::ir::{condcodes::IntCC, Value};
 use cranelift_codegen::ir::{types as ct, ConstantData, Endianness, InstBuilder, MemFlagsData};
 
 impl FnCx<'_, '_> {
-    /// The vector type holding lanes of `s`, and how many vectors one word takes.
+    /// How many groups of four lanes the gang being generated has.
+    pub(super) fn groups(&self) -> usize {
+        self.gang.as_ref().map_or(1, |g| g.groups)
+    }
+
+    /// The gang's lanes.
+    pub(in crate::cpu::codegen) fn lanes(&self) -> usize {
+        GROUP * self.groups()
+    }
+
+    /// The vector type holding lanes of `s`, and how many vectors one word takes for the
+    /// whole gang.
+    pub(super) fn lane_vectors(&self, s: ScalarType) -> (CType, usize) {
+        let (t, n) = Self::lane_vector(s);
+        (t, n * self.groups())
+    }
+
+    /// The vector type holding lanes of `s`, and how many vectors one group's word takes.
     pub(super) fn lane_vector(s: ScalarType) -> (CType, usize) {
         match s {
             ScalarType::F32 => (ct::F32X4, 1),
@@ -67,8 +87,9 @@ impl FnCx<'_, '_> {
     }
 
     /// The mask with every lane set.
-    pub(super) fn all_lanes(&mut self) -> Value {
-        self.vconst_bytes(ct::I32X4, vec![0xff; 16])
+    pub(super) fn all_lanes(&mut self) -> Mask {
+        let ones = self.vconst_bytes(ct::I32X4, vec![0xff; 16]);
+        vec![ones; self.groups()]
     }
 
     /// `x` reinterpreted as the vector type `t`.
@@ -87,20 +108,71 @@ impl FnCx<'_, '_> {
             Part::Uni(x) => self.splat_word(*x, s),
             Part::Seq(base, _) => {
                 let b = self.b.ins().splat(ct::I64X2, *base);
-                let low = self.vconst_i64x2(0, 1);
-                let high = self.vconst_i64x2(2, 3);
-                vec![self.b.ins().iadd(b, low), self.b.ins().iadd(b, high)]
+                (0..2 * self.groups() as i64)
+                    .map(|k| {
+                        let offsets = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        self.b.ins().iadd(b, offsets)
+                    })
+                    .collect()
+            }
+            Part::Clamp(c) => {
+                let lanes = self.vectors(&Part::Seq(c.base, false), s);
+                let t = ct::I64X2;
+                let (lo, hi, off) = (
+                    self.b.ins().splat(t, c.lo),
+                    self.b.ins().splat(t, c.hi),
+                    self.b.ins().splat(t, c.off),
+                );
+                let (below, above) = if c.signed {
+                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+                } else {
+                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+                };
+                lanes
+                    .into_iter()
+                    .map(|v| {
+                        let under = self.b.ins().icmp(below, v, lo);
+                        let v = self.b.ins().bitselect(under, lo, v);
+                        let over = self.b.ins().icmp(above, v, hi);
+                        let v = self.b.ins().bitselect(over, hi, v);
+                        self.b.ins().iadd(v, off)
+                    })
+                    .collect()
             }
         }
     }
 
+    /// Whether a clamped index's clamp binds no lane (an `I8`): then its lanes are
+    /// `base + off + k`.
+    pub(super) fn clamp_unbound(&mut self, c: &super::Clamp) -> Value {
+        let width = self.lanes() as i64;
+        let last = self.b.ins().iadd_imm_s(c.base, width - 1);
+        let (ge, le) = if c.signed {
+            (
+                IntCC::SignedGreaterThanOrEqual,
+                IntCC::SignedLessThanOrEqual,
+            )
+        } else {
+            (
+                IntCC::UnsignedGreaterThanOrEqual,
+                IntCC::UnsignedLessThanOrEqual,
+            )
+        };
+        let from = self.b.ins().icmp(ge, c.base, c.lo);
+        // The last lane not wrapped past the first, and not above `hi`.
+        let no_wrap = self.b.ins().icmp(ge, last, c.base);
+        let to = self.b.ins().icmp(le, last, c.hi);
+        let ok = self.b.ins().band(from, no_wrap);
+        self.b.ins().band(ok, to)
+    }
+
     /// A scalar word in every lane (a `bool` as a mask).
     pub(super) fn splat_word(&mut self, x: Value, s: ScalarType) -> Vec<Value> {
-        let (t, n) = Self::lane_vector(s);
+        let (t, n) = self.lane_vectors(s);
         if s == ScalarType::Bool {
             let w = self.b.ins().uextend(ct::I32, x);
             let m = self.b.ins().ineg(w);
-            return vec![self.b.ins().splat(ct::I32X4, m)];
+            return vec![self.b.ins().splat(ct::I32X4, m); n];
         }
         let v = self.b.ins().splat(t, x);
         vec![v; n]
@@ -125,8 +197,21 @@ impl FnCx<'_, '_> {
         match p {
             Part::Uni(x) => *x,
             Part::Seq(base, _) => self.b.ins().iadd_imm_s(*base, k as i64),
+            Part::Clamp(c) => {
+                let x = self.b.ins().iadd_imm_s(c.base, k as i64);
+                let (below, above) = if c.signed {
+                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+                } else {
+                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+                };
+                let under = self.b.ins().icmp(below, x, c.lo);
+                let x = self.b.ins().select(under, c.lo, x);
+                let over = self.b.ins().icmp(above, x, c.hi);
+                let x = self.b.ins().select(over, c.hi, x);
+                self.b.ins().iadd(x, c.off)
+            }
             Part::Var(v) => {
-                let per = LANES / v.len();
+                let per = self.lanes() / v.len();
                 let x = self.b.ins().extractlane(v[k / per], (k % per) as u8);
                 if s == ScalarType::Bool {
                     self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
@@ -139,8 +224,8 @@ impl FnCx<'_, '_> {
 
     /// A word from its lanes (scalars of `s`; `bool`s as 0 or 1).
     pub(super) fn part_of_lanes(&mut self, s: ScalarType, lanes: &[Value]) -> Part {
-        let (t, n) = Self::lane_vector(s);
-        let per = LANES / n;
+        let (t, n) = self.lane_vectors(s);
+        let per = self.lanes() / n;
         let lanes: Vec<Value> = lanes
             .iter()
             .map(|&x| {
@@ -165,59 +250,120 @@ impl FnCx<'_, '_> {
     }
 
     /// A `bool` gang value as a mask.
-    pub(super) fn mask_of(&mut self, g: &G) -> R<Value> {
+    pub(super) fn mask_of(&mut self, g: &G) -> R<Mask> {
         if g.ty != Type::Scalar(ScalarType::Bool) {
             return Err(not_spmd(format!("a condition of type {}", g.ty)));
         }
-        Ok(self.vectors(&g.w[0], ScalarType::Bool)[0])
+        Ok(self.vectors(&g.w[0], ScalarType::Bool))
     }
 
     /// A mask as a `bool` gang value.
-    pub(super) fn bool_of(m: Value) -> G {
+    pub(super) fn bool_of(m: Mask) -> G {
         G {
             ty: Type::Scalar(ScalarType::Bool),
-            w: vec![Part::Var(vec![m])],
+            w: vec![Part::Var(m)],
         }
     }
 
     /// The running lanes and `m`.
-    pub(super) fn and_active(&mut self, m: Value) -> Value {
-        match self.gang.as_ref().and_then(|g| g.mask) {
-            Some(a) => self.b.ins().band(a, m),
+    pub(super) fn and_active(&mut self, m: Mask) -> Mask {
+        match self.gang.as_ref().and_then(|g| g.mask.clone()) {
+            Some(a) => self.mask_and(&a, &m),
             None => m,
         }
     }
 
-    /// Whether any lane of the mask is set (an `I8`).
-    pub(super) fn any_lane(&mut self, m: Value) -> Value {
-        self.b.ins().vany_true(m)
+    /// The lanes set in both masks.
+    pub(super) fn mask_and(&mut self, a: &Mask, b: &Mask) -> Mask {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| self.b.ins().band(x, y))
+            .collect()
     }
 
-    /// The mask for a word of `s`: one `I32X4`, or two `I64X2` for 64-bit words.
-    /// Also whether the parts were widened here (Cranelift then no longer sees that each
-    /// lane is all ones or all zeros).
-    pub(super) fn mask_parts(&mut self, m: Value, s: ScalarType) -> (Vec<Value>, bool) {
-        match Self::lane_vector(s).1 {
-            1 => (vec![m], false),
-            _ => match self.gang.as_ref().and_then(|g| g.wide_masks.get(&m)) {
+    /// The lanes set in either mask.
+    pub(super) fn mask_or(&mut self, a: &Mask, b: &Mask) -> Mask {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| self.b.ins().bor(x, y))
+            .collect()
+    }
+
+    /// The lanes not set in `m`.
+    pub(super) fn mask_not(&mut self, m: &Mask) -> Mask {
+        m.iter().map(|&x| self.b.ins().bnot(x)).collect()
+    }
+
+    /// Whether any lane of the mask is set (an `I8`).
+    pub(super) fn any_lane(&mut self, m: &Mask) -> Value {
+        let mut any = m[0];
+        for &x in &m[1..] {
+            any = self.b.ins().bor(any, x);
+        }
+        self.b.ins().vany_true(any)
+    }
+
+    /// Whether every lane of the mask is set (an `I8`).
+    pub(super) fn all_lanes_set(&mut self, m: &Mask) -> Value {
+        let mut all = m[0];
+        for &x in &m[1..] {
+            all = self.b.ins().band(all, x);
+        }
+        self.b.ins().vall_true(all)
+    }
+
+    /// The mask's lanes as bits of an `I32`, lane `k` at bit `k`.
+    pub(super) fn mask_bits(&mut self, m: &Mask) -> Value {
+        let mut bits = self.b.ins().vhigh_bits(ct::I32, m[0]);
+        for (g, &x) in m.iter().enumerate().skip(1) {
+            let b = self.b.ins().vhigh_bits(ct::I32, x);
+            let b = self.b.ins().ishl_imm_u(b, (GROUP * g) as i64);
+            bits = self.b.ins().bor(bits, b);
+        }
+        bits
+    }
+
+    /// Whether lane `k` of the mask is set (an `I32`, all ones or zero).
+    pub(super) fn mask_lane(&mut self, m: &Mask, k: usize) -> Value {
+        self.b.ins().extractlane(m[k / GROUP], (k % GROUP) as u8)
+    }
+
+    /// The mask for a word of `s`: one `I32X4` per group, or two `I64X2` for 64-bit
+    /// words. Also whether the parts were widened here (Cranelift then no longer sees that
+    /// each lane is all ones or all zeros).
+    pub(super) fn mask_parts(&mut self, m: &Mask, s: ScalarType) -> (Vec<Value>, bool) {
+        if Self::lane_vector(s).1 == 1 {
+            return (m.clone(), false);
+        }
+        let mut parts = Vec::with_capacity(2 * m.len());
+        let mut widened = false;
+        for &g in m {
+            match self.gang.as_ref().and_then(|x| x.wide_masks.get(&g)) {
                 // The comparison's own 64-bit masks: no widening, and a blend on them is
                 // one `blendvpd`.
-                Some(parts) => (parts.clone(), false),
-                None => (
-                    vec![self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)],
-                    true,
-                ),
-            },
+                Some(own) => parts.extend(own.iter().copied()),
+                None => {
+                    parts.push(self.b.ins().swiden_low(g));
+                    parts.push(self.b.ins().swiden_high(g));
+                    widened = true;
+                }
+            }
         }
+        (parts, widened)
     }
 
-    /// A lane-wise comparison result of a word of `s` as one `I32X4` mask.
-    pub(super) fn narrow_mask(&mut self, parts: &[Value]) -> Value {
-        match parts {
-            [m] => self.vbitcast(ct::I32X4, *m),
-            // Each 64-bit lane is all ones or all zeros: its low half says the same.
-            [a, b] => {
-                let (wide_a, wide_b) = (*a, *b);
+    /// A lane-wise comparison result of a word (its vectors) as a mask.
+    pub(super) fn narrow_mask(&mut self, parts: &[Value]) -> Mask {
+        let groups = self.groups();
+        if parts.len() == groups {
+            return parts.iter().map(|&m| self.vbitcast(ct::I32X4, m)).collect();
+        }
+        // Two 64-bit vectors per group: each 64-bit lane is all ones or all zeros, and its
+        // low half says the same.
+        parts
+            .chunks(2)
+            .map(|pair| {
+                let (wide_a, wide_b) = (pair[0], pair[1]);
                 let a = self.vbitcast(ct::I32X4, wide_a);
                 let b = self.vbitcast(ct::I32X4, wide_b);
                 let m = self.shuffle32(a, b, [0, 2, 4, 6]);
@@ -225,13 +371,12 @@ impl FnCx<'_, '_> {
                     g.wide_masks.insert(m, vec![wide_a, wide_b]);
                 }
                 m
-            }
-            _ => unreachable!("a word is one or two vectors"),
-        }
+            })
+            .collect()
     }
 
     /// The lanes of word `a` where `m` is set, of `b` elsewhere.
-    pub(super) fn blend_part(&mut self, m: Value, a: &Part, b: &Part, s: ScalarType) -> Part {
+    pub(super) fn blend_part(&mut self, m: &Mask, a: &Part, b: &Part, s: ScalarType) -> Part {
         if let (Part::Uni(x), Part::Uni(y)) = (a, b) {
             if x == y {
                 return a.clone();
@@ -290,7 +435,7 @@ impl FnCx<'_, '_> {
     }
 
     /// The lanes of `a` where `m` is set, of `b` elsewhere.
-    pub(super) fn blend(&mut self, m: Value, a: &G, b: &G) -> R<G> {
+    pub(super) fn blend(&mut self, m: &Mask, a: &G, b: &G) -> R<G> {
         let ss = Self::word_scalars(&a.ty)?;
         let w =
             a.w.iter()
@@ -312,27 +457,35 @@ impl FnCx<'_, '_> {
         args: &[(&Part, ScalarType)],
         mut f: impl FnMut(&mut Self, &[Value]) -> R<Value>,
     ) -> R<Part> {
-        let mut lanes = Vec::with_capacity(LANES);
-        for k in 0..LANES {
+        let mut lanes = Vec::with_capacity(self.lanes());
+        for k in 0..self.lanes() {
             let xs: Vec<Value> = args.iter().map(|(p, s)| self.lane_of(p, *s, k)).collect();
             lanes.push(f(self, &xs)?);
         }
         Ok(self.part_of_lanes(out, &lanes))
     }
 
-    /// The `f32` lanes of a vector as two `F64X2` (lanes 0-1, 2-3).
-    pub(in crate::cpu::codegen) fn promote_lanes(&mut self, x: Value) -> Vec<Value> {
-        let low = self.b.ins().fvpromote_low(x);
-        let high_lanes = self.shuffle32(x, x, [2, 3, 2, 3]);
-        let high = self.b.ins().fvpromote_low(high_lanes);
-        vec![low, high]
+    /// The `f32` lanes of vectors as two `F64X2` each (lanes 0-1, 2-3).
+    pub(in crate::cpu::codegen) fn promote_lanes(&mut self, xs: &[Value]) -> Vec<Value> {
+        let mut out = Vec::with_capacity(2 * xs.len());
+        for &x in xs {
+            out.push(self.b.ins().fvpromote_low(x));
+            let high_lanes = self.shuffle32(x, x, [2, 3, 2, 3]);
+            out.push(self.b.ins().fvpromote_low(high_lanes));
+        }
+        out
     }
 
-    /// Two `F64X2` rounded to one `F32X4`.
-    pub(in crate::cpu::codegen) fn demote_lanes(&mut self, parts: &[Value]) -> Value {
-        let low = self.b.ins().fvdemote(parts[0]);
-        let high = self.b.ins().fvdemote(parts[1]);
-        self.shuffle32(low, high, [0, 1, 4, 5])
+    /// Pairs of `F64X2` rounded to one `F32X4` each.
+    pub(in crate::cpu::codegen) fn demote_lanes(&mut self, parts: &[Value]) -> Vec<Value> {
+        parts
+            .chunks(2)
+            .map(|pair| {
+                let low = self.b.ins().fvdemote(pair[0]);
+                let high = self.b.ins().fvdemote(pair[1]);
+                self.shuffle32(low, high, [0, 1, 4, 5])
+            })
+            .collect()
     }
 
     /// The 32-bit lanes `pick` of the eight lanes of `a` then `b` (as `a`'s type).

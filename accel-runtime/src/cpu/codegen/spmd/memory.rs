@@ -4,7 +4,7 @@
 //! stored into its output columns, and failures naming the first failing lane.
 
 use super::super::cx::*;
-use super::{not_spmd, Part, G, LANES};
+use super::{not_spmd, Mask, Part, G};
 use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -57,14 +57,15 @@ impl FnCx<'_, '_> {
         Ok(match &g.w[0] {
             Part::Uni(x) => *x,
             Part::Seq(base, _) => {
-                // A wrapped `base + 3` would look small: then `base` itself (huge) is
-                // what fails the check.
-                let last = self.b.ins().iadd_imm_s(*base, 3);
+                // A wrapped last lane would look small: then `base` itself (huge) is what
+                // fails the check.
+                let lanes = self.lanes() as i64;
+                let last = self.b.ins().iadd_imm_s(*base, lanes - 1);
                 self.b.ins().umax(*base, last)
             }
             p => {
                 let mut m = self.lane_of(p, s, 0);
-                for k in 1..LANES {
+                for k in 1..self.lanes() {
                     let x = self.lane_of(p, s, k);
                     m = self.b.ins().umax(m, x);
                 }
@@ -79,7 +80,7 @@ impl FnCx<'_, '_> {
         let g = self.gexpr(e)?;
         let s = Self::g_scalar(&g)?;
         let inside = self.gcompare(IntCC::SignedLessThan, s, &g.w[0], &Part::Uni(dim));
-        Ok(self.b.ins().vall_true(inside))
+        Ok(self.all_lanes_set(&inside))
     }
 
     /// `rows[row][i]` with `rows` a sequence of sequences the same for every lane: the
@@ -115,19 +116,44 @@ impl FnCx<'_, '_> {
             self.fail_if(oob, kind, *x, len);
             return Ok(());
         }
-        if let (Part::Seq(base, _), None) = (i, self.gang.as_ref().and_then(|g| g.mask)) {
-            // Consecutive lanes: all below `len` when `len - base >= 4` (and `base < len`);
-            // the first failing lane's index is `max(base, len)`.
+        let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
+        if let (Part::Seq(base, _), false) = (i, masked) {
+            // Consecutive lanes: all below `len` when `len - base` is at least the width
+            // (and `base < len`); the first failing lane's index is `max(base, len)`.
             let (base, len) = (*base, len);
             let past = self
                 .b
                 .ins()
                 .icmp(IntCC::UnsignedGreaterThanOrEqual, base, len);
             let room = self.b.ins().isub(len, base);
-            let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, room, 4);
+            let lanes = self.lanes() as i64;
+            let short = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedLessThan, room, lanes);
             let bad = self.b.ins().bor(past, short);
             let first = self.b.ins().umax(base, len);
             self.fail_if(bad, kind, first, len);
+            return Ok(());
+        }
+        if let (Part::Clamp(c), false) = (i, masked) {
+            // Consecutive where the clamp binds no lane: the test of consecutive lanes.
+            let unbound = self.clamp_unbound(c);
+            let (fast, slow, join) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            self.b.ins().brif(unbound, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            let first = self.b.ins().iadd(c.base, c.off);
+            self.check_lanes_below(&Part::Seq(first, false), len, kind)?;
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(slow);
+            let lanes = Part::Var(self.vectors(i, s));
+            self.check_lanes_below(&lanes, len, kind)?;
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
             return Ok(());
         }
         let lenp = Part::Uni(len);
@@ -140,13 +166,13 @@ impl FnCx<'_, '_> {
     /// values of `a` and `b`.
     pub(super) fn fail_lanes(
         &mut self,
-        bad: Value,
+        bad: Mask,
         kind: FailureKind,
         a: (&Part, ScalarType),
         b: (&Part, ScalarType),
     ) {
         let bad = self.and_active(bad);
-        let any = self.any_lane(bad);
+        let any = self.any_lane(&bad);
         // One report block per kind and shape of values, shared by every check that has
         // them (as scalar checks share theirs, see `FnCx::report`); the values travel
         // as its parameters.
@@ -154,6 +180,7 @@ impl FnCx<'_, '_> {
             let kind = match p {
                 Part::Uni(_) => "u".to_string(),
                 Part::Seq(_, aligned) => format!("s{aligned}"),
+                Part::Clamp(c) => format!("c{}", c.signed),
                 Part::Var(vs) => format!("v{}", vs.len()),
             };
             let types: Vec<String> = part_values(p)
@@ -163,7 +190,7 @@ impl FnCx<'_, '_> {
             format!("{kind}{s:?}{types:?}")
         };
         let key = format!("{}|{}|{}", kind.code(), shape(self, a), shape(self, b));
-        let mut args = vec![bad];
+        let mut args = bad.clone();
         args.extend(part_values(a.0));
         args.extend(part_values(b.0));
         let ok = self.b.create_block();
@@ -184,16 +211,18 @@ impl FnCx<'_, '_> {
         if existing.is_none() {
             self.b.switch_to_block(report);
             let params = self.b.block_params(report).to_vec();
-            let bad = params[0];
+            let groups = bad.len();
+            let bad: Mask = params[..groups].to_vec();
             let na = part_values(a.0).len();
-            let pa = with_values(a.0, &params[1..1 + na]);
-            let pb = with_values(b.0, &params[1 + na..]);
-            let bits = self.b.ins().vhigh_bits(ct::I32, bad);
+            let pa = with_values(a.0, &params[groups..groups + na]);
+            let pb = with_values(b.0, &params[groups + na..]);
+            let bits = self.mask_bits(&bad);
             let first = self.b.ins().ctz(bits);
+            let lanes = self.lanes();
             let mut picked = Vec::new();
             for (p, s) in [(&pa, a.1), (&pb, b.1)] {
-                let mut v = self.lane_of(p, s, LANES - 1);
-                for k in (0..LANES - 1).rev() {
+                let mut v = self.lane_of(p, s, lanes - 1);
+                for k in (0..lanes - 1).rev() {
                     let here = self.b.ins().icmp_imm_s(IntCC::Equal, first, k as i64);
                     let x = self.lane_of(p, s, k);
                     v = self.b.ins().select(here, x, v);
@@ -254,7 +283,7 @@ impl FnCx<'_, '_> {
             Part::Seq(base, _)
                 if s != ScalarType::Bool && self.gang.as_ref().is_none_or(|g| g.mask.is_none()) =>
             {
-                let (t, n) = Self::lane_vector(s);
+                let (t, n) = self.lane_vectors(s);
                 let off = self.scaled(*base, s);
                 let addr = self.b.ins().iadd(col, off);
                 Part::Var(
@@ -262,6 +291,39 @@ impl FnCx<'_, '_> {
                         .map(|k| self.b.ins().load(t, flags, addr, 16 * k as i32))
                         .collect(),
                 )
+            }
+            // A clamped index: consecutive where the clamp binds no lane.
+            Part::Clamp(c) => {
+                let unbound = self.clamp_unbound(c);
+                let first = self.b.ins().iadd(c.base, c.off);
+                let (fast, slow, join) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(unbound, fast, &[], slow, &[]);
+                self.b.switch_to_block(fast);
+                let Part::Var(seq) = self.load_column(col, s, &Part::Seq(first, false), movable)
+                else {
+                    unreachable!("loads give vectors")
+                };
+                for &v in &seq {
+                    let t = self.b.func.dfg.value_type(v);
+                    self.b.append_block_param(join, t);
+                }
+                let args: Vec<cranelift_codegen::ir::BlockArg> =
+                    seq.iter().map(|&v| v.into()).collect();
+                self.b.ins().jump(join, &args);
+                self.b.switch_to_block(slow);
+                let lanes = Part::Var(self.vectors(i, ScalarType::Usize));
+                let Part::Var(gathered) = self.load_column(col, s, &lanes, movable) else {
+                    unreachable!("loads give vectors")
+                };
+                let args: Vec<cranelift_codegen::ir::BlockArg> =
+                    gathered.iter().map(|&v| v.into()).collect();
+                self.b.ins().jump(join, &args);
+                self.b.switch_to_block(join);
+                Part::Var(self.b.block_params(join).to_vec())
             }
             _ => self.gather(s, flags, |f, k| {
                 let x = f.lane_of(i, ScalarType::Usize, k);
@@ -279,11 +341,11 @@ impl FnCx<'_, '_> {
         flags: MemFlagsData,
         mut address: impl FnMut(&mut Self, usize) -> Value,
     ) -> Part {
-        let mask = self.gang.as_ref().and_then(|g| g.mask);
-        let mut lanes = Vec::with_capacity(LANES);
-        for k in 0..LANES {
+        let mask = self.gang.as_ref().and_then(|g| g.mask.clone());
+        let mut lanes = Vec::with_capacity(self.lanes());
+        for k in 0..self.lanes() {
             let mut addr = address(self, k);
-            if let Some(m) = mask {
+            if let Some(m) = &mask {
                 addr = self.lane_address(m, k, addr);
             }
             let v = self.b.ins().load(clif(s), flags, addr, 0);
@@ -303,10 +365,10 @@ impl FnCx<'_, '_> {
         v: &Part,
         mut address: impl FnMut(&mut Self, usize) -> Value,
     ) {
-        let mask = self.gang.as_ref().and_then(|g| g.mask);
-        for k in 0..LANES {
+        let mask = self.gang.as_ref().and_then(|g| g.mask.clone());
+        for k in 0..self.lanes() {
             let mut addr = address(self, k);
-            if let Some(m) = mask {
+            if let Some(m) = &mask {
                 addr = self.lane_address(m, k, addr);
             }
             let lane = self.lane_of(v, s, k);
@@ -315,9 +377,9 @@ impl FnCx<'_, '_> {
     }
 
     /// `addr` if lane `k` of mask `m` runs, else a scratch slot's address.
-    pub(super) fn lane_address(&mut self, m: Value, k: usize, addr: Value) -> Value {
+    pub(super) fn lane_address(&mut self, m: &Mask, k: usize, addr: Value) -> Value {
         let dummy = self.dummy_address();
-        let on = self.b.ins().extractlane(m, k as u8);
+        let on = self.mask_lane(m, k);
         self.b.ins().select(on, addr, dummy)
     }
 
@@ -396,7 +458,7 @@ impl FnCx<'_, '_> {
                     Some((self.b.ins().iadd(m, *x), dim))
                 }
                 (Some((first, stride)), _, other) => {
-                    let lanes: Vec<Value> = (0..LANES as i64)
+                    let lanes: Vec<Value> = (0..self.lanes() as i64)
                         .map(|l| {
                             let at = self.b.ins().imul_imm_s(stride, l);
                             self.b.ins().iadd(first, at)
@@ -491,8 +553,8 @@ impl FnCx<'_, '_> {
 
     /// Stores word `v` (numbers `s`) at lanes `i` of column `col`, in the running lanes.
     pub(super) fn store_lanes(&mut self, col: Value, s: ScalarType, i: &Part, v: &Part) {
-        let mask = self.gang.as_ref().and_then(|g| g.mask);
-        if let (Part::Seq(base, _), None, false) = (i, mask, s == ScalarType::Bool) {
+        let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
+        if let (Part::Seq(base, _), false, false) = (i, masked, s == ScalarType::Bool) {
             let vs = self.vectors(v, s);
             let off = self.scaled(*base, s);
             let addr = self.b.ins().iadd(col, off);
@@ -530,6 +592,7 @@ fn part_values(p: &Part) -> Vec<Value> {
     match p {
         Part::Uni(x) | Part::Seq(x, _) => vec![*x],
         Part::Var(vs) => vs.clone(),
+        Part::Clamp(c) => vec![c.base, c.lo, c.hi, c.off],
     }
 }
 
@@ -539,5 +602,12 @@ fn with_values(p: &Part, values: &[Value]) -> Part {
         Part::Uni(_) => Part::Uni(values[0]),
         Part::Seq(_, aligned) => Part::Seq(values[0], *aligned),
         Part::Var(_) => Part::Var(values.to_vec()),
+        Part::Clamp(c) => Part::Clamp(super::Clamp {
+            base: values[0],
+            lo: values[1],
+            hi: values[2],
+            off: values[3],
+            signed: c.signed,
+        }),
     }
 }

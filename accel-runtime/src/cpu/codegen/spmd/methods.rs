@@ -4,7 +4,7 @@
 
 use super::super::cx::*;
 use super::super::math::INLINE;
-use super::{not_spmd, Part, G, LANES};
+use super::{not_spmd, Part, G};
 use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -265,22 +265,21 @@ impl FnCx<'_, '_> {
 
     /// An integer method with a vector form, or `None`.
     fn gint_method(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<Option<G>> {
+        if let Some(c) = self.clamped_index(s, r, method, a) {
+            return Ok(Some(G {
+                ty: r.ty.clone(),
+                w: vec![Part::Clamp(c)],
+            }));
+        }
         let (t, _) = Self::lane_vector(s);
         if t != ct::I32X4 {
             return Ok(None);
         }
         let x = self.vectors(&r.w[0], s);
         let y = a.first().map(|g| self.vectors(&g.w[0], s));
-        let v = match (method, y) {
-            ("abs", _) if signed(s) => self.b.ins().iabs(x[0]),
-            ("abs", _) => x[0],
-            ("min", Some(y)) if signed(s) => self.b.ins().smin(x[0], y[0]),
-            ("min", Some(y)) => self.b.ins().umin(x[0], y[0]),
-            ("max", Some(y)) if signed(s) => self.b.ins().smax(x[0], y[0]),
-            ("max", Some(y)) => self.b.ins().umax(x[0], y[0]),
-            ("wrapping_add", Some(y)) => self.b.ins().iadd(x[0], y[0]),
-            ("wrapping_sub", Some(y)) => self.b.ins().isub(x[0], y[0]),
-            ("wrapping_mul", Some(y)) => self.b.ins().imul(x[0], y[0]),
+        let v: Vec<Value> = match (method, y) {
+            ("abs", _) if signed(s) => x.iter().map(|&v| self.b.ins().iabs(v)).collect(),
+            ("abs", _) => x,
             ("clamp", Some(lo)) => {
                 let hi = self.vectors(&a[1].w[0], s);
                 let cc = if signed(s) {
@@ -288,34 +287,124 @@ impl FnCx<'_, '_> {
                 } else {
                     IntCC::UnsignedGreaterThan
                 };
-                let reversed = self.b.ins().icmp(cc, lo[0], hi[0]);
+                let reversed: Vec<Value> = lo
+                    .iter()
+                    .zip(&hi)
+                    .map(|(&l, &h)| self.b.ins().icmp(cc, l, h))
+                    .collect();
+                let reversed = self.narrow_mask(&reversed);
                 self.fail_lanes(
                     reversed,
                     FailureKind::ClampBounds,
                     (&a[0].w[0], s),
                     (&a[1].w[0], s),
                 );
-                if signed(s) {
-                    let up = self.b.ins().smax(x[0], lo[0]);
-                    self.b.ins().smin(up, hi[0])
-                } else {
-                    let up = self.b.ins().umax(x[0], lo[0]);
-                    self.b.ins().umin(up, hi[0])
+                (0..x.len())
+                    .map(|k| {
+                        if signed(s) {
+                            let up = self.b.ins().smax(x[k], lo[k]);
+                            self.b.ins().smin(up, hi[k])
+                        } else {
+                            let up = self.b.ins().umax(x[k], lo[k]);
+                            self.b.ins().umin(up, hi[k])
+                        }
+                    })
+                    .collect()
+            }
+            (m, Some(y)) => {
+                let op = |f: &mut Self, a: Value, b: Value| -> Option<Value> {
+                    let i = f.b.ins();
+                    Some(match (m, signed(s)) {
+                        ("min", true) => i.smin(a, b),
+                        ("min", false) => i.umin(a, b),
+                        ("max", true) => i.smax(a, b),
+                        ("max", false) => i.umax(a, b),
+                        ("wrapping_add", _) => i.iadd(a, b),
+                        ("wrapping_sub", _) => i.isub(a, b),
+                        ("wrapping_mul", _) => i.imul(a, b),
+                        _ => return None,
+                    })
+                };
+                let mut out = Vec::with_capacity(x.len());
+                for (&a, &b) in x.iter().zip(&y) {
+                    match op(self, a, b) {
+                        Some(v) => out.push(v),
+                        None => return Ok(None),
+                    }
                 }
+                out
             }
             _ => return Ok(None),
         };
         Ok(Some(G {
             ty: r.ty.clone(),
-            w: vec![Part::Var(vec![v])],
+            w: vec![Part::Var(v)],
         }))
+    }
+
+    /// `x.clamp(lo, hi)`, `x.max(lo)` or `x.min(hi)` of the gang's index `x` (plus
+    /// offsets) with bounds the same for every lane: a clamped index (`Part::Clamp`).
+    fn clamped_index(
+        &mut self,
+        s: ScalarType,
+        r: &G,
+        method: &str,
+        a: &[G],
+    ) -> Option<super::Clamp> {
+        let Part::Seq(base, _) = r.w[0] else {
+            return None;
+        };
+        let uniform = |k: usize| match a.get(k).map(|g| &g.w[0]) {
+            Some(Part::Uni(v)) => Some(*v),
+            _ => None,
+        };
+        let signed = signed(s);
+        let (min, max) = if signed {
+            (i64::MIN, i64::MAX)
+        } else {
+            (0, -1)
+        };
+        let (lo, hi) = match method {
+            "clamp" => {
+                let (lo, hi) = (uniform(0)?, uniform(1)?);
+                // Rust's assertion, for the lanes that run.
+                let cc = if signed {
+                    IntCC::SignedGreaterThan
+                } else {
+                    IntCC::UnsignedGreaterThan
+                };
+                let reversed = self.b.ins().icmp(cc, lo, hi);
+                let all = self.b.ins().uextend(ct::I32, reversed);
+                let all = self.b.ins().ineg(all);
+                let all = self.b.ins().splat(ct::I32X4, all);
+                let mask = vec![all; self.groups()];
+                self.fail_lanes(
+                    mask,
+                    FailureKind::ClampBounds,
+                    (&a[0].w[0], s),
+                    (&a[1].w[0], s),
+                );
+                (lo, hi)
+            }
+            "max" => (uniform(0)?, self.b.ins().iconst(ct::I64, max)),
+            "min" => (self.b.ins().iconst(ct::I64, min), uniform(0)?),
+            _ => return None,
+        };
+        let off = self.b.ins().iconst(ct::I64, 0);
+        Some(super::Clamp {
+            base,
+            lo,
+            hi,
+            off,
+            signed,
+        })
     }
 
     /// A number method lane by lane, with scalar code's own (libm calls among them).
     /// Lanes not running get arguments that cannot fail (a divisor of 1, bounds of 0).
     fn method_per_lane(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<G> {
         let mut a = a.to_vec();
-        if let Some(m) = self.gang.as_ref().and_then(|g| g.mask) {
+        if let Some(m) = self.gang.as_ref().and_then(|g| g.mask.clone()) {
             let safe = match method {
                 "rem_euclid" | "div_euclid" | "is_multiple_of" => Some(1.0),
                 "clamp" => Some(0.0),
@@ -329,13 +418,13 @@ impl FnCx<'_, '_> {
                     } else {
                         self.b.ins().iconst(clif(gs), c as i64)
                     };
-                    g.w[0] = self.blend_part(m, &g.w[0], &Part::Uni(v), gs);
+                    g.w[0] = self.blend_part(&m, &g.w[0], &Part::Uni(v), gs);
                 }
             }
         }
         let a = &a[..];
-        let mut lanes: Vec<V> = Vec::with_capacity(LANES);
-        for k in 0..LANES {
+        let mut lanes: Vec<V> = Vec::with_capacity(self.lanes());
+        for k in 0..self.lanes() {
             let x = self.lane_of(&r.w[0], s, k);
             let args = a
                 .iter()

@@ -7,7 +7,7 @@
 
 use super::super::cx::*;
 use super::super::proofs::Proofs;
-use super::{not_spmd, Part, G, LANES};
+use super::{not_spmd, Part, G};
 use accel_ir::ops::{delayed, OpView, Reduce};
 use accel_ir::passes::recognize::{componentwise, Prim};
 use accel_ir::{Expr, ParOp, ScalarType, Type};
@@ -218,6 +218,19 @@ impl FnCx<'_, '_> {
         let safe = Self::length_sources(n);
         let ne = self.expr(r.ne)?;
         let ne_g = self.materialize(&G::uniform(ne.clone()))?;
+        // One group's vectors for every group of the gang the loop runs.
+        let groups = super::gang_groups();
+        let ne_g = G {
+            ty: ne_g.ty,
+            w: ne_g
+                .w
+                .into_iter()
+                .map(|p| match p {
+                    Part::Var(vs) => Part::Var(vs.repeat(groups)),
+                    p => p,
+                })
+                .collect(),
+        };
         let accs = self.declare_gvars(&ne_g)?;
         let rest = self.gang_loop(
             body,
@@ -249,12 +262,20 @@ impl FnCx<'_, '_> {
         })?;
         let mut total = self.use_vars(&t, &tail).w;
         for (k, (&p, &s)) in prims.iter().zip(&ss).enumerate() {
-            let acc = Part::Var(accs[k].iter().map(|v| self.b.use_var(*v)).collect());
-            let mut folded = self.lane_of(&acc, s, 0);
-            for l in 1..LANES {
-                let x = self.lane_of(&acc, s, l);
-                folded = self.vprim(p, s, folded, x);
+            // The lanes in order: each vector's, vector after vector.
+            let mut folded: Option<Value> = None;
+            for var in &accs[k] {
+                let v = self.b.use_var(*var);
+                let lanes = self.b.func.dfg.value_type(v).lane_count();
+                for l in 0..lanes {
+                    let x = self.b.ins().extractlane(v, l as u8);
+                    folded = Some(match folded {
+                        Some(a) => self.vprim(p, s, a, x),
+                        None => x,
+                    });
+                }
             }
+            let folded = folded.expect("a word has lanes");
             total[k] = self.vprim(p, s, folded, total[k]);
         }
         Ok(Some(V { ty: t, w: total }))

@@ -6,7 +6,7 @@
 //! sequences of numbers (or tuples and records of numbers) take this form.
 
 use super::super::cx::*;
-use super::{not_spmd, Part, G, LANES};
+use super::{not_spmd, Part, G};
 use crate::backend::failure::FailureKind;
 use crate::backend::layout::{self, Word};
 use accel_ir::ops::Create;
@@ -90,7 +90,7 @@ impl FnCx<'_, '_> {
     }
 
     /// A nested `create(n, |j| body)` whose elements differ between lanes, `n` the same
-    /// for every lane: one allocation of `4 n` elements per column, lane `k`'s sequence at
+    /// for every lane: one allocation of `lanes * n` elements per column, lane `k`'s sequence at
     /// `k n`; `j` counts once for the gang, each lane storing its own element.
     pub(super) fn gnested_create(&mut self, c: Create<'_>, ty: &Type) -> R<G> {
         let Type::Seq(elem) = ty else {
@@ -111,13 +111,14 @@ impl FnCx<'_, '_> {
         let mut starts = Vec::new();
         for &s in &ss {
             let lane_bytes = self.scaled(n, s);
-            let bytes = self.b.ins().imul_imm_s(lane_bytes, LANES as i64);
+            let lanes = self.lanes() as i64;
+            let bytes = self.b.ins().imul_imm_s(lane_bytes, lanes);
             let align = self.iconst(size_of(s));
             let ctx = self.ctx;
             let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
             self.fail_if(null, FailureKind::Alloc, bytes, bytes);
-            let lanes: Vec<Value> = (0..LANES as i64)
+            let lanes: Vec<Value> = (0..self.lanes() as i64)
                 .map(|k| {
                     let at = self.b.ins().imul_imm_s(lane_bytes, k);
                     self.b.ins().iadd(p, at)

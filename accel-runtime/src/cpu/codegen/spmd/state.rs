@@ -24,6 +24,8 @@ pub(in crate::cpu::codegen) enum Slot {
     Seq(Variable, bool),
     /// Its vectors.
     Var(Vec<Variable>),
+    /// A clamped index's words (see `Part::Clamp`): base, bounds, offset.
+    Clamp([Variable; 4], bool),
 }
 
 /// A gang loop that walks its range row by row for a divisor `d` of the index (`let i =
@@ -35,6 +37,8 @@ pub(in crate::cpu::codegen) struct RowWalk {
     pub(in crate::cpu::codegen) param: String,
     /// The divisor, an expression of values bound outside the element.
     pub(in crate::cpu::codegen) divisor: accel_ir::Expr,
+    /// The element's aliases, which the divisor and the index are read through.
+    pub(in crate::cpu::codegen) aliases: super::aliases::Aliases,
     /// The row being walked: `p / d`.
     pub(in crate::cpu::codegen) row: Variable,
     /// Where it starts: `(p / d) * d`.
@@ -47,8 +51,8 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) varying: HashSet<String>,
     /// Their values (uniform variables live in the function context, as in scalar code).
     pub(in crate::cpu::codegen) vars: HashMap<String, (Type, Vec<Slot>)>,
-    /// The lanes running here (an `I32X4` mask); `None` when all of them do.
-    pub(in crate::cpu::codegen) mask: Option<Value>,
+    /// The lanes running here (a [`Mask`]); `None` when all of them do.
+    pub(in crate::cpu::codegen) mask: Option<Mask>,
     /// A zeroed stack slot's address: where masked-off lanes of a gather load from.
     pub(in crate::cpu::codegen) dummy: Option<Value>,
     /// Masks narrowed from comparisons of 64-bit lanes, with the comparisons' own masks
@@ -56,4 +60,10 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) wide_masks: HashMap<Value, Vec<Value>>,
     /// Set when the gang loop walks rows (see [`RowWalk`]).
     pub(in crate::cpu::codegen) rows: Option<RowWalk>,
+    /// How many groups of four lanes the gang has (its width is four times this).
+    pub(in crate::cpu::codegen) groups: usize,
 }
+
+/// Which lanes of a gang run: one `I32X4` per group of four lanes, each lane all ones or
+/// all zeros.
+pub(in crate::cpu::codegen) type Mask = Vec<Value>;
