@@ -105,6 +105,7 @@ impl FnCx<'_, '_> {
             indexed: self.indexed_by(body, var),
             tensors: self.tensor_accesses(body, var),
             affine: self.affine_loads(body, var),
+            ..Proofs::default()
         };
         self.versioned(&proofs, var, lo, hi, run)
     }

@@ -56,7 +56,12 @@ impl FnCx<'_, '_> {
             .iter()
             .filter(|l| !self.safe_affine.contains(&(l.seq.clone(), l.index.clone())))
             .collect();
-        if indexed.is_empty() && tensors.is_empty() && affine.is_empty() {
+        let shifted: Vec<&ShiftedLoad> = proofs
+            .shifted
+            .iter()
+            .filter(|l| !self.safe_affine.contains(&(l.seq.clone(), l.index.clone())))
+            .collect();
+        if indexed.is_empty() && tensors.is_empty() && affine.is_empty() && shifted.is_empty() {
             fast_run(self)?;
             return Ok(self.b.ins().iconst(ct::I8, 1));
         }
@@ -92,30 +97,12 @@ impl FnCx<'_, '_> {
                 ok = self.b.ins().band(ok, fits);
             }
         }
-        // An affine load: its largest index, `(hi - 1) * stride + offset`, computed
-        // without wrapping, below the length (or no iteration at all).
         for l in &affine {
-            let stride = self.expr(&l.stride)?.w[0];
-            let offset = if self.gang.is_some() && self.varies(&l.offset) {
-                self.largest_lane(&l.offset)?
-            } else {
-                self.expr(&l.offset)?.w[0]
-            };
-            let len = self.var(&l.seq)?.w[0];
-            let empty = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lo);
-            let last = self.b.ins().iadd_imm_s(hi, -1);
-            let scaled = self.b.ins().imul(last, stride);
-            let high = self.b.ins().umulhi(last, stride);
-            let no_wrap = self.b.ins().icmp_imm_u(IntCC::Equal, high, 0);
-            let top = self.b.ins().iadd(scaled, offset);
-            let no_carry = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedGreaterThanOrEqual, top, scaled);
-            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, top, len);
-            let fits = self.b.ins().band(no_wrap, no_carry);
-            let fits = self.b.ins().band(fits, inside);
-            let fits = self.b.ins().bor(empty, fits);
+            let fits = self.affine_fits(l, lo, hi)?;
+            ok = self.b.ins().band(ok, fits);
+        }
+        for l in &shifted {
+            let fits = self.shifted_fits(l, lo, hi)?;
             ok = self.b.ins().band(ok, fits);
         }
         let fast = self.b.create_block();
@@ -134,6 +121,8 @@ impl FnCx<'_, '_> {
             .extend(tensors.iter().map(|t| (*t).clone()));
         self.safe_affine
             .extend(affine.iter().map(|l| (l.seq.clone(), l.index.clone())));
+        self.safe_affine
+            .extend(shifted.iter().map(|l| (l.seq.clone(), l.index.clone())));
         let r = fast_run(self);
         self.safe.truncate(before.0);
         self.safe_tensors.truncate(before.1);
@@ -147,6 +136,62 @@ impl FnCx<'_, '_> {
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         Ok(ok)
+    }
+
+    /// Whether an affine load is in bounds for every iteration of `lo..hi` (an `I8`).
+    fn affine_fits(&mut self, l: &AffineLoad, lo: Value, hi: Value) -> R<Value> {
+        // An affine load: its largest index, `(hi - 1) * stride + offset`, computed
+        // without wrapping, below the length (or no iteration at all).
+        let stride = self.expr(&l.stride)?.w[0];
+        let offset = if self.gang.is_some() && self.varies(&l.offset) {
+            self.largest_lane(&l.offset)?
+        } else {
+            self.expr(&l.offset)?.w[0]
+        };
+        let len = self.var(&l.seq)?.w[0];
+        let empty = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lo);
+        let last = self.b.ins().iadd_imm_s(hi, -1);
+        let scaled = self.b.ins().imul(last, stride);
+        let high = self.b.ins().umulhi(last, stride);
+        let no_wrap = self.b.ins().icmp_imm_u(IntCC::Equal, high, 0);
+        let top = self.b.ins().iadd(scaled, offset);
+        let no_carry = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, top, scaled);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, top, len);
+        let fits = self.b.ins().band(no_wrap, no_carry);
+        let fits = self.b.ins().band(fits, inside);
+        let fits = self.b.ins().bor(empty, fits);
+        Ok(fits)
+    }
+
+    /// Whether a shifted load is in bounds for every iteration of `lo..hi` (an `I8`).
+    fn shifted_fits(&mut self, l: &ShiftedLoad, lo: Value, hi: Value) -> R<Value> {
+        // A shifted load: every index of `lo..hi` moved by the offset, inside (or no
+        // iteration at all).
+        let off = self.expr(&l.offset)?.w[0];
+        let len = self.var(&l.seq)?.w[0];
+        let empty = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, hi, lo);
+        let fits = if l.minus {
+            let from = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, lo, off);
+            let end = self.b.ins().isub(hi, off);
+            let to = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            self.b.ins().band(from, to)
+        } else {
+            let end = self.b.ins().iadd(hi, off);
+            let no_carry = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, end, hi);
+            let to = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            self.b.ins().band(no_carry, to)
+        };
+        let fits = self.b.ins().bor(empty, fits);
+        Ok(fits)
     }
 
     /// The tensor accesses in `body` whose coordinates are each `var`, a literal, or a
@@ -295,6 +340,19 @@ pub(super) struct Proofs {
     pub(super) indexed: Vec<String>,
     pub(super) tensors: Vec<(String, Vec<Expr>)>,
     pub(super) affine: Vec<AffineLoad>,
+    pub(super) shifted: Vec<ShiftedLoad>,
+}
+
+/// A load `seq[index]` with `index = var + offset` or `var - offset` in a loop over
+/// `var` (a stencil's neighbour `a[p - n]` in a gang loop over `p`): in bounds for every
+/// `var` of the loop when `lo - offset` does not wrap and `hi + offset` (or `hi - offset`)
+/// is at most the length.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct ShiftedLoad {
+    pub(super) seq: String,
+    pub(super) index: Expr,
+    pub(super) offset: Expr,
+    pub(super) minus: bool,
 }
 
 /// A load `seq[index]` with `index = var * stride + offset` in a loop over `var`.

@@ -132,23 +132,25 @@ impl FnCx<'_, '_> {
             return Ok(None);
         }
         let dealias = |e: &Expr| super::aliases::dealias(e, &rows.aliases);
-        if dealias(a) != Expr::Var(rows.param.clone()) || dealias(b) != rows.divisor {
+        if dealias(a) != Expr::Var(rows.param.clone()) {
             return Ok(None);
         }
-        let usize_ty = Type::Scalar(ScalarType::Usize);
+        let b = dealias(b);
+        let Some(d) = rows.divisors.iter().find(|d| d.expr == b) else {
+            return Ok(None);
+        };
         let part = match op {
-            BinOp::Div => Part::Uni(self.b.use_var(rows.row)),
-            BinOp::Rem => {
+            BinOp::Div => Part::Uni(self.b.use_var(d.row)),
+            _ => {
                 let Part::Seq(base, _) = self.gvar(&rows.param)?.w[0] else {
                     return Ok(None);
                 };
-                let start = self.b.use_var(rows.row_start);
+                let start = self.b.use_var(d.row_start);
                 Part::Seq(self.b.ins().isub(base, start), false)
             }
-            _ => return Ok(None),
         };
         Ok(Some(G {
-            ty: usize_ty,
+            ty: Type::Scalar(ScalarType::Usize),
             w: vec![part],
         }))
     }

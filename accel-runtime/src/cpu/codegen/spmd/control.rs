@@ -117,6 +117,9 @@ impl FnCx<'_, '_> {
         let m_then = self.and_active(m.clone());
         let m_else = self.and_active(not_m);
         if self.cheap(then) && els.is_none_or(|e| self.cheap(e)) {
+            if outer.is_none() {
+                return self.coherent_if(&m, m_then, m_else, then, els, &ty);
+            }
             // Both arms for every lane, then a blend: no branch to mispredict.
             self.set_mask(Some(m_then));
             let tv = self.gexpr(then);
@@ -153,6 +156,64 @@ impl FnCx<'_, '_> {
             self.b.switch_to_block(after);
         }
         Ok(self.use_result(&ty, &result))
+    }
+
+    /// A cheap `if` on a varying condition `m` where every lane runs: when every lane
+    /// takes one arm (a stencil's interior, a border row), that arm alone, unmasked (its
+    /// loads vector loads); otherwise both arms for every lane and a blend, no branch to
+    /// mispredict.
+    fn coherent_if(
+        &mut self,
+        m: &Mask,
+        m_then: Mask,
+        m_else: Mask,
+        then: &Expr,
+        els: Option<&Expr>,
+        ty: &Type,
+    ) -> R<G> {
+        let result = self.result_vars(ty)?;
+        let (only_else, check, only_then, both, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let any_then = self.any_lane(&m_then);
+        self.b.ins().brif(any_then, check, &[], only_else, &[]);
+        self.b.switch_to_block(only_else);
+        if let Some(e) = els {
+            let v = self.gexpr(e)?;
+            if *ty != Type::Unit {
+                self.def_result(ty, &result, &v)?;
+            }
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(check);
+        let any_else = self.any_lane(&m_else);
+        self.b.ins().brif(any_else, both, &[], only_then, &[]);
+        self.b.switch_to_block(only_then);
+        let v = self.gexpr(then)?;
+        if *ty != Type::Unit {
+            self.def_result(ty, &result, &v)?;
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(both);
+        self.set_mask(Some(m_then));
+        let tv = self.gexpr(then);
+        self.set_mask(Some(m_else));
+        let ev = els.map(|e| self.gexpr(e)).transpose();
+        self.set_mask(None);
+        let (tv, ev) = (tv?, ev?);
+        if let Some(ev) = ev {
+            if *ty != Type::Unit {
+                let v = self.blend(m, &tv, &ev)?;
+                self.def_result(ty, &result, &v)?;
+            }
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(self.use_result(ty, &result))
     }
 
     /// An `if` on a uniform condition `c`: a branch, each arm for the gang, their values
@@ -417,6 +478,7 @@ impl FnCx<'_, '_> {
             indexed: self.uniform_indexed_by(body, var),
             tensors: self.tensor_accesses(body, var),
             affine: self.uniform_affine_loads(body, var),
+            ..Proofs::default()
         };
         self.versioned(&proofs, var, lo, hi, run)?;
         Ok(G::unit())

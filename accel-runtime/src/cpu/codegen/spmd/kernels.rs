@@ -4,9 +4,9 @@
 
 use super::super::cx::*;
 use super::super::ops::Producer;
-use super::super::proofs::Proofs;
+use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
-use super::state::RowWalk;
+use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
 use super::{Gang, Slot, G, GROUP, MAX_LANES};
 use accel_ir::ops::{Create, ParallelLoop};
@@ -39,63 +39,49 @@ impl FnCx<'_, '_> {
         each: impl FnMut(&mut Self, Value) -> R<()>,
         scalar: Option<&mut ElementFn<'_, Self>>,
     ) -> R<Value> {
-        let (divisor, aliases) = match scalar.as_ref().and(self.row_divisor(body, param)) {
-            Some((d, a)) => (Some(d), a),
-            None => (None, Aliases::new()),
+        let mut scalar = scalar;
+        let (divisors, aliases) = match scalar.is_some() {
+            true => self.row_divisors(body, param),
+            false => (vec![], Aliases::new()),
         };
+        let walk = !divisors.is_empty();
         let groups = super::gang_groups();
         let shift = (GROUP * groups).trailing_zeros() as i64;
-        let slot =
-            self.b
-                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
-        let dummy = self.b.ins().stack_addr(ct::I64, slot, 0);
+        // Loads at the index shifted (a stencil's neighbours) hold for gangs between the
+        // borders they would cross: the indices before run first as scalar code, those
+        // after are left to the caller's scalar loop.
+        let shifted = self.shifted_loads(body, param);
+        let (lo, hi) = match scalar.as_mut() {
+            Some(element) if !shifted.is_empty() => {
+                let (from, to) = self.inner_range(&shifted, (lo, hi), !walk, shift)?;
+                self.counted_loop(lo, from, ScalarType::Usize, |f, i| element(f, i))?;
+                (from, to)
+            }
+            _ => (lo, hi),
+        };
         let index = self.b.declare_var(ct::I64);
         let mut vars = HashMap::new();
         vars.insert(
             param.to_string(),
             (
                 Type::Scalar(ScalarType::Usize),
-                // Rows start anywhere: the gang's index is then not a multiple of 4.
-                vec![Slot::Seq(index, divisor.is_none())],
+                // Rows start anywhere: the gang's index is then not a multiple of its width.
+                vec![Slot::Seq(index, !walk)],
             ),
         );
         self.vars
             .insert(param.to_string(), (Type::Scalar(ScalarType::Usize), vec![]));
-        let rows = match &divisor {
-            Some(d) => Some(RowWalk {
-                param: param.to_string(),
-                divisor: d.clone(),
-                aliases,
-                row: self.b.declare_var(ct::I64),
-                row_start: self.b.declare_var(ct::I64),
-            }),
-            None => None,
-        };
-        // The divisor, computed before the loop; a zero one runs no gang (the caller's
-        // checked scalar loop then reports the division by zero).
-        let d = match &divisor {
-            Some(d) => Some(self.expr(d)?.w[0]),
-            None => None,
-        };
-        self.gang = Some(Gang {
-            varying: varying_vars(body, &[param.to_string()]),
-            vars,
-            mask: None,
-            dummy: Some(dummy),
-            wide_masks: HashMap::new(),
-            rows: rows.clone(),
-            groups,
-        });
+        let (rows, zero) = self.start_gang(body, param, vars, divisors, aliases, groups)?;
         let before = self.safe.len();
         for s in safe {
             self.safe.push((s.clone(), param.to_string()));
         }
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
-        let top = match d {
+        let top = match walk {
             // Rows: every index of the chunk.
-            Some(_) => hi,
-            None => {
+            true => hi,
+            false => {
                 let gangs = self.b.ins().ushr_imm_u(len, shift);
                 let top = self.b.ins().ishl_imm_u(gangs, shift);
                 self.b.ins().iadd(lo, top)
@@ -108,22 +94,15 @@ impl FnCx<'_, '_> {
             indexed: self.indexed_by(body, param),
             tensors: self.tensor_accesses(body, param),
             affine: Vec::new(),
+            shifted,
         };
         let each = std::cell::RefCell::new(each);
         let scalar = std::cell::RefCell::new(scalar);
-        let gangs_run = |f: &mut Self| match (d, &rows) {
-            (Some(d), Some(rows)) => {
+        let gangs_run = |f: &mut Self| match &rows {
+            Some(rows) => {
                 let mut scalar = scalar.borrow_mut();
                 let scalar = scalar.as_mut().expect("rows walk with a scalar element");
-                f.walk_rows(
-                    rows,
-                    d,
-                    index,
-                    lo,
-                    hi,
-                    &mut *each.borrow_mut(),
-                    &mut **scalar,
-                )
+                f.walk_rows(rows, index, lo, hi, &mut *each.borrow_mut(), &mut **scalar)
             }
             _ => {
                 let zero = f.iconst(0);
@@ -136,7 +115,7 @@ impl FnCx<'_, '_> {
                 })
             }
         };
-        let r = self.run_gangs_proved(&proofs, param, (lo, top), d, &gangs_run);
+        let r = self.run_gangs_proved(&proofs, param, (lo, top), zero, &gangs_run);
         self.safe.truncate(before);
         if let Some(g) = self.gang.take() {
             for name in g.vars.keys() {
@@ -147,23 +126,106 @@ impl FnCx<'_, '_> {
         Ok(self.b.ins().select(proved, top, lo))
     }
 
+    /// Enters the gang state for `body` over `param` (its variables `vars`), the
+    /// divisors of a row walk computed: the walk, and whether a divisor is zero (a zero
+    /// one runs no gang: the caller's checked scalar loop then reports the division).
+    fn start_gang(
+        &mut self,
+        body: &Expr,
+        param: &str,
+        vars: HashMap<String, (Type, Vec<Slot>)>,
+        divisors: Vec<Expr>,
+        aliases: Aliases,
+        groups: usize,
+    ) -> R<(Option<RowWalk>, Option<Value>)> {
+        let walk = !divisors.is_empty();
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+        let dummy = self.b.ins().stack_addr(ct::I64, slot, 0);
+        let mut zero = None;
+        let mut ds = Vec::new();
+        for expr in divisors {
+            let value = self.expr(&expr)?.w[0];
+            let is_zero = self.b.ins().icmp_imm_u(IntCC::Equal, value, 0);
+            zero = Some(match zero {
+                Some(z) => self.b.ins().bor(z, is_zero),
+                None => is_zero,
+            });
+            ds.push(Divisor {
+                expr,
+                value,
+                row: self.b.declare_var(ct::I64),
+                row_start: self.b.declare_var(ct::I64),
+            });
+        }
+        let rows = walk.then(|| RowWalk {
+            param: param.to_string(),
+            divisors: ds,
+            aliases,
+        });
+        self.gang = Some(Gang {
+            varying: varying_vars(body, &[param.to_string()]),
+            vars,
+            mask: None,
+            dummy: Some(dummy),
+            wide_masks: HashMap::new(),
+            rows: rows.clone(),
+            groups,
+        });
+        Ok((rows, zero))
+    }
+
+    /// The part of `lo..hi` where every shifted load stays inside its sequence: from the
+    /// largest offset subtracted, up to the smallest length less an offset added (as
+    /// `lo..lo` when none); its start a multiple of the gang's width when `aligned`.
+    fn inner_range(
+        &mut self,
+        shifted: &[ShiftedLoad],
+        (lo, hi): (Value, Value),
+        aligned: bool,
+        shift: i64,
+    ) -> R<(Value, Value)> {
+        let (mut from, mut to) = (lo, hi);
+        for l in shifted {
+            let off = self.expr(&l.offset)?.w[0];
+            if l.minus {
+                from = self.b.ins().umax(from, off);
+            } else {
+                let len = self.var(&l.seq)?.w[0];
+                let room = self.b.ins().isub(len, off);
+                let short = self.b.ins().icmp(IntCC::UnsignedLessThan, len, off);
+                let zero = self.iconst(0);
+                let limit = self.b.ins().select(short, zero, room);
+                to = self.b.ins().umin(to, limit);
+            }
+        }
+        if aligned {
+            let width = 1i64 << shift;
+            let up = self.b.ins().iadd_imm_s(from, width - 1);
+            from = self.b.ins().band_imm_u(up, -width);
+        }
+        let from = self.b.ins().umin(from, hi);
+        let to = self.b.ins().umax(to, from);
+        Ok((from, to))
+    }
+
     /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,
-    /// a divisor `d` that is not zero); returns whether it ran.
+    /// `zero`: whether a divisor is zero); returns whether it ran.
     fn run_gangs_proved(
         &mut self,
         proofs: &Proofs,
         param: &str,
         (lo, top): (Value, Value),
-        d: Option<Value>,
+        zero: Option<Value>,
         gangs_run: &super::super::proofs::Run<'_, Self>,
     ) -> R<Value> {
-        let Some(d) = d else {
+        let Some(zero) = zero else {
             return self.versioned_with(proofs, param, lo, top, gangs_run, None);
         };
         let run = self.b.create_block();
         let join = self.b.create_block();
         self.b.append_block_param(join, ct::I8);
-        let zero = self.b.ins().icmp_imm_u(IntCC::Equal, d, 0);
         let no = self.b.ins().iconst(ct::I8, 0);
         self.b.ins().brif(zero, join, &[no.into()], run, &[]);
         self.b.switch_to_block(run);
@@ -174,27 +236,67 @@ impl FnCx<'_, '_> {
         Ok(self.b.block_params(join)[0])
     }
 
-    /// The divisor `d` of `p / d` or `p % d` in `body` (`p` the index `param`) when `d`
-    /// reads only values bound outside the element and is not a literal multiple of the
-    /// widest gang (those keep one quotient per aligned gang already).
-    fn row_divisor(&self, body: &Expr, param: &str) -> Option<(Expr, Aliases)> {
+    /// The divisors `d` of `p / d` and `p % d` in `body` (`p` the index `param`) that
+    /// read only values bound outside the element and are not literal multiples of the
+    /// widest gang (those keep one quotient per aligned gang already), at most three,
+    /// with the element's aliases they were read through.
+    fn row_divisors(&self, body: &Expr, param: &str) -> (Vec<Expr>, Aliases) {
         let aliases = aliases(body);
-        let mut found = None;
+        let mut found: Vec<Expr> = Vec::new();
         body.walk(&mut |e| {
-            if found.is_some() {
-                return;
-            }
             let Expr::Binary(BinOp::Div | BinOp::Rem, a, d) = e else {
                 return;
             };
             let d = dealias(d, &aliases);
             let is_param = dealias(a, &aliases) == Expr::Var(param.to_string());
             let multiple_of_width = d.literal_usize().is_some_and(|c| c % MAX_LANES == 0);
-            if is_param && !multiple_of_width && self.outer_value(&d) {
-                found = Some(d);
+            if is_param
+                && !multiple_of_width
+                && found.len() < 3
+                && !found.contains(&d)
+                && self.outer_value(&d)
+            {
+                found.push(d);
             }
         });
-        found.map(|d| (d, aliases))
+        (found, aliases)
+    }
+
+    /// The loads in `body` at the index `param` plus or minus a value bound outside the
+    /// element (a stencil's `a[p - 1]`, `a[p + n]`, read through aliases): a test before
+    /// the gang loop proves them for every lane of every gang, so they need no check, and
+    /// under a mask they stay vector loads.
+    fn shifted_loads(&self, body: &Expr, param: &str) -> Vec<ShiftedLoad> {
+        let aliases = aliases(body);
+        let is_param = |e: &Expr| dealias(e, &aliases) == Expr::Var(param.to_string());
+        let mut out: Vec<ShiftedLoad> = Vec::new();
+        body.walk(&mut |e| {
+            let Expr::Index(base, index) = e else { return };
+            let Expr::Var(seq) = &**base else { return };
+            if !matches!(self.vars.get(seq), Some((Type::Seq(_), w)) if !w.is_empty()) {
+                return;
+            }
+            let (offset, minus) = match &**index {
+                Expr::Binary(BinOp::Add, a, b) if is_param(a) => (b, false),
+                Expr::Binary(BinOp::Add, a, b) if is_param(b) => (a, false),
+                Expr::Binary(BinOp::Sub, a, b) if is_param(a) => (b, true),
+                _ => return,
+            };
+            let offset = dealias(offset, &aliases);
+            if !self.outer_value(&offset) {
+                return;
+            }
+            let load = ShiftedLoad {
+                seq: seq.clone(),
+                index: (**index).clone(),
+                offset,
+                minus,
+            };
+            if !out.contains(&load) {
+                out.push(load);
+            }
+        });
+        out
     }
 
     /// Whether `e` is arithmetic on literals, constants and variables bound outside the
@@ -214,13 +316,13 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// The gangs of `lo..hi` row by row of `d` indices: in each row, its whole gangs
-    /// (the row and its start set for [`RowWalk`]), then its last indices one by one.
+    /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
+    /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
+    /// then its last indices one by one.
     #[allow(clippy::too_many_arguments)]
     fn walk_rows(
         &mut self,
         rows: &RowWalk,
-        d: Value,
         index: Variable,
         lo: Value,
         hi: Value,
@@ -238,15 +340,17 @@ impl FnCx<'_, '_> {
         let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, s, hi);
         self.b.ins().brif(done, exit, &[], row_block, &[]);
         self.b.switch_to_block(row_block);
-        let q = self.b.ins().udiv(s, d);
-        let start = self.b.ins().imul(q, d);
-        self.b.def_var(rows.row, q);
-        self.b.def_var(rows.row_start, start);
-        // This row's indices from `s`: to its end or the chunk's.
-        let into = self.b.ins().isub(s, start);
-        let left = self.b.ins().isub(d, into);
-        let room = self.b.ins().isub(hi, s);
-        let n = self.b.ins().umin(left, room);
+        // This row's indices from `s`: to the next multiple of a divisor or the chunk's end.
+        let mut n = self.b.ins().isub(hi, s);
+        for d in &rows.divisors {
+            let q = self.b.ins().udiv(s, d.value);
+            let start = self.b.ins().imul(q, d.value);
+            self.b.def_var(d.row, q);
+            self.b.def_var(d.row_start, start);
+            let into = self.b.ins().isub(s, start);
+            let left = self.b.ins().isub(d.value, into);
+            n = self.b.ins().umin(n, left);
+        }
         let end = self.b.ins().iadd(s, n);
         let shift = self.lanes().trailing_zeros() as i64;
         let gangs = self.b.ins().ushr_imm_u(n, shift);

@@ -41,12 +41,106 @@ impl FnCx<'_, '_> {
             (Expr::Var(s), _) => self.safe_affine.iter().any(|(a, x)| a == s && x == i),
             _ => false,
         };
+        let elem = (**elem).clone();
+        let len = v.w[0];
+        let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
+        if let (Part::Seq(first, _), true, false) = (&idx.w[0], masked, proven) {
+            // Under a mask (a stencil's `if` at the borders): where the whole gang's range
+            // is inside the sequence, vector loads with no check (lanes not running read
+            // elements that are there); elsewhere each running lane checked and gathered.
+            let inside = self.range_inside(*first, len);
+            let cols = v.w[1..].to_vec();
+            let seq = idx.w[0].clone();
+            return self.either_g(
+                inside,
+                |f| {
+                    let outer = f.gang.as_mut().and_then(|g| g.mask.take());
+                    let g = f.load_lanes(&elem, &cols, &seq, None, false);
+                    if let Some(gang) = f.gang.as_mut() {
+                        gang.mask = outer;
+                    }
+                    g
+                },
+                |f| {
+                    f.check_lanes_below(&seq, len, FailureKind::Index)?;
+                    f.load_lanes(&elem, &cols, &seq, None, false)
+                },
+            );
+        }
         if !proven {
-            let len = v.w[0];
             self.check_lanes_below(&idx.w[0], len, FailureKind::Index)?;
         }
-        let elem = (**elem).clone();
-        self.load_lanes(&elem, &v.w[1..], &idx.w[0], proven)
+        self.load_lanes(&elem, &v.w[1..], &idx.w[0], Some(len), proven)
+    }
+
+    /// Whether lanes `first..first + width` are all below `len` (an `I8`).
+    fn range_inside(&mut self, first: Value, len: Value) -> Value {
+        let width = self.lanes() as i64;
+        let room = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, width);
+        let last_start = self.b.ins().iadd_imm_s(len, -width);
+        let fits = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, first, last_start);
+        self.b.ins().band(room, fits)
+    }
+
+    /// `fast` where `cond` holds, else `slow`: two ways to compute one gang value (every
+    /// word as vectors, of the same types), joined.
+    fn either_g(
+        &mut self,
+        cond: Value,
+        fast: impl FnOnce(&mut Self) -> R<G>,
+        slow: impl FnOnce(&mut Self) -> R<G>,
+    ) -> R<G> {
+        let (fast_block, slow_block, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(cond, fast_block, &[], slow_block, &[]);
+        self.b.switch_to_block(fast_block);
+        let f = fast(self)?;
+        let f = self.materialize(&f)?;
+        let words = |g: &G| -> Vec<Value> {
+            g.w.iter()
+                .flat_map(|p| match p {
+                    Part::Var(vs) => vs.clone(),
+                    _ => unreachable!("materialized"),
+                })
+                .collect()
+        };
+        let fv = words(&f);
+        for &v in &fv {
+            let t = self.b.func.dfg.value_type(v);
+            self.b.append_block_param(join, t);
+        }
+        let args: Vec<cranelift_codegen::ir::BlockArg> = fv.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow_block);
+        let sl = slow(self)?;
+        let sl = self.materialize(&sl)?;
+        let args: Vec<cranelift_codegen::ir::BlockArg> =
+            words(&sl).iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        let params = self.b.block_params(join).to_vec();
+        let mut at = 0;
+        let w =
+            f.w.iter()
+                .map(|p| {
+                    let n = match p {
+                        Part::Var(vs) => vs.len(),
+                        _ => unreachable!("materialized"),
+                    };
+                    at += n;
+                    Part::Var(params[at - n..at].to_vec())
+                })
+                .collect();
+        Ok(G { ty: f.ty, w })
     }
 
     /// The largest lane of `e` (an index, unsigned): what a loop versioned on loads at
@@ -101,7 +195,8 @@ impl FnCx<'_, '_> {
         self.check_lanes_below(&c.w[0], width, FailureKind::Index)?;
         // Row `row` starts at `row * width` of the flat columns.
         let at = self.flat_index(r.w[0].clone(), width, &c.w[0], ScalarType::Usize);
-        self.load_lanes(&elem, &v.w[2..], &at, false)
+        let flat_len = self.b.ins().imul(len, width);
+        self.load_lanes(&elem, &v.w[2..], &at, Some(flat_len), false)
     }
 
     /// Fails (naming the first failing running lane) unless every running lane's index
@@ -238,15 +333,16 @@ impl FnCx<'_, '_> {
         self.b.switch_to_block(ok);
     }
 
-    /// The elements at lanes `i` of columns `cols` (of element type `elem`), in bounds:
-    /// vector loads where `i` is the gang's index, else one load per lane (lanes not
-    /// running load from a scratch slot). `proven`: in bounds wherever the load is, so it
-    /// may move (out of a loop).
+    /// The elements at lanes `i` of columns `cols` (of element type `elem`, `len` long
+    /// when known), in bounds: vector loads where `i` is the gang's index, else one load
+    /// per lane (lanes not running load from a scratch slot). `proven`: in bounds
+    /// wherever the load is, so it may move (out of a loop).
     pub(super) fn load_lanes(
         &mut self,
         elem: &Type,
         cols: &[Value],
         i: &Part,
+        len: Option<Value>,
         proven: bool,
     ) -> R<G> {
         let ss = Self::number_words(elem)?;
@@ -255,7 +351,7 @@ impl FnCx<'_, '_> {
         }
         let mut w = Vec::new();
         for (&col, s) in cols.iter().zip(ss) {
-            w.push(self.load_column(col, s, i, proven));
+            w.push(self.load_column(col, s, i, len, proven));
         }
         Ok(G {
             ty: elem.clone(),
@@ -263,26 +359,32 @@ impl FnCx<'_, '_> {
         })
     }
 
-    /// The lanes `i` of one column of numbers `s`; `movable` when they are in bounds
-    /// wherever the load is (sequences do not change during a run).
-    fn load_column(&mut self, col: Value, s: ScalarType, i: &Part, movable: bool) -> Part {
+    /// The lanes `i` of one column of numbers `s` (`len` long when known); `movable` when
+    /// they are in bounds wherever the load is (sequences do not change during a run).
+    fn load_column(
+        &mut self,
+        col: Value,
+        s: ScalarType,
+        i: &Part,
+        len: Option<Value>,
+        movable: bool,
+    ) -> Part {
         let flags = MemFlagsData::trusted().with_readonly();
         let flags = if movable {
             flags.with_can_move()
         } else {
             flags
         };
+        let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
         match i {
             Part::Uni(x) => {
                 let off = self.scaled(*x, s);
                 let addr = self.b.ins().iadd(col, off);
                 Part::Uni(self.b.ins().load(clif(s), flags, addr, 0))
             }
-            // Consecutive lanes all running: vector loads (lanes not running may be past
-            // the end, so a masked gang gathers).
-            Part::Seq(base, _)
-                if s != ScalarType::Bool && self.gang.as_ref().is_none_or(|g| g.mask.is_none()) =>
-            {
+            // Consecutive lanes all running, or proven in bounds for every lane (running
+            // or not): vector loads.
+            Part::Seq(base, _) if s != ScalarType::Bool && (!masked || movable) => {
                 let (t, n) = self.lane_vectors(s);
                 let off = self.scaled(*base, s);
                 let addr = self.b.ins().iadd(col, off);
@@ -292,45 +394,83 @@ impl FnCx<'_, '_> {
                         .collect(),
                 )
             }
+            // Under a mask, lanes not running may be past the end: vector loads when the
+            // whole gang's range is inside the column (a stencil's interior), else gathers.
+            Part::Seq(base, aligned) if s != ScalarType::Bool && len.is_some() => {
+                let inside = self.range_inside(*base, len.expect("checked"));
+                let base = *base;
+                let unmasked = Part::Seq(base, *aligned);
+                self.either(
+                    inside,
+                    |f| {
+                        let outer = f.gang.as_mut().and_then(|g| g.mask.take());
+                        let v = f.load_column(col, s, &unmasked, None, movable);
+                        if let Some(g) = f.gang.as_mut() {
+                            g.mask = outer;
+                        }
+                        v
+                    },
+                    |f| f.gather_at(col, s, flags, &Part::Seq(base, false)),
+                )
+            }
             // A clamped index: consecutive where the clamp binds no lane.
             Part::Clamp(c) => {
                 let unbound = self.clamp_unbound(c);
                 let first = self.b.ins().iadd(c.base, c.off);
-                let (fast, slow, join) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.ins().brif(unbound, fast, &[], slow, &[]);
-                self.b.switch_to_block(fast);
-                let Part::Var(seq) = self.load_column(col, s, &Part::Seq(first, false), movable)
-                else {
-                    unreachable!("loads give vectors")
-                };
-                for &v in &seq {
-                    let t = self.b.func.dfg.value_type(v);
-                    self.b.append_block_param(join, t);
-                }
-                let args: Vec<cranelift_codegen::ir::BlockArg> =
-                    seq.iter().map(|&v| v.into()).collect();
-                self.b.ins().jump(join, &args);
-                self.b.switch_to_block(slow);
-                let lanes = Part::Var(self.vectors(i, ScalarType::Usize));
-                let Part::Var(gathered) = self.load_column(col, s, &lanes, movable) else {
-                    unreachable!("loads give vectors")
-                };
-                let args: Vec<cranelift_codegen::ir::BlockArg> =
-                    gathered.iter().map(|&v| v.into()).collect();
-                self.b.ins().jump(join, &args);
-                self.b.switch_to_block(join);
-                Part::Var(self.b.block_params(join).to_vec())
+                self.either(
+                    unbound,
+                    |f| f.load_column(col, s, &Part::Seq(first, false), len, movable),
+                    |f| {
+                        let lanes = Part::Var(f.vectors(i, ScalarType::Usize));
+                        f.load_column(col, s, &lanes, len, movable)
+                    },
+                )
             }
-            _ => self.gather(s, flags, |f, k| {
-                let x = f.lane_of(i, ScalarType::Usize, k);
-                let off = f.scaled(x, s);
-                f.b.ins().iadd(col, off)
-            }),
+            _ => self.gather_at(col, s, flags, i),
         }
+    }
+
+    /// The lanes `i` of one column, one load per lane.
+    fn gather_at(&mut self, col: Value, s: ScalarType, flags: MemFlagsData, i: &Part) -> Part {
+        self.gather(s, flags, |f, k| {
+            let x = f.lane_of(i, ScalarType::Usize, k);
+            let off = f.scaled(x, s);
+            f.b.ins().iadd(col, off)
+        })
+    }
+
+    /// `fast` where `cond` holds, else `slow`: two ways to compute one word (vectors of
+    /// the same types), joined.
+    fn either(
+        &mut self,
+        cond: Value,
+        fast: impl FnOnce(&mut Self) -> Part,
+        slow: impl FnOnce(&mut Self) -> Part,
+    ) -> Part {
+        let (fast_block, slow_block, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(cond, fast_block, &[], slow_block, &[]);
+        self.b.switch_to_block(fast_block);
+        let Part::Var(f) = fast(self) else {
+            unreachable!("loads per lane give vectors")
+        };
+        for &v in &f {
+            let t = self.b.func.dfg.value_type(v);
+            self.b.append_block_param(join, t);
+        }
+        let args: Vec<cranelift_codegen::ir::BlockArg> = f.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow_block);
+        let Part::Var(sl) = slow(self) else {
+            unreachable!("loads per lane give vectors")
+        };
+        let args: Vec<cranelift_codegen::ir::BlockArg> = sl.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        Part::Var(self.b.block_params(join).to_vec())
     }
 
     /// One element of numbers `s` per lane, lane `k`'s at `address(k)`; lanes not running
@@ -486,7 +626,7 @@ impl FnCx<'_, '_> {
             self.store_lanes(data, s, &flat, &v.w[0]);
             return Ok(G::unit());
         }
-        let v = self.load_column(data, s, &flat, false);
+        let v = self.load_column(data, s, &flat, None, false);
         Ok(G {
             ty: Type::Scalar(s),
             w: vec![v],

@@ -28,17 +28,27 @@ pub(in crate::cpu::codegen) enum Slot {
     Clamp([Variable; 4], bool),
 }
 
-/// A gang loop that walks its range row by row for a divisor `d` of the index (`let i =
-/// p / d; let j = p % d;`, a 2-D `create` over `m * d` elements): no gang straddles a
-/// multiple of `d`, so in every gang `p / d` is one number and `p % d` consecutive.
+/// A gang loop that walks its range row by row for the divisors `d` of the index in
+/// its element (`let i = p / d; let j = p % d;`, a 2-D `create` over `m * d` elements;
+/// `p / (n * n)`, `p / n % n` and `p % n` of a 3-D one): no gang straddles a multiple of
+/// any `d`, so in every gang each `p / d` is one number and each `p % d` consecutive.
 #[derive(Clone, Debug)]
 pub(in crate::cpu::codegen) struct RowWalk {
     /// The index variable.
     pub(in crate::cpu::codegen) param: String,
-    /// The divisor, an expression of values bound outside the element.
-    pub(in crate::cpu::codegen) divisor: accel_ir::Expr,
-    /// The element's aliases, which the divisor and the index are read through.
+    /// The divisors.
+    pub(in crate::cpu::codegen) divisors: Vec<Divisor>,
+    /// The element's aliases, which the divisors and the index are read through.
     pub(in crate::cpu::codegen) aliases: super::aliases::Aliases,
+}
+
+/// One divisor of a [`RowWalk`].
+#[derive(Clone, Debug)]
+pub(in crate::cpu::codegen) struct Divisor {
+    /// The divisor, an expression of values bound outside the element.
+    pub(in crate::cpu::codegen) expr: accel_ir::Expr,
+    /// Its value, computed before the loop.
+    pub(in crate::cpu::codegen) value: Value,
     /// The row being walked: `p / d`.
     pub(in crate::cpu::codegen) row: Variable,
     /// Where it starts: `(p / d) * d`.
