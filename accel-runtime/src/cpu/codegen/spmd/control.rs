@@ -446,18 +446,19 @@ impl FnCx<'_, '_> {
     /// `for var in lo..hi { body }` with bounds the same for every lane: one loop for the
     /// gang, versioned on its bounds proofs as scalar code's.
     pub(super) fn gfor(&mut self, var: &str, lo: &Expr, hi: &Expr, body: &Expr) -> R<G> {
-        if self.varies(lo) {
+        // Bounds that read varying variables may still be one value for the gang (the
+        // row of a 2-D element walking rows, `for k in i + 1..m`; the length of rows of
+        // one width).
+        let start = self.gexpr(lo)?;
+        let Part::Uni(lo_value) = start.w[0] else {
             return Err(not_spmd("a `for` loop whose start differs between lanes"));
-        }
-        // An end that reads varying variables may still be one value (the length of rows
-        // of one width).
+        };
+        let s = Self::g_scalar(&start)?;
         let end = self.gexpr(hi)?;
         let Part::Uni(hi) = end.w[0] else {
-            return self.gfor_varying_end(var, lo, end, body);
+            return self.gfor_varying_end(var, lo_value, s, end, body);
         };
-        let lo_v = self.expr(lo)?;
-        let s = self.scalar(&lo_v)?;
-        let lo = lo_v.w[0];
+        let lo = lo_value;
         let run = |f: &mut Self| {
             f.counted_loop(lo, hi, s, |f, i| {
                 f.bind_var(
@@ -488,11 +489,16 @@ impl FnCx<'_, '_> {
 impl FnCx<'_, '_> {
     /// `for var in lo..end` with `lo` the same for every lane and `end` not: the counter
     /// runs from `lo` until no lane is below its end, the body under the lanes that are.
-    fn gfor_varying_end(&mut self, var: &str, lo: &Expr, end: G, body: &Expr) -> R<G> {
-        let lo_v = self.expr(lo)?;
-        let s = self.scalar(&lo_v)?;
+    fn gfor_varying_end(
+        &mut self,
+        var: &str,
+        lo: Value,
+        s: ScalarType,
+        end: G,
+        body: &Expr,
+    ) -> R<G> {
         let counter = self.b.declare_var(clif(s));
-        self.b.def_var(counter, lo_v.w[0]);
+        self.b.def_var(counter, lo);
         let head = self.b.create_block();
         let body_block = self.b.create_block();
         let exit = self.b.create_block();

@@ -8,12 +8,12 @@ use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
 use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
+use super::walks::long_loop;
 use super::{Gang, Slot, G, GROUP, MAX_LANES};
 use accel_ir::ops::{Create, ParallelLoop};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
-use cranelift_frontend::Variable;
 use std::collections::HashMap;
 
 /// Code generation of an element (or a gang's) at an index.
@@ -102,7 +102,12 @@ impl FnCx<'_, '_> {
             Some(rows) => {
                 let mut scalar = scalar.borrow_mut();
                 let scalar = scalar.as_mut().expect("rows walk with a scalar element");
-                f.walk_rows(rows, index, lo, hi, &mut *each.borrow_mut(), &mut **scalar)
+                let (each, scalar) = (&mut *each.borrow_mut(), &mut **scalar);
+                if rows.divisors.len() == 1 && long_loop(body) {
+                    f.walk_tiles(rows, index, (lo, hi), each, scalar)
+                } else {
+                    f.walk_rows(rows, index, lo, hi, each, scalar)
+                }
             }
             _ => {
                 let zero = f.iconst(0);
@@ -314,64 +319,6 @@ impl FnCx<'_, '_> {
             }
             _ => false,
         }
-    }
-
-    /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
-    /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
-    /// then its last indices one by one.
-    #[allow(clippy::too_many_arguments)]
-    fn walk_rows(
-        &mut self,
-        rows: &RowWalk,
-        index: Variable,
-        lo: Value,
-        hi: Value,
-        each: &mut ElementFn<'_, Self>,
-        scalar: &mut ElementFn<'_, Self>,
-    ) -> R<()> {
-        let at = self.b.declare_var(ct::I64);
-        self.b.def_var(at, lo);
-        let head = self.b.create_block();
-        let row_block = self.b.create_block();
-        let exit = self.b.create_block();
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(head);
-        let s = self.b.use_var(at);
-        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, s, hi);
-        self.b.ins().brif(done, exit, &[], row_block, &[]);
-        self.b.switch_to_block(row_block);
-        // This row's indices from `s`: to the next multiple of a divisor or the chunk's end.
-        let mut n = self.b.ins().isub(hi, s);
-        for d in &rows.divisors {
-            let q = self.b.ins().udiv(s, d.value);
-            let start = self.b.ins().imul(q, d.value);
-            self.b.def_var(d.row, q);
-            self.b.def_var(d.row_start, start);
-            let into = self.b.ins().isub(s, start);
-            let left = self.b.ins().isub(d.value, into);
-            n = self.b.ins().umin(n, left);
-        }
-        let end = self.b.ins().iadd(s, n);
-        let shift = self.lanes().trailing_zeros() as i64;
-        let gangs = self.b.ins().ushr_imm_u(n, shift);
-        let zero = self.iconst(0);
-        self.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
-            let off = f.b.ins().ishl_imm_u(j, shift);
-            let base = f.b.ins().iadd(s, off);
-            f.b.def_var(index, base);
-            each(f, base)
-        })?;
-        let whole = self.b.ins().ishl_imm_u(gangs, shift);
-        let tail = self.b.ins().iadd(s, whole);
-        // The row's last indices as scalar code, outside the gang's state.
-        let gang = self.gang.take();
-        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
-        self.gang = gang;
-        r?;
-        self.b.def_var(at, end);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(exit);
-        Ok(())
     }
 
     /// A producer's chunk for gangs: each gang's element stored into the output columns.

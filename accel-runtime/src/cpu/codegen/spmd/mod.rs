@@ -38,6 +38,7 @@ mod reduce;
 mod sequences;
 pub(super) mod state;
 pub(super) mod uniform;
+mod walks;
 
 pub(super) use control::loops_after;
 

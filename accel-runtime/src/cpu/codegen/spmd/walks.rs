@@ -1,0 +1,170 @@
+//! How a gang loop that walks rows (see `RowWalk`) visits its range: row by row, or, for
+//! an element with a long loop inside (a matrix product's `for k in 0..n`), in tiles of
+//! a gang's width by the chunk's rows, column block after column block, so that what the
+//! loops read down a column of another matrix stays in cache from one row to the next.
+//! Elements are independent: the order changes no result.
+
+use super::super::cx::*;
+use super::kernels::ElementFn;
+use super::state::RowWalk;
+use accel_ir::{Expr, ScalarType};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
+use cranelift_frontend::Variable;
+
+impl FnCx<'_, '_> {
+    /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
+    /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
+    /// then its last indices one by one.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_rows(
+        &mut self,
+        rows: &RowWalk,
+        index: Variable,
+        lo: Value,
+        hi: Value,
+        each: &mut ElementFn<'_, Self>,
+        scalar: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        let at = self.b.declare_var(ct::I64);
+        self.b.def_var(at, lo);
+        let head = self.b.create_block();
+        let row_block = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let s = self.b.use_var(at);
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, s, hi);
+        self.b.ins().brif(done, exit, &[], row_block, &[]);
+        self.b.switch_to_block(row_block);
+        // This row's indices from `s`: to the next multiple of a divisor or the chunk's end.
+        let mut n = self.b.ins().isub(hi, s);
+        for d in &rows.divisors {
+            let q = self.b.ins().udiv(s, d.value);
+            let start = self.b.ins().imul(q, d.value);
+            self.b.def_var(d.row, q);
+            self.b.def_var(d.row_start, start);
+            let into = self.b.ins().isub(s, start);
+            let left = self.b.ins().isub(d.value, into);
+            n = self.b.ins().umin(n, left);
+        }
+        let end = self.b.ins().iadd(s, n);
+        let shift = self.lanes().trailing_zeros() as i64;
+        let gangs = self.b.ins().ushr_imm_u(n, shift);
+        let zero = self.iconst(0);
+        self.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
+            let off = f.b.ins().ishl_imm_u(j, shift);
+            let base = f.b.ins().iadd(s, off);
+            f.b.def_var(index, base);
+            each(f, base)
+        })?;
+        let whole = self.b.ins().ishl_imm_u(gangs, shift);
+        let tail = self.b.ins().iadd(s, whole);
+        // The row's last indices as scalar code, outside the gang's state.
+        let gang = self.gang.take();
+        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
+        self.gang = gang;
+        r?;
+        self.b.def_var(at, end);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// The gangs of `lo..hi` (rows of one divisor `d`) tile by tile: for each block of
+    /// a gang's width of columns, its gang in every row of the range (the rows' first and
+    /// last columns outside the range skipped), where a row has fewer columns left than
+    /// the width those run as scalar code. Rows a multiple of 128 long go row by row.
+    pub(super) fn walk_tiles(
+        &mut self,
+        rows: &RowWalk,
+        index: Variable,
+        (lo, hi): (Value, Value),
+        each: &mut ElementFn<'_, Self>,
+        scalar: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        let div = &rows.divisors[0];
+        let d = div.value;
+        let width = self.lanes() as i64;
+        let exit = self.b.create_block();
+        let body = self.b.create_block();
+        let empty = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, lo, hi);
+        self.b.ins().brif(empty, exit, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let first_row = self.b.ins().udiv(lo, d);
+        let last = self.b.ins().iadd_imm_s(hi, -1);
+        let last_row = self.b.ins().udiv(last, d);
+        let rows_end = self.b.ins().iadd_imm_s(last_row, 1);
+        // Column blocks: ceil(d / width).
+        let blocks = self.b.ins().iadd_imm_s(d, width - 1);
+        let blocks = self.b.ins().udiv_imm_u(blocks, width);
+        let nrows = self.b.ins().isub(rows_end, first_row);
+        let count = self.b.ins().imul(nrows, blocks);
+        // Column blocks outer, unless rows are a multiple of 128 elements long: then a
+        // loop down a column of another such matrix (a row apart each step) meets few
+        // cache sets and evicts itself, and row after row is faster.
+        let aligned_rows = self.b.ins().band_imm_u(d, 127);
+        let by_columns = self.b.ins().icmp_imm_u(IntCC::NotEqual, aligned_rows, 0);
+        let zero = self.iconst(0);
+        self.counted_loop(zero, count, ScalarType::Usize, |f, q| {
+            let (q_rows, r_rows) = (f.b.ins().udiv(q, nrows), f.b.ins().urem(q, nrows));
+            let (q_blocks, r_blocks) = (f.b.ins().udiv(q, blocks), f.b.ins().urem(q, blocks));
+            let t = f.b.ins().select(by_columns, q_rows, r_blocks);
+            let i = f.b.ins().select(by_columns, r_rows, q_blocks);
+            let i = f.b.ins().iadd(first_row, i);
+            let j0 = f.b.ins().imul_imm_s(t, width);
+            let j1 = f.b.ins().iadd_imm_s(j0, width);
+            let j1 = f.b.ins().umin(j1, d);
+            let start = f.b.ins().imul(i, d);
+            // This row's columns inside `lo..hi`.
+            let into = f.b.ins().isub(lo, start);
+            let before = f.b.ins().icmp(IntCC::UnsignedLessThan, lo, start);
+            let c0 = f.b.ins().select(before, zero, into);
+            let c1 = f.b.ins().isub(hi, start);
+            let c1 = f.b.ins().umin(c1, d);
+            let from = f.b.ins().umax(c0, j0);
+            let to = f.b.ins().umin(c1, j1);
+            let to = f.b.ins().umax(to, from);
+            let whole = f.b.ins().isub(to, from);
+            let is_gang = f.b.ins().icmp_imm_u(IntCC::Equal, whole, width);
+            let (gang, rest, next) = (f.b.create_block(), f.b.create_block(), f.b.create_block());
+            f.b.ins().brif(is_gang, gang, &[], rest, &[]);
+            f.b.switch_to_block(gang);
+            let base = f.b.ins().iadd(start, from);
+            f.b.def_var(div.row, i);
+            f.b.def_var(div.row_start, start);
+            f.b.def_var(index, base);
+            each(f, base)?;
+            f.b.ins().jump(next, &[]);
+            f.b.switch_to_block(rest);
+            // Fewer columns than a gang (the last block of a row, or a row cut by the
+            // range): scalar code, outside the gang's state.
+            let p0 = f.b.ins().iadd(start, from);
+            let p1 = f.b.ins().iadd(start, to);
+            let gang_state = f.gang.take();
+            let r = f.counted_loop(p0, p1, ScalarType::Usize, |f, p| scalar(f, p));
+            f.gang = gang_state;
+            r?;
+            f.b.ins().jump(next, &[]);
+            f.b.switch_to_block(next);
+            Ok(())
+        })?;
+        self.b.ins().jump(exit, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+}
+
+/// Whether `body` runs a loop whose length is not a literal (a `for` over a variable
+/// range, a `while`, a nested reduction): an element worth visiting in tiles.
+pub(super) fn long_loop(body: &Expr) -> bool {
+    let mut found = false;
+    body.walk(&mut |e| match e {
+        Expr::For { lo, hi, .. } => {
+            found |= lo.literal_usize().is_none() || hi.literal_usize().is_none()
+        }
+        Expr::While { .. } | Expr::Par { .. } => found = true,
+        _ => {}
+    });
+    found
+}
