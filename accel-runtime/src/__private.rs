@@ -126,25 +126,33 @@ pub fn cpu_compile_times() -> Vec<f64> {
 /// How many loops of the CPU code of the site at `location` (`file:line:col`) run on SIMD
 /// vectors, as it was last compiled (`None`: not compiled on the CPU).
 pub fn cpu_simd_loops(location: &str) -> Option<usize> {
-    last_cpu_compilation(location, |n, _| n)
+    last_cpu_compilation(location, |r| r.simd_loops)
 }
 
 /// Why the kernels of the CPU site compiled last at `location` run scalar code rather
 /// than elements on SIMD lanes (empty: none fell back), if it was compiled.
 pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
-    last_cpu_compilation(location, |_, why| why.to_vec())
+    last_cpu_compilation(location, |r| r.fallbacks.clone())
 }
 
-/// What `read` takes from the last compilation of the CPU site at `location`: its SIMD
-/// loops and its kernels' reasons for scalar code.
-fn last_cpu_compilation<T>(location: &str, read: impl Fn(usize, &[String]) -> T) -> Option<T> {
+/// How the gang loops of the CPU site compiled last at `location` that walk rows visit
+/// them (`rows`, `tiles`, `blocked`), if it was compiled.
+pub fn cpu_gang_walks(location: &str) -> Option<Vec<String>> {
+    last_cpu_compilation(location, |r| r.walks.clone())
+}
+
+/// What `read` takes from the last compilation of the CPU site at `location`.
+fn last_cpu_compilation<T>(
+    location: &str,
+    read: impl Fn(&crate::cpu::SimdReport) -> T,
+) -> Option<T> {
     crate::cpu::SIMD_LOOPS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .rev()
-        .find(|(l, _, _)| l == location)
-        .map(|(_, n, why)| read(*n, why))
+        .find(|r| r.location == location)
+        .map(read)
 }
 
 /// How many site compilations the CPU backend has done in this process.

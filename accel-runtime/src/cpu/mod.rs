@@ -113,9 +113,21 @@ fn fixed_values(site: SiteKey, captures: &Captures<'_>) -> Fixed {
 /// The compile time of every compilation, in order (for benchmarks).
 pub static COMPILE_TIMES: Mutex<Vec<f64>> = Mutex::new(Vec::new());
 
-/// Each compiled site's location with how many of its loops run on SIMD vectors and why
-/// kernels fell back to scalar code, in compilation order (tests check what vectorizes).
-pub static SIMD_LOOPS: Mutex<Vec<(String, usize, Vec<String>)>> = Mutex::new(Vec::new());
+/// What a compiled site's kernels run on SIMD lanes.
+pub struct SimdReport {
+    /// The site's location.
+    pub location: String,
+    /// How many of its loops run on SIMD vectors.
+    pub simd_loops: usize,
+    /// Why kernels fell back to scalar code.
+    pub fallbacks: Vec<String>,
+    /// How its gang loops that walk rows visit them (`rows`, `tiles`, `blocked`).
+    pub walks: Vec<String>,
+}
+
+/// Each compiled site's [`SimdReport`], in compilation order (tests check what
+/// vectorizes).
+pub static SIMD_LOOPS: Mutex<Vec<SimdReport>> = Mutex::new(Vec::new());
 
 /// How many times a site was compiled in this process (tests check the cache with it).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -147,11 +159,15 @@ fn compile(
         let stem = file_stem(site, &text);
         write_file(&dir.join(format!("{stem}.cpu.s")), &text)?;
     }
-    SIMD_LOOPS.lock().unwrap_or_else(|e| e.into_inner()).push((
-        site.location(),
-        code.simd_loops,
-        code.spmd_fallbacks.clone(),
-    ));
+    SIMD_LOOPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(SimdReport {
+            location: site.location(),
+            simd_loops: code.simd_loops,
+            fallbacks: code.spmd_fallbacks.clone(),
+            walks: code.walks.iter().map(|w| w.to_string()).collect(),
+        });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     COMPILE_TIMES
         .lock()

@@ -5,6 +5,7 @@
 //! the call that runs it on all cores through [`crate::cpu::pool::accel_par`].
 
 use super::cx::*;
+use super::spmd;
 use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ParOp, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -63,7 +64,17 @@ impl FnCx<'_, '_> {
             Some(elem) => self.alloc_columns(elem, n)?,
             None => vec![],
         };
-        let grain = self.iconst(grain(args));
+        let mut grain = self.iconst(grain(args));
+        if partial.is_none() && args.iter().any(|a| spmd::long_loop(a)) {
+            // Elements with long loops (a matrix product's) in chunks of a sixteenth of a
+            // thread's share: many rows per chunk, whose loops' reads stay in cache from
+            // row to row (see `spmd::blocked`). Only where the partition cannot change the
+            // result: no partial results to combine.
+            let threads = self.helper("accel_threads", &[])[0];
+            let parts = self.b.ins().imul_imm_s(threads, 16);
+            let share = self.b.ins().udiv(n, parts);
+            grain = self.b.ins().umax(grain, share);
+        }
         let (chunks, partials, partial_words) = match partial {
             Some(t) => {
                 let pw = words(t)?.len().max(1) as i64;
@@ -209,12 +220,13 @@ impl FnCx<'_, '_> {
         spmd: bool,
     ) -> R<FuncId> {
         let g: &mut Gen = self.g;
-        let simd_loops = g.simd_loops;
+        let (simd_loops, walks) = (g.simd_loops, g.walks.len());
         g.spmd = spmd;
         let r = Self::kernel_function(g, l, label, chunk);
         g.spmd = false;
         if r.is_err() {
             g.simd_loops = simd_loops;
+            g.walks.truncate(walks);
         }
         r
     }

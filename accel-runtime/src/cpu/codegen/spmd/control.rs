@@ -458,7 +458,20 @@ impl FnCx<'_, '_> {
         let Part::Uni(hi) = end.w[0] else {
             return self.gfor_varying_end(var, lo_value, s, end, body);
         };
-        let lo = lo_value;
+        self.gfor_range(var, lo_value, hi, s, body)?;
+        Ok(G::unit())
+    }
+
+    /// `for var in lo..hi { body }` over bound values the same for every lane (numbers of
+    /// `s`): one loop for the gang, versioned on its bounds proofs as scalar code's.
+    pub(super) fn gfor_range(
+        &mut self,
+        var: &str,
+        lo: Value,
+        hi: Value,
+        s: ScalarType,
+        body: &Expr,
+    ) -> R<()> {
         let run = |f: &mut Self| {
             f.counted_loop(lo, hi, s, |f, i| {
                 f.bind_var(
@@ -472,8 +485,7 @@ impl FnCx<'_, '_> {
             })
         };
         if s != ScalarType::Usize {
-            run(self)?;
-            return Ok(G::unit());
+            return run(self);
         }
         let proofs = Proofs {
             indexed: self.uniform_indexed_by(body, var),
@@ -481,8 +493,7 @@ impl FnCx<'_, '_> {
             affine: self.uniform_affine_loads(body, var),
             ..Proofs::default()
         };
-        self.versioned(&proofs, var, lo, hi, run)?;
-        Ok(G::unit())
+        self.versioned(&proofs, var, lo, hi, run)
     }
 }
 

@@ -6,6 +6,9 @@ use super::super::cx::*;
 use super::super::ops::Producer;
 use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
+pub(in crate::cpu::codegen) use super::blocked::StoreFn;
+use super::blocked::{blocked_loop, row_uniform, BlockedLoop};
+pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
 use super::walks::long_loop;
@@ -16,8 +19,14 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
 use std::collections::HashMap;
 
-/// Code generation of an element (or a gang's) at an index.
-pub(in crate::cpu::codegen) type ElementFn<'a, F> = dyn FnMut(&mut F, Value) -> R<()> + 'a;
+/// What a gang loop may generate besides the gang's element: the element as scalar code
+/// (a row's last indices, the borders shifted loads would cross) and, for a `create`,
+/// the store of a gang's element at its index (which lets a blocked element finish apart
+/// from where it started; see `blocked`).
+pub(in crate::cpu::codegen) struct Tails<'a, 'b, F> {
+    pub(in crate::cpu::codegen) scalar: &'a mut ElementFn<'b, F>,
+    pub(in crate::cpu::codegen) store: Option<&'a mut StoreFn<'b, F>>,
+}
 
 impl FnCx<'_, '_> {
     /// Runs `each` for every whole gang of `lo..hi` (its first index given) with the
@@ -37,9 +46,12 @@ impl FnCx<'_, '_> {
         safe: &[String],
         (lo, hi): (Value, Value),
         each: impl FnMut(&mut Self, Value) -> R<()>,
-        scalar: Option<&mut ElementFn<'_, Self>>,
+        tails: Option<Tails<'_, '_, Self>>,
     ) -> R<Value> {
-        let mut scalar = scalar;
+        let (mut scalar, store) = match tails {
+            Some(t) => (Some(t.scalar), t.store),
+            None => (None, None),
+        };
         let (divisors, aliases) = match scalar.is_some() {
             true => self.row_divisors(body, param),
             false => (vec![], Aliases::new()),
@@ -96,17 +108,32 @@ impl FnCx<'_, '_> {
             affine: Vec::new(),
             shifted,
         };
+        let blocked = match (&rows, &store) {
+            (Some(rows), Some(_)) => self.blocked(body, param, rows),
+            _ => None,
+        };
         let each = std::cell::RefCell::new(each);
         let scalar = std::cell::RefCell::new(scalar);
+        let store = std::cell::RefCell::new(store);
         let gangs_run = |f: &mut Self| match &rows {
             Some(rows) => {
                 let mut scalar = scalar.borrow_mut();
                 let scalar = scalar.as_mut().expect("rows walk with a scalar element");
                 let (each, scalar) = (&mut *each.borrow_mut(), &mut **scalar);
-                if rows.divisors.len() == 1 && long_loop(body) {
-                    f.walk_tiles(rows, index, (lo, hi), each, scalar)
-                } else {
-                    f.walk_rows(rows, index, lo, hi, each, scalar)
+                let mut store = store.borrow_mut();
+                match (&blocked, store.as_mut()) {
+                    (Some(bl), Some(store)) => {
+                        f.g.walks.push("blocked");
+                        f.walk_blocked(rows, index, (lo, hi), bl, &mut **store, scalar)
+                    }
+                    _ if rows.divisors.len() == 1 && long_loop(body) => {
+                        f.g.walks.push("tiles");
+                        f.walk_tiles(rows, index, (lo, hi), each, scalar)
+                    }
+                    _ => {
+                        f.g.walks.push("rows");
+                        f.walk_rows(rows, index, lo, hi, each, scalar)
+                    }
                 }
             }
             _ => {
@@ -213,6 +240,26 @@ impl FnCx<'_, '_> {
         let from = self.b.ins().umin(from, hi);
         let to = self.b.ins().umax(to, from);
         Ok((from, to))
+    }
+
+    /// `body` as a blocked loop (see `blocked`), when it walks rows of one divisor and has
+    /// that shape.
+    fn blocked(&self, body: &Expr, param: &str, rows: &RowWalk) -> Option<BlockedLoop> {
+        if rows.divisors.len() != 1 {
+            return None;
+        }
+        let divisor = rows.divisors[0].expr.clone();
+        let uniform = |e: &Expr, prefix: &[accel_ir::Stmt]| {
+            row_uniform(
+                e,
+                prefix,
+                param,
+                &divisor,
+                &|x| self.outer_value(x),
+                &rows.aliases,
+            )
+        };
+        blocked_loop(body, &rows.aliases, &uniform)
     }
 
     /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,
@@ -347,6 +394,7 @@ impl FnCx<'_, '_> {
             let v = f.element(p, i)?;
             f.store_elem(elem, out, i, &v.w)
         };
+        let mut store = |f: &mut Self, base: Value, g: &G| f.store_gang(elem, out, base, g);
         let rest = self.gang_loop(
             body,
             name,
@@ -356,7 +404,10 @@ impl FnCx<'_, '_> {
                 let g = f.gexpr(body)?;
                 f.store_gang(elem, out, base, &g)
             },
-            Some(&mut scalar),
+            Some(Tails {
+                scalar: &mut scalar,
+                store: Some(&mut store),
+            }),
         )?;
         Ok(Some(rest))
     }
@@ -385,7 +436,10 @@ impl FnCx<'_, '_> {
                 let _: G = f.gexpr(body)?;
                 Ok(())
             },
-            Some(&mut scalar),
+            Some(Tails {
+                scalar: &mut scalar,
+                store: None,
+            }),
         )?;
         Ok(Some(rest))
     }

@@ -28,6 +28,7 @@
 
 mod aliases;
 mod arith;
+mod blocked;
 mod control;
 mod expr;
 mod kernels;
@@ -41,6 +42,7 @@ pub(super) mod uniform;
 mod walks;
 
 pub(super) use control::loops_after;
+pub(super) use walks::long_loop;
 
 use accel_ir::Type;
 use cranelift_codegen::ir::Value;

@@ -7,6 +7,10 @@ use cranelift_codegen::ir::Value;
 use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
 
+/// Code generation of an element (or a gang's) at an index (an error: why it failed).
+pub(in crate::cpu::codegen) type ElementFn<'a, F> =
+    dyn FnMut(&mut F, Value) -> Result<(), String> + 'a;
+
 /// The prefix of errors that make a kernel fall back to scalar code.
 const NOT_SPMD: &str = "not SPMD: ";
 

@@ -5,8 +5,7 @@
 //! Elements are independent: the order changes no result.
 
 use super::super::cx::*;
-use super::kernels::ElementFn;
-use super::state::RowWalk;
+use super::state::{ElementFn, RowWalk};
 use accel_ir::{Expr, ScalarType};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -157,7 +156,7 @@ impl FnCx<'_, '_> {
 
 /// Whether `body` runs a loop whose length is not a literal (a `for` over a variable
 /// range, a `while`, a nested reduction): an element worth visiting in tiles.
-pub(super) fn long_loop(body: &Expr) -> bool {
+pub(in crate::cpu::codegen) fn long_loop(body: &Expr) -> bool {
     let mut found = false;
     body.walk(&mut |e| match e {
         Expr::For { lo, hi, .. } => {

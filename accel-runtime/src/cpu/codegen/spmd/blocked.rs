@@ -1,0 +1,527 @@
+//! Blocked loops: an element that folds a long loop into an accumulator (a matrix
+//! product's `let mut acc = 0.0; for k in 0..n { acc += a[i * n + k] * b[k * m + j] }`),
+//! in a 2-D `create` walking rows, runs tile by tile with its loop cut into blocks of
+//! iterations: for a tile of up to [`TILE_ROWS`] rows by one gang's columns, every gang
+//! first computes its accumulator's start, then each block of [`BLOCK`] iterations runs
+//! for every gang of the tile in turn (the accumulators kept in a buffer on the stack),
+//! then every gang finishes its element. What a block's iterations read down a column of
+//! another matrix (`b[k * m + j]`, a few cache lines) is then read once per tile instead
+//! of once per gang, whatever the rows' length (a walk over a whole column of a matrix
+//! whose rows are a power of two long meets few cache sets and evicts itself).
+//!
+//! Each gang still runs its own iterations in order from the same start, so its element
+//! is the one the unblocked loop computes, bit for bit; the gangs are independent.
+
+use super::super::cx::*;
+use super::aliases::{dealias, Aliases};
+use super::state::{ElementFn, RowWalk};
+use super::{not_spmd, Part, G};
+use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types as ct, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::Variable;
+
+/// Storing a gang's element at its index: the end of a blocked element.
+pub(in crate::cpu::codegen) type StoreFn<'a, F> = dyn FnMut(&mut F, Value, &G) -> R<()> + 'a;
+
+/// The most rows of a tile.
+pub(super) const TILE_ROWS: i64 = 32;
+
+/// The iterations of a block.
+const BLOCK: i64 = 64;
+
+/// An element of the blocked shape: `{ prefix; let mut acc = init; for var in lo..hi {
+/// body } tail; result }`.
+#[derive(Clone, Debug)]
+pub(super) struct BlockedLoop {
+    prefix: Vec<Stmt>,
+    acc: String,
+    init: Expr,
+    var: String,
+    lo: Expr,
+    hi: Expr,
+    body: Expr,
+    tail: Vec<Stmt>,
+    result: Option<Expr>,
+}
+
+/// The element `body` as a blocked loop, when it has that shape: its statements before
+/// the accumulator cheap `let`s (computed again in each phase), the loop's bounds the
+/// same for every gang of a row (reading only `param / d` and values from outside, as
+/// `row_uniform` says), its body assigning nothing but the accumulator.
+pub(super) fn blocked_loop(
+    body: &Expr,
+    aliases: &Aliases,
+    row_uniform: &dyn Fn(&Expr, &[Stmt]) -> bool,
+) -> Option<BlockedLoop> {
+    let (stmts, result) = flatten(body);
+    let result = result.as_ref();
+    let at = stmts
+        .iter()
+        .position(|s| matches!(s, Stmt::Expr(Expr::For { .. })))?;
+    let Stmt::Expr(Expr::For { var, lo, hi, body }) = &stmts[at] else {
+        return None;
+    };
+    let Some(Stmt::Let {
+        pat: Pat::Bind {
+            name: acc,
+            mutable: true,
+        },
+        init: Some(init),
+        ..
+    }) = at.checked_sub(1).map(|k| &stmts[k])
+    else {
+        return None;
+    };
+    let prefix = stmts[..at - 1].to_vec();
+    let cheap = |e: &Expr| {
+        let mut ok = true;
+        e.walk(&mut |x| {
+            ok &= !matches!(
+                x,
+                Expr::For { .. } | Expr::While { .. } | Expr::Par { .. } | Expr::Assign { .. }
+            )
+        });
+        ok
+    };
+    let prefix_ok = prefix.iter().all(|s| match s {
+        Stmt::Let {
+            pat: Pat::Bind { mutable: false, .. },
+            init: Some(x),
+            ..
+        } => cheap(x),
+        _ => false,
+    });
+    // The loop assigns the accumulator only (its own `let`s aside).
+    let mut assigns_other = false;
+    body.walk(&mut |x| {
+        if let Expr::Assign { target, .. } = x {
+            assigns_other |= !matches!(&**target, Expr::Var(v) if v == acc);
+        }
+    });
+    let tail = stmts[at + 1..].to_vec();
+    let tail_ok = tail.iter().all(|s| match s {
+        Stmt::Let { init: Some(x), .. } => cheap(x),
+        _ => false,
+    }) && result.is_none_or(&cheap);
+    let bounds_ok =
+        row_uniform(&dealias(lo, aliases), &prefix) && row_uniform(&dealias(hi, aliases), &prefix);
+    (prefix_ok && !assigns_other && tail_ok && bounds_ok && cheap(init)).then(|| BlockedLoop {
+        prefix,
+        acc: acc.clone(),
+        init: init.clone(),
+        var: var.clone(),
+        lo: (**lo).clone(),
+        hi: (**hi).clone(),
+        body: (**body).clone(),
+        tail,
+        result: result.cloned(),
+    })
+}
+
+/// A block's statements and result with blocks in result position opened, and an
+/// inlined function's `{ ..; let r = { body }; r }` read as `{ ..; body }` (binders are
+/// unique in a site, so nothing is shadowed).
+fn flatten(body: &Expr) -> (Vec<Stmt>, Option<Expr>) {
+    let Expr::Block { stmts, result } = body else {
+        return (vec![], Some(body.clone()));
+    };
+    let mut out = stmts.clone();
+    let Some(result) = result.as_deref() else {
+        return (out, None);
+    };
+    if let (
+        Expr::Var(r),
+        Some(Stmt::Let {
+            pat: Pat::Bind { name, .. },
+            init: Some(inner @ Expr::Block { .. }),
+            ..
+        }),
+    ) = (result, stmts.last())
+    {
+        if name == r {
+            out.pop();
+            let (more, result) = flatten(inner);
+            out.extend(more);
+            return (out, result);
+        }
+    }
+    let (more, result) = flatten(result);
+    out.extend(more);
+    (out, result)
+}
+
+impl FnCx<'_, '_> {
+    /// The gangs of `lo..hi` (rows of one divisor) for a blocked element: tiles of up to
+    /// [`TILE_ROWS`] rows by a gang's columns, each in three phases (see the module
+    /// documentation); a row's columns fewer than a gang run as scalar code.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_blocked(
+        &mut self,
+        rows: &RowWalk,
+        index: Variable,
+        (lo, hi): (Value, Value),
+        bl: &BlockedLoop,
+        store: &mut StoreFn<'_, Self>,
+        scalar: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        let div = &rows.divisors[0];
+        let d = div.value;
+        let width = self.lanes() as i64;
+        let exit = self.b.create_block();
+        let run = self.b.create_block();
+        let empty = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, lo, hi);
+        self.b.ins().brif(empty, exit, &[], run, &[]);
+        self.b.switch_to_block(run);
+        let first_row = self.b.ins().udiv(lo, d);
+        let last = self.b.ins().iadd_imm_s(hi, -1);
+        let last_row = self.b.ins().udiv(last, d);
+        let rows_end = self.b.ins().iadd_imm_s(last_row, 1);
+        let blocks = self.b.ins().iadd_imm_s(d, width - 1);
+        let blocks = self.b.ins().udiv_imm_u(blocks, width);
+        // The accumulators of a tile's gangs, and each row's loop bounds.
+        let acc_ty = self.type_of_var(&bl.acc, &bl.init)?;
+        let words = self.acc_vectors(&acc_ty)?;
+        let gang_bytes = 16 * words.len() as u32;
+        let acc_slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            gang_bytes * TILE_ROWS as u32,
+            4,
+        ));
+        let bounds_slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            16 * TILE_ROWS as u32,
+            3,
+        ));
+        let accs = self.b.ins().stack_addr(ct::I64, acc_slot, 0);
+        let bounds = self.b.ins().stack_addr(ct::I64, bounds_slot, 0);
+        let group = self.b.declare_var(ct::I64);
+        self.b.def_var(group, first_row);
+        let (head, group_block) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let g0 = self.b.use_var(group);
+        let done = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, g0, rows_end);
+        self.b.ins().brif(done, exit, &[], group_block, &[]);
+        self.b.switch_to_block(group_block);
+        let g1 = self.b.ins().iadd_imm_s(g0, TILE_ROWS);
+        let g1 = self.b.ins().umin(g1, rows_end);
+        let zero = self.iconst(0);
+        let tile = Tile {
+            d,
+            lo,
+            hi,
+            rows: (g0, g1),
+            index,
+            accs,
+            bounds,
+            gang_bytes: gang_bytes as i64,
+        };
+        self.counted_loop(zero, blocks, ScalarType::Usize, |f, t| {
+            f.tile_phases(rows, &tile, t, bl, &acc_ty, store, scalar)
+        })?;
+        self.b.def_var(group, g1);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// One tile's three phases: starts, blocks of iterations, ends.
+    #[allow(clippy::too_many_arguments)]
+    fn tile_phases(
+        &mut self,
+        rows: &RowWalk,
+        tile: &Tile,
+        t: Value,
+        bl: &BlockedLoop,
+        acc_ty: &Type,
+        store: &mut StoreFn<'_, Self>,
+        scalar: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        let width = self.lanes() as i64;
+        let j0 = self.b.ins().imul_imm_s(t, width);
+        // Phase 1: each gang's start, and the tile's widest loop range.
+        let low = self.b.declare_var(ct::I64);
+        let high = self.b.declare_var(ct::I64);
+        let (max, zero) = (self.iconst(-1), self.iconst(0));
+        self.b.def_var(low, max);
+        self.b.def_var(high, zero);
+        self.tile_gangs(rows, tile, j0, &mut |f, slot| {
+            f.prefix(bl)?;
+            let acc = f.gexpr(&bl.init)?;
+            f.store_acc(tile, slot, acc_ty, &acc)?;
+            let (from, to) = f.loop_bounds(bl)?;
+            let at = f.bound_at(tile, slot);
+            f.store(from, at, 0);
+            f.store(to, at, 8);
+            let l = f.b.use_var(low);
+            let l = f.b.ins().umin(l, from);
+            f.b.def_var(low, l);
+            let h = f.b.use_var(high);
+            let h = f.b.ins().umax(h, to);
+            f.b.def_var(high, h);
+            Ok(())
+        })?;
+        // Phase 2: each block of iterations, for every gang in turn.
+        let from = self.b.use_var(low);
+        let to = self.b.use_var(high);
+        let some = self.b.ins().icmp(IntCC::UnsignedGreaterThan, to, from);
+        let diff = self.b.ins().isub(to, from);
+        let none = self.iconst(0);
+        let span = self.b.ins().select(some, diff, none);
+        let nblocks = self.b.ins().iadd_imm_s(span, BLOCK - 1);
+        let nblocks = self
+            .b
+            .ins()
+            .ushr_imm_u(nblocks, BLOCK.trailing_zeros() as i64);
+        let z = self.iconst(0);
+        self.counted_loop(z, nblocks, ScalarType::Usize, |f, kb| {
+            let k0 = f.b.ins().ishl_imm_u(kb, BLOCK.trailing_zeros() as i64);
+            let k0 = f.b.ins().iadd(from, k0);
+            let k1 = f.b.ins().iadd_imm_s(k0, BLOCK);
+            f.tile_gangs(rows, tile, j0, &mut |f, slot| {
+                f.prefix(bl)?;
+                let at = f.bound_at(tile, slot);
+                let (lo, hi) = (f.load(ct::I64, at, 0), f.load(ct::I64, at, 8));
+                let lo = f.b.ins().umax(lo, k0);
+                let hi = f.b.ins().umin(hi, k1);
+                let acc = f.load_acc(tile, slot, acc_ty)?;
+                f.gbind(&mutable(&bl.acc), acc)?;
+                f.gfor_range(&bl.var, lo, hi, ScalarType::Usize, &bl.body)?;
+                let acc = f.gvar(&bl.acc)?;
+                f.store_acc(tile, slot, acc_ty, &acc)
+            })
+        })?;
+        // Phase 3: each gang's end, and the scalar rest of the rows.
+        self.tile_gangs(rows, tile, j0, &mut |f, slot| {
+            f.prefix(bl)?;
+            let acc = f.load_acc(tile, slot, acc_ty)?;
+            f.gbind(&mutable(&bl.acc), acc)?;
+            let g = f.gblock(&bl.tail, bl.result.as_ref())?;
+            let base = f.b.use_var(tile.index);
+            store(f, base, &g)
+        })?;
+        self.tile_rests(tile, j0, scalar)
+    }
+
+    /// Runs `each` for the whole gangs of column block `j0..j0 + width` in the tile's rows
+    /// (its slot given), the gang state set for each.
+    fn tile_gangs(
+        &mut self,
+        rows: &RowWalk,
+        tile: &Tile,
+        j0: Value,
+        each: &mut dyn FnMut(&mut Self, Value) -> R<()>,
+    ) -> R<()> {
+        let div = &rows.divisors[0];
+        self.counted_loop(tile.rows.0, tile.rows.1, ScalarType::Usize, |f, i| {
+            let (from, to, start) = f.row_columns(tile, i, j0);
+            let whole = f.b.ins().isub(to, from);
+            let width = f.lanes() as i64;
+            let is_gang = f.b.ins().icmp_imm_u(IntCC::Equal, whole, width);
+            let (gang, next) = (f.b.create_block(), f.b.create_block());
+            f.b.ins().brif(is_gang, gang, &[], next, &[]);
+            f.b.switch_to_block(gang);
+            let base = f.b.ins().iadd(start, from);
+            f.b.def_var(div.row, i);
+            f.b.def_var(div.row_start, start);
+            f.b.def_var(tile.index, base);
+            let slot = f.b.ins().isub(i, tile.rows.0);
+            each(f, slot)?;
+            f.b.ins().jump(next, &[]);
+            f.b.switch_to_block(next);
+            Ok(())
+        })
+    }
+
+    /// The columns of row `i` in the tile's range within block `j0..j0 + width`, as
+    /// `(from, to, row start)`, `from <= to`.
+    fn row_columns(&mut self, tile: &Tile, i: Value, j0: Value) -> (Value, Value, Value) {
+        let width = self.lanes() as i64;
+        let zero = self.iconst(0);
+        let start = self.b.ins().imul(i, tile.d);
+        let into = self.b.ins().isub(tile.lo, start);
+        let before = self.b.ins().icmp(IntCC::UnsignedLessThan, tile.lo, start);
+        let c0 = self.b.ins().select(before, zero, into);
+        let c1 = self.b.ins().isub(tile.hi, start);
+        let c1 = self.b.ins().umin(c1, tile.d);
+        let j1 = self.b.ins().iadd_imm_s(j0, width);
+        let j1 = self.b.ins().umin(j1, tile.d);
+        let from = self.b.ins().umax(c0, j0);
+        let to = self.b.ins().umin(c1, j1);
+        let to = self.b.ins().umax(to, from);
+        (from, to, start)
+    }
+
+    /// The columns of block `j0` in the tile's rows that are fewer than a gang, as scalar
+    /// code outside the gang's state.
+    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: &mut ElementFn<'_, Self>) -> R<()> {
+        self.counted_loop(tile.rows.0, tile.rows.1, ScalarType::Usize, |f, i| {
+            let (from, to, start) = f.row_columns(tile, i, j0);
+            let whole = f.b.ins().isub(to, from);
+            let width = f.lanes() as i64;
+            let partial = f.b.ins().icmp_imm_u(IntCC::NotEqual, whole, width);
+            let (rest, next) = (f.b.create_block(), f.b.create_block());
+            f.b.ins().brif(partial, rest, &[], next, &[]);
+            f.b.switch_to_block(rest);
+            let p0 = f.b.ins().iadd(start, from);
+            let p1 = f.b.ins().iadd(start, to);
+            let gang = f.gang.take();
+            let r = f.counted_loop(p0, p1, ScalarType::Usize, |f, p| scalar(f, p));
+            f.gang = gang;
+            r?;
+            f.b.ins().jump(next, &[]);
+            f.b.switch_to_block(next);
+            Ok(())
+        })
+    }
+
+    /// The prefix's `let`s for the gang.
+    fn prefix(&mut self, bl: &BlockedLoop) -> R<()> {
+        for st in &bl.prefix {
+            if let Stmt::Let {
+                pat, init: Some(x), ..
+            } = st
+            {
+                let g = self.gexpr(x)?;
+                self.gbind(pat, g)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The loop's bounds for the gang (after the prefix): one value each.
+    fn loop_bounds(&mut self, bl: &BlockedLoop) -> R<(Value, Value)> {
+        let lo = self.gexpr(&bl.lo)?;
+        let hi = self.gexpr(&bl.hi)?;
+        match (&lo.w[0], &hi.w[0], &lo.ty) {
+            (Part::Uni(a), Part::Uni(b), Type::Scalar(ScalarType::Usize)) => Ok((*a, *b)),
+            _ => Err(not_spmd("a blocked loop whose bounds differ between lanes")),
+        }
+    }
+
+    /// The type of the accumulator (its initial value's).
+    fn type_of_var(&mut self, _acc: &str, init: &Expr) -> R<Type> {
+        self.type_of(init)
+    }
+
+    /// The vector types of an accumulator of type `t` for the gang.
+    fn acc_vectors(&mut self, t: &Type) -> R<Vec<CType>> {
+        let mut out = Vec::new();
+        for s in Self::word_scalars(t)? {
+            let (vt, n) = self.lane_vectors(s);
+            out.extend(std::iter::repeat_n(vt, n));
+        }
+        Ok(out)
+    }
+
+    fn bound_at(&mut self, tile: &Tile, slot: Value) -> Value {
+        let off = self.b.ins().imul_imm_s(slot, 16);
+        self.b.ins().iadd(tile.bounds, off)
+    }
+
+    fn acc_at(&mut self, tile: &Tile, slot: Value) -> Value {
+        let off = self.b.ins().imul_imm_s(slot, tile.gang_bytes);
+        self.b.ins().iadd(tile.accs, off)
+    }
+
+    fn store_acc(&mut self, tile: &Tile, slot: Value, t: &Type, acc: &G) -> R<()> {
+        let g = self.materialize(acc)?;
+        let at = self.acc_at(tile, slot);
+        let mut k = 0i32;
+        let _ = t;
+        for p in &g.w {
+            let Part::Var(vs) = p else {
+                unreachable!("materialized")
+            };
+            for &v in vs {
+                self.b.ins().store(MemFlagsData::trusted(), v, at, 16 * k);
+                k += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn load_acc(&mut self, tile: &Tile, slot: Value, t: &Type) -> R<G> {
+        let at = self.acc_at(tile, slot);
+        let mut k = 0i32;
+        let mut w = Vec::new();
+        for s in Self::word_scalars(t)? {
+            let (vt, n) = self.lane_vectors(s);
+            let vs = (0..n)
+                .map(|_| {
+                    let v = self.b.ins().load(vt, MemFlagsData::trusted(), at, 16 * k);
+                    k += 1;
+                    v
+                })
+                .collect();
+            w.push(Part::Var(vs));
+        }
+        Ok(G { ty: t.clone(), w })
+    }
+}
+
+/// A mutable binding of `name`.
+fn mutable(name: &str) -> Pat {
+    Pat::Bind {
+        name: name.to_string(),
+        mutable: true,
+    }
+}
+
+/// The values a tile's phases share.
+struct Tile {
+    d: Value,
+    lo: Value,
+    hi: Value,
+    rows: (Value, Value),
+    index: Variable,
+    accs: Value,
+    bounds: Value,
+    gang_bytes: i64,
+}
+
+/// Whether `e` is the same for every gang of a row: reads only values from outside the
+/// element, literals, and names the prefix binds to such values or to `param / d`.
+pub(super) fn row_uniform(
+    e: &Expr,
+    prefix: &[Stmt],
+    param: &str,
+    divisor: &Expr,
+    outer: &dyn Fn(&Expr) -> bool,
+    aliases: &Aliases,
+) -> bool {
+    let bound = |name: &str| -> Option<&Expr> {
+        prefix.iter().find_map(|s| match s {
+            Stmt::Let {
+                pat: Pat::Bind { name: n, .. },
+                init: Some(x),
+                ..
+            } if n == name => Some(x),
+            _ => None,
+        })
+    };
+    let mut ok = true;
+    e.walk(&mut |x| match x {
+        Expr::Var(v) => {
+            if outer(x) {
+                return;
+            }
+            match bound(v).map(|init| dealias(init, aliases)) {
+                Some(Expr::Binary(BinOp::Div, a, d))
+                    if matches!(&*a, Expr::Var(p) if p == param) && *d == *divisor => {}
+                Some(init) => ok &= row_uniform(&init, prefix, param, divisor, outer, aliases),
+                None => ok = false,
+            }
+        }
+        Expr::Lit(_) | Expr::Const(_) | Expr::Binary(..) | Expr::Cast(..) => {}
+        Expr::Method { method, .. } if method == "len" => {}
+        _ => ok = false,
+    });
+    ok
+}
