@@ -34,10 +34,6 @@ impl Rng {
     fn f32s(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f32> {
         self.f64s(n, lo, hi).into_iter().map(|x| x as f32).collect()
     }
-
-    fn ints(&mut self, n: usize, below: u64) -> Vec<u64> {
-        (0..n).map(|_| self.next() % below.max(1)).collect()
-    }
 }
 
 /// Runs `site` in debug and cpu modes; their results must print alike (so floats are
