@@ -15,6 +15,13 @@ pub mod layout;
 pub mod log;
 pub mod scoped;
 
+/// Why a backend does not compile an assignment to an element of a sequence, with what to
+/// write instead (every backend says the same).
+pub const SEQUENCE_ELEMENT_ASSIGNED: &str =
+    "assigning to an element of a sequence (sequences are values in accelerated code): \
+     build a new one with `create` or `map`, keep the data in a local array `[T; N]`, or \
+     write a `Tensor` in a `parallel_loop`";
+
 use abi::{Arena, Marshal};
 use accel_ir::{Expr, Type};
 use std::sync::Arc;

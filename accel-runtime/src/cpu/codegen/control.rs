@@ -25,7 +25,19 @@ impl FnCx<'_, '_> {
                     if loop_after[k] && computed && matches!(v.ty, Type::Scalar(_)) {
                         v = self.pin(v);
                     }
-                    self.bind(pat, v)?;
+                    match super::local_arrays::mutable_name(pat) {
+                        Some(name)
+                            if matches!(v.ty, Type::Array(..))
+                                && super::local_arrays::assigned_at_computed_index(
+                                    name,
+                                    &stmts[k + 1..],
+                                    result,
+                                ) =>
+                        {
+                            self.bind_local_array(name, v)?
+                        }
+                        _ => self.bind(pat, v)?,
+                    }
                 }
                 Stmt::Let {
                     pat, init: None, ..
@@ -190,6 +202,10 @@ impl FnCx<'_, '_> {
     }
 
     pub(super) fn assign(&mut self, target: &Expr, v: V) -> R<()> {
+        if let Some((addr, _)) = self.local_place(target)? {
+            self.store_local(addr, &v);
+            return Ok(());
+        }
         // The word range of the target inside its variable.
         fn place(
             e: &Expr,
@@ -207,6 +223,9 @@ impl FnCx<'_, '_> {
                 }
                 Expr::Index(base, i) => {
                     let (n, t, at) = place(base, vars)?;
+                    if let Type::Seq(_) = t {
+                        return Err(unsupported(crate::backend::SEQUENCE_ELEMENT_ASSIGNED));
+                    }
                     let k = i.literal_usize().ok_or_else(|| {
                         unsupported("assigning to an array element at a computed index")
                     })?;

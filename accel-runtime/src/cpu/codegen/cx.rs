@@ -247,6 +247,9 @@ pub(super) struct FnCx<'a, 'g> {
     pub(super) affine: HashMap<String, Value>,
     /// While generating an element for a gang of lanes (SPMD): its state.
     pub(super) gang: Option<super::spmd::state::Gang>,
+    /// Local arrays kept in memory (assigned at computed indices: a histogram's
+    /// `h[d] += 1`), by name: their type and the address of their stack slot.
+    pub(super) mem_arrays: HashMap<String, (Type, Value)>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -268,6 +271,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             movable_loads: false,
             affine: HashMap::new(),
             gang: None,
+            mem_arrays: HashMap::new(),
         }
     }
 
@@ -374,6 +378,9 @@ impl<'a, 'g> FnCx<'a, 'g> {
     }
 
     pub(super) fn var(&mut self, name: &str) -> R<V> {
+        if let Some((ty, addr)) = self.mem_arrays.get(name).cloned() {
+            return self.load_local_array(&ty, addr);
+        }
         if self
             .gang
             .as_ref()

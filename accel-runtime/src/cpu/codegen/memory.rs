@@ -16,6 +16,11 @@ impl FnCx<'_, '_> {
     /// bounds (the index of a producer over the sequence, a loop versioned on it) loads
     /// without a check; any other is checked.
     pub(super) fn index_expr(&mut self, base: &Expr, i: &Expr) -> R<V> {
+        let whole = Expr::Index(Box::new(base.clone()), Box::new(i.clone()));
+        if let Some((addr, t)) = self.local_place(&whole)? {
+            // An element of a local array in memory: one element's words.
+            return self.load_local_array(&t, addr);
+        }
         let v = self.expr(base)?;
         let iv = self.expr(i)?;
         if let (Type::Array(_, n), Some(k)) = (&v.ty, i.literal_usize()) {

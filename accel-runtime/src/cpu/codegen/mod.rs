@@ -21,6 +21,7 @@ mod control;
 mod cx;
 mod expr;
 mod kernel;
+mod local_arrays;
 mod loops;
 mod math;
 mod memory;

@@ -98,10 +98,7 @@ impl KernelGen<'_> {
             Expr::Index(b, i) => {
                 let place = self.expr(b)?;
                 let Type::Array(elem, n) = &place.ty else {
-                    return Err(unsupported(format!(
-                        "assigning to an element of {}",
-                        place.ty
-                    )));
+                    return Err(unsupported(crate::backend::SEQUENCE_ELEMENT_ASSIGNED));
                 };
                 let i = self.expr(i)?.w[0].clone();
                 let k = words(elem)?.len();

@@ -574,7 +574,7 @@ fn place_in(target: &Expr, t: &Type) -> R<(Type, usize)> {
             let (bt, at) = place_in(base, t)?;
             let k = i
                 .literal_usize()
-                .ok_or_else(|| unsupported("assigning to an array element at a computed index"))?;
+                .ok_or_else(|| not_spmd("assigning to an array element at a computed index"))?;
             let (ft, off) = field_offset(&bt, &k.to_string())?;
             Ok((ft, at + off))
         }
