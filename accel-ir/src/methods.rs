@@ -136,6 +136,7 @@ pub const METHODS: &[Method] = &[
     number("is_infinite", &[], BOOL),
     number("rem_euclid", &[R], SAME),
     number("div_euclid", &[R], SAME),
+    number("div_ceil", &[R], SAME),
     number("abs_diff", &[R], Returns::UnsignedOfReceiver),
     number("wrapping_add", &[R], SAME),
     number("wrapping_sub", &[R], SAME),

@@ -290,12 +290,12 @@ pub(crate) fn run_compiled<R: Accel>(
     c: &Compiled,
     captures: &[(&str, &dyn Inspect)],
 ) -> Result<R, AccelError> {
-    let start = Instant::now();
+    let start = logging().then(Instant::now);
     let constants = site.constants();
     let all = all_captures(captures, &constants);
     match run_marshaled::<R>(&*c.code, &all) {
         Ok((r, report)) => {
-            if logging() {
+            if let Some(start) = start {
                 first_run_report(site);
                 log::info!(
                     "{}: {}: ran in {:.3} ms; {report}",

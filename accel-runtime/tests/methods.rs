@@ -1,5 +1,6 @@
 //! The integer and float methods of the method table that Rust defines per type (`clamp`,
-//! `signum`, `abs_diff`, `rem_euclid`, `div_euclid`, `saturating_add`, `saturating_sub`),
+//! `signum`, `abs_diff`, `rem_euclid`, `div_euclid`, `div_ceil`, `saturating_add`,
+//! `saturating_sub`),
 //! on every type that has them, over edge values and random ones: every mode agrees with
 //! Rust's own result (checked exactly here), on whole gangs, on the lanes left over and
 //! under a mask (lanes not running must not fail), and their failures are the same kind in
@@ -114,6 +115,21 @@ macro_rules! int_methods {
 }
 
 int_methods!(i32_: i32, i64_: i64, u32_: u32, u64_: u64, usize_: usize);
+
+macro_rules! div_ceil {
+    ($($name:ident: $t:ty),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let xs = values!($t);
+            let ys: Vec<$t> = xs.iter().rev().map(|y| if *y == 0 { 7 } else { *y }).collect();
+            let got = agree(|| accelerate!(map2(|x, y| x.div_ceil(y), &xs, &ys)));
+            let want: Vec<$t> = xs.iter().zip(&ys).map(|(x, y)| x.div_ceil(*y)).collect();
+            assert_eq!(got, want);
+        }
+    )*};
+}
+
+div_ceil!(div_ceil_u32: u32, div_ceil_u64: u64, div_ceil_usize: usize);
 
 macro_rules! signum {
     ($($name:ident: $t:ty),* $(,)?) => {$(

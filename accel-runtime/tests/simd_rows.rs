@@ -169,3 +169,32 @@ fn blocked_loops_are_bit_identical() {
         );
     }
 }
+
+#[test]
+fn reversed_indices_are_bit_identical() {
+    let mut rng = Rng(13);
+    for n in [1usize, 5, 15, 16, 17, 33, 100, 1001] {
+        let xs = rng.f64s(n, -1.0, 1.0);
+        let ys = rng.f32s(n, -1.0, 1.0);
+        exact(|| accelerate!(create(n, |i| xs[n - 1 - i] * 2.0 + ys[i] as f64))); // reversed
+        let is: Vec<i64> = xs.iter().map(|x| (x * 1000.0) as i64).collect();
+        exact(|| {
+            accelerate!(reduce(
+                |a, b| a + b,
+                0,
+                create(n, |i| is[n - i - 1] * (i as i64 - 3))
+            ))
+        }); // reversed sum
+            // Counting down and up again, and past the start (failing lanes named).
+        let k = n / 2;
+        exact(|| accelerate!(create(k, |i| ys[k - (k - 1 - i)] + ys[2 * k - 1 - i])));
+    }
+    for marker in ["// reversed", "// reversed sum"] {
+        vectorized(marker);
+    }
+    let xs = rng.f64s(40, 0.0, 1.0);
+    let m = panic_message(|| {
+        with_mode(Mode::Cpu, || accelerate!(create(40, |i| xs[38 - i])));
+    });
+    assert!(m.contains("index out of bounds"), "{m}");
+}

@@ -21,6 +21,20 @@ fn per_call_us(calls: usize, mut f: impl FnMut()) -> f64 {
     median(rounds)
 }
 
+/// A loop of `steps` steps inside one site, each a reduction and a `create` over `n`
+/// elements: what a launch costs inside a site.
+#[accel]
+fn steps_in_a_site(a: &[f64], steps: usize) -> f64 {
+    let mut y = create(a.len(), |i| a[i]);
+    let mut total = 0.0;
+    for s in 0..steps {
+        let sum = reduce(|p, q| p + q, 0.0, create(y.len(), |i| y[i] * a[i]));
+        total += sum;
+        y = create(y.len(), |i| y[i] * 0.5 + (s as f64) * 1e-3);
+    }
+    total
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let calls = args
@@ -57,5 +71,26 @@ fn main() {
             std::hint::black_box(&v);
         });
         println!("| {n} | {accel:.2} | {seq:.2} | {:.2} |", accel - seq);
+    }
+    println!();
+    println!("| elements | accel µs/step (2 launches) | sequential µs/step |");
+    println!("|---:|---:|---:|");
+    let steps = 1000;
+    for n in [16usize, 256, 4096] {
+        let a: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 * 1e-4).collect();
+        let accel = per_call_us(calls / steps + 1, || {
+            let t = with_mode(Mode::Cpu, || accelerate!(steps_in_a_site(&a, steps)));
+            std::hint::black_box(t);
+        }) / steps as f64;
+        let seq = per_call_us(calls / steps + 1, || {
+            let mut y = a.clone();
+            let mut total = 0.0;
+            for s in 0..steps {
+                total += y.iter().zip(&a).map(|(p, q)| p * q).sum::<f64>();
+                y = y.iter().map(|v| v * 0.5 + (s as f64) * 1e-3).collect();
+            }
+            std::hint::black_box(total);
+        }) / steps as f64;
+        println!("| {n} | {accel:.2} | {seq:.2} |");
     }
 }

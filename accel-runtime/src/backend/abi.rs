@@ -96,6 +96,9 @@ pub struct Arena {
     own: Vec<(usize, std::alloc::Layout)>,
     /// Blocks small allocations come from.
     blocks: Vec<(usize, std::alloc::Layout)>,
+    /// Allocations of their own that a run no longer needs, kept for its next allocations
+    /// of the same layout (see [`Arena::recycle`]).
+    spare: Vec<(usize, std::alloc::Layout)>,
     /// The free part of the current block.
     cursor: usize,
     end: usize,
@@ -129,8 +132,15 @@ impl Arena {
             let Ok(layout) = std::alloc::Layout::from_size_align(BLOCK, 64) else {
                 return std::ptr::null_mut();
             };
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { std::alloc::alloc(layout) };
+            let p = match SPARE_BLOCKS
+                .try_with(|s| s.borrow_mut().0.pop())
+                .ok()
+                .flatten()
+            {
+                Some(p) => p as *mut u8,
+                // SAFETY: the layout has a non-zero size.
+                None => unsafe { std::alloc::alloc(layout) },
+            };
             if p.is_null() {
                 return p;
             }
@@ -143,10 +153,67 @@ impl Arena {
         start as *mut u8
     }
 
+    /// Memory of its own of `bytes` bytes aligned to `align`, whatever its size (a result
+    /// can adopt it; [`Arena::recycle`] can free it): an allocation recycled earlier with
+    /// this layout, else a new one (null on failure).
+    pub fn alloc_own(&mut self, bytes: usize, align: usize) -> *mut u8 {
+        let align = align.max(1);
+        if bytes == 0 {
+            return align as *mut u8;
+        }
+        let Ok(layout) = std::alloc::Layout::from_size_align(bytes, align) else {
+            return std::ptr::null_mut();
+        };
+        let p = match self.spare.iter().position(|&(_, l)| l == layout) {
+            Some(k) => self.spare.swap_remove(k).0 as *mut u8,
+            None => {
+                // SAFETY: the layout has a non-zero size.
+                let p = unsafe { std::alloc::alloc(layout) };
+                if !p.is_null() {
+                    advise_huge_pages(p, bytes);
+                }
+                p
+            }
+        };
+        if !p.is_null() {
+            self.own.push((p as usize, layout));
+        }
+        p
+    }
+
+    /// How many allocations of their own the arena holds: a mark for [`Arena::recycle`].
+    pub fn own_mark(&self) -> usize {
+        self.own.len()
+    }
+
+    /// Takes back the allocations of their own made since `mark` that none of the `live`
+    /// addresses points into (an iteration's values its loop no longer holds): later
+    /// allocations of the same layout reuse them (a loop's step after step), the rest is
+    /// freed at the end of the run.
+    pub fn recycle(&mut self, mark: usize, live: &[u64]) {
+        let mark = mark.min(self.own.len());
+        let recent: Vec<(usize, std::alloc::Layout)> = self.own.drain(mark..).collect();
+        for (p, layout) in recent {
+            let end = p + layout.size();
+            if live.iter().any(|&a| a as usize >= p && a as usize <= end) {
+                self.own.push((p, layout));
+            } else {
+                self.spare.push((p, layout));
+            }
+        }
+        // A few of each layout are enough for a loop's next steps.
+        while self.spare.len() > MAX_SPARE_ALLOCATIONS {
+            let (p, layout) = self.spare.remove(0);
+            // SAFETY: allocated with this layout by `alloc_own`, and no longer used.
+            unsafe { std::alloc::dealloc(p as *mut u8, layout) };
+        }
+    }
+
     /// Takes over another arena's allocations.
     pub fn absorb(&mut self, mut other: Arena) {
         self.own.append(&mut other.own);
         self.blocks.append(&mut other.blocks);
+        self.spare.append(&mut other.spare);
     }
 
     /// Takes ownership of an allocation of exactly `layout` at `ptr`, if the arena made it
@@ -164,11 +231,55 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        for &(p, layout) in self.own.iter().chain(&self.blocks) {
-            // SAFETY: every entry was allocated by `alloc` with this layout and not adopted.
+        // Blocks go back to this thread's spares (a site called in a loop reuses them
+        // rather than asking the allocator for a megabyte, and freeing it, every call).
+        let kept = SPARE_BLOCKS
+            .try_with(|s| {
+                let mut spare = s.borrow_mut();
+                let room = MAX_SPARE_BLOCKS.saturating_sub(spare.0.len());
+                let kept = room.min(self.blocks.len());
+                spare.0.extend(self.blocks[..kept].iter().map(|&(p, _)| p));
+                kept
+            })
+            .unwrap_or(0);
+        for &(p, layout) in self
+            .own
+            .iter()
+            .chain(&self.spare)
+            .chain(&self.blocks[kept..])
+        {
+            // SAFETY: every entry was allocated by `alloc` with this layout and not adopted
+            // (spare blocks keep the layout `BLOCK` bytes aligned to 64, as allocated).
             unsafe { std::alloc::dealloc(p as *mut u8, layout) };
         }
     }
+}
+
+/// How many recycled allocations an arena keeps for reuse.
+const MAX_SPARE_ALLOCATIONS: usize = 16;
+
+/// How many blocks a thread keeps for the next run's arena.
+const MAX_SPARE_BLOCKS: usize = 2;
+
+/// Blocks of `BLOCK` bytes (aligned to 64) that ended runs left for later ones, freed
+/// when their thread ends.
+struct SpareBlocks(Vec<usize>);
+
+impl Drop for SpareBlocks {
+    fn drop(&mut self) {
+        for &p in &self.0 {
+            if let Ok(layout) = std::alloc::Layout::from_size_align(BLOCK, 64) {
+                // SAFETY: each spare block was allocated with this layout, and is no
+                // longer any arena's.
+                unsafe { std::alloc::dealloc(p as *mut u8, layout) };
+            }
+        }
+    }
+}
+
+thread_local! {
+    static SPARE_BLOCKS: std::cell::RefCell<SpareBlocks> =
+        const { std::cell::RefCell::new(SpareBlocks(Vec::new())) };
 }
 
 /// Reads a site's result words.

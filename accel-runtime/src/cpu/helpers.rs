@@ -3,7 +3,8 @@
 //! functions Cranelift has no instruction for (Rust's own, so results match debug mode).
 
 use super::pool::{
-    accel_alloc, accel_chunk_size, accel_chunks, accel_copy, accel_fail, accel_par, accel_threads,
+    accel_alloc, accel_alloc_host, accel_chunk_size, accel_chunks, accel_copy, accel_fail,
+    accel_host_mark, accel_par, accel_recycle, accel_threads,
 };
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
@@ -56,6 +57,24 @@ pub fn helpers() -> Vec<Helper> {
             "accel_fail",
             accel_fail as *const u8,
             &[i64_, ct::I32, i64_, i64_],
+            None,
+        ),
+        h(
+            "accel_alloc_host",
+            accel_alloc_host as *const u8,
+            &[i64_; 3],
+            Some(i64_),
+        ),
+        h(
+            "accel_host_mark",
+            accel_host_mark as *const u8,
+            &[i64_],
+            Some(i64_),
+        ),
+        h(
+            "accel_recycle",
+            accel_recycle as *const u8,
+            &[i64_; 4],
             None,
         ),
         h("accel_copy", accel_copy as *const u8, &[i64_; 3], None),

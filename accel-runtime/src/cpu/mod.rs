@@ -262,12 +262,17 @@ impl CompiledSite for CpuSite {
         Ok(Run {
             words: out,
             arena,
-            report: format!(
-                "{} bytes in, {} of them copied to marshal; on {} thread(s)",
-                m.bytes,
-                m.copied,
-                ctx.peak_threads.load(std::sync::atomic::Ordering::Relaxed)
-            ),
+            // Only logs read it: a site called in a loop formats nothing.
+            report: if crate::backend::log::logging() {
+                format!(
+                    "{} bytes in, {} of them copied to marshal; on {} thread(s)",
+                    m.bytes,
+                    m.copied,
+                    ctx.peak_threads.load(std::sync::atomic::Ordering::Relaxed)
+                )
+            } else {
+                String::new()
+            },
         })
     }
 }

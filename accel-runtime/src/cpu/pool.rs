@@ -76,6 +76,9 @@ pub struct RunCtx {
     /// One arena per pool thread (and one for the calling thread), so that kernels that
     /// allocate (a row per element) do not contend for one lock.
     arenas: Vec<Mutex<Arena>>,
+    /// What the site function (between launches) allocates: each its own allocation,
+    /// recycled at each step of its loops once no variable holds it.
+    host: Mutex<Arena>,
     pub error: Mutex<Option<Failure>>,
     /// The most threads that ran chunks of one launch, for `ACCEL_LOG`.
     pub peak_threads: AtomicUsize,
@@ -88,6 +91,7 @@ impl RunCtx {
             arenas: (0..threads + 1)
                 .map(|_| Mutex::new(Arena::default()))
                 .collect(),
+            host: Mutex::new(Arena::default()),
             error: Mutex::new(None),
             peak_threads: AtomicUsize::new(1),
         }
@@ -101,7 +105,7 @@ impl RunCtx {
 
     /// Everything the run allocated, in one arena.
     pub fn take_arena(&self) -> Arena {
-        let mut all = Arena::default();
+        let mut all = std::mem::take(&mut *self.host.lock().unwrap_or_else(|e| e.into_inner()));
         for a in &self.arenas {
             all.absorb(std::mem::take(
                 &mut *a.lock().unwrap_or_else(|e| e.into_inner()),
@@ -168,6 +172,13 @@ pub extern "C" fn accel_par(
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
     let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
+    match accel_chunks(n, grain) {
+        // No chunk: nothing runs (the caller allocated no partial results).
+        0 => return 0,
+        // One chunk (a small launch, a loop's step in a site): run it here, no bookkeeping.
+        1 => return kernel(env as *const u64, 0, n, partials as *mut u64, ctx),
+        _ => {}
+    }
     let launch = Arc::new(Launch {
         kernel,
         env,
@@ -321,6 +332,35 @@ pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64
     let ctx = unsafe { &*ctx };
     let mut arena = ctx.arena().lock().unwrap_or_else(|e| e.into_inner());
     arena.alloc(bytes as usize, align as usize) as u64
+}
+
+/// Allocates memory of its own for the site function (between launches): results adopt
+/// it, and loops recycle it (see [`accel_recycle`]).
+pub extern "C" fn accel_alloc_host(ctx: *const RunCtx, bytes: u64, align: u64) -> u64 {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let mut host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
+    host.alloc_own(bytes as usize, align as usize) as u64
+}
+
+/// A mark of the site function's allocations so far (a loop's start).
+pub extern "C" fn accel_host_mark(ctx: *const RunCtx) -> u64 {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    ctx.host
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .own_mark() as u64
+}
+
+/// At the end of a step of a loop of the site function: takes back what it allocated
+/// since `mark` that none of the `count` addresses at `live` (the pointers of the values
+/// its variables hold) points into.
+pub extern "C" fn accel_recycle(ctx: *const RunCtx, mark: u64, live: *const u64, count: u64) {
+    // SAFETY: as in `accel_alloc`; compiled code passes a stack array of `count` words.
+    let (ctx, live) = unsafe { (&*ctx, std::slice::from_raw_parts(live, count as usize)) };
+    let mut host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
+    host.recycle(mark as usize, live);
 }
 
 /// Copies `bytes` bytes between non-overlapping buffers of a run.

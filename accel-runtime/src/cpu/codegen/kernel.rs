@@ -6,7 +6,6 @@
 
 use super::cx::*;
 use super::spmd;
-use crate::backend::failure::FailureKind;
 use accel_ir::{Expr, ParOp, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -81,10 +80,7 @@ impl FnCx<'_, '_> {
                 let chunks = self.helper("accel_chunks", &[n, grain])[0];
                 let bytes = self.b.ins().imul_imm_s(chunks, 8 * pw);
                 let eight = self.iconst(8);
-                let ctx = self.ctx;
-                let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
-                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+                let p = self.alloc_bytes(bytes, eight);
                 (chunks, p, pw)
             }
             None => (self.iconst(0), self.iconst(0), 0),

@@ -15,12 +15,14 @@ impl FnCx<'_, '_> {
         let hi = self.expr(hi)?;
         let s = self.scalar(&lo)?;
         let (lo, hi) = (lo.w[0], hi.w[0]);
-        self.for_loop(var, lo, hi, s, body)?;
+        let recycling = self.start_recycling(body);
+        self.for_loop_recycling(var, lo, hi, s, body, recycling.as_ref())?;
         Ok(V::unit())
     }
 
     /// `while cond { body }`.
     pub(super) fn while_loop(&mut self, cond: &Expr, body: &Expr) -> R<V> {
+        let recycling = self.start_recycling(body);
         let head = self.b.create_block();
         let body_block = self.b.create_block();
         let exit = self.b.create_block();
@@ -30,9 +32,67 @@ impl FnCx<'_, '_> {
         self.loop_test(c.w[0], body_block, exit);
         self.b.switch_to_block(body_block);
         self.expr(body)?;
+        if let Some(r) = &recycling {
+            self.recycle(r)?;
+        }
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
         Ok(V::unit())
+    }
+
+    /// Before a loop of the site function whose steps allocate (launches, sequence
+    /// literals): the mark of its allocations and the variables bound before it, for
+    /// [`Self::recycle`] at the end of each step.
+    fn start_recycling(&mut self, body: &Expr) -> Option<Recycling> {
+        let mut allocates = false;
+        body.walk(&mut |e| {
+            allocates |= matches!(e, Expr::Par { .. } | Expr::Seq(_) | Expr::SeqRepeat(..))
+        });
+        if !self.host || !allocates {
+            return None;
+        }
+        let ctx = self.ctx;
+        let mark = self.helper("accel_host_mark", &[ctx])[0];
+        let mut outer: Vec<String> = self.vars.keys().cloned().collect();
+        outer.sort();
+        Some(Recycling { mark, outer })
+    }
+
+    /// At the end of a loop's step in the site function: what the loop allocated that no
+    /// variable bound before it points into any more goes back for reuse (a new `y` made
+    /// from the old at every step reuses the memory of the `y` before).
+    pub(super) fn recycle(&mut self, r: &Recycling) -> R<()> {
+        let mut live = Vec::new();
+        for name in &r.outer {
+            if self.mem_arrays.contains_key(name) {
+                continue;
+            }
+            let v = self.var(name)?;
+            let kinds = crate::backend::layout::words(&v.ty).map_err(unsupported)?;
+            for (w, kind) in v.w.iter().zip(kinds) {
+                if let crate::backend::layout::Word::Ptr(_) = kind {
+                    live.push(*w);
+                }
+            }
+        }
+        let slot = self
+            .b
+            .create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+                cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+                (8 * live.len().max(1)) as u32,
+                3,
+            ));
+        let addr = self
+            .b
+            .ins()
+            .stack_addr(cranelift_codegen::ir::types::I64, slot, 0);
+        for (k, &w) in live.iter().enumerate() {
+            self.store(w, addr, 8 * k as i32);
+        }
+        let count = self.iconst(live.len() as i64);
+        let ctx = self.ctx;
+        self.helper("accel_recycle", &[ctx, r.mark, addr, count]);
+        Ok(())
     }
 
     /// A loop header's branch: into `body` while `go` (nonzero), else to `exit` (see
@@ -78,13 +138,17 @@ impl FnCx<'_, '_> {
 
     /// `for var in lo..hi { body }`, versioned: when every sequence the body indexes by the
     /// loop variable is at least `hi` long, one test up front replaces a check per access.
-    pub(super) fn for_loop(
+    /// `for var in lo..hi { body }`, versioned: when every sequence the body indexes by the
+    /// loop variable is at least `hi` long, one test up front replaces a check per access;
+    /// each step ended by [`Self::recycle`] when `recycling`.
+    fn for_loop_recycling(
         &mut self,
         var: &str,
         lo: Value,
         hi: Value,
         s: ScalarType,
         body: &Expr,
+        recycling: Option<&Recycling>,
     ) -> R<()> {
         let run = |f: &mut Self| {
             f.counted_loop(lo, hi, s, |f, i| {
@@ -95,7 +159,11 @@ impl FnCx<'_, '_> {
                         w: vec![i],
                     },
                 );
-                f.expr(body).map(|_| ())
+                f.expr(body)?;
+                match recycling {
+                    Some(r) => f.recycle(r),
+                    None => Ok(()),
+                }
             })
         };
         if s != ScalarType::Usize {
@@ -109,6 +177,15 @@ impl FnCx<'_, '_> {
         };
         self.versioned(&proofs, var, lo, hi, run)
     }
+}
+
+/// What a loop of the site function recycles at each step's end (see
+/// [`FnCx::recycle`]).
+pub(super) struct Recycling {
+    /// The mark of the site function's allocations before the loop.
+    mark: Value,
+    /// The variables bound before the loop, whose values stay.
+    outer: Vec<String>,
 }
 
 /// A loop header's branch: into `body` while `go` (nonzero), else to `exit`.

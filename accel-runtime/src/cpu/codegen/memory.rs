@@ -320,16 +320,28 @@ impl FnCx<'_, '_> {
         Ok([vec![width], flat].concat())
     }
 
+    /// `bytes` bytes aligned to `align`, a failure reported: in the site function each
+    /// allocation of its own (results adopt it, loops recycle it), in kernels from the
+    /// run's arena.
+    pub(super) fn alloc_bytes(&mut self, bytes: Value, align: Value) -> Value {
+        let ctx = self.ctx;
+        let helper = if self.host {
+            "accel_alloc_host"
+        } else {
+            "accel_alloc"
+        };
+        let p = self.helper(helper, &[ctx, bytes, align])[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+        p
+    }
+
     pub(super) fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
                 let bytes = self.scaled(n, *s);
                 let align = self.iconst(size_of(*s));
-                let ctx = self.ctx;
-                let p = self.helper("accel_alloc", &[ctx, bytes, align])[0];
-                let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                self.fail_if(null, FailureKind::Alloc, bytes, bytes);
-                Ok(vec![p])
+                Ok(vec![self.alloc_bytes(bytes, align)])
             }
             // Rows are made one by one: their lengths and column pointers first ("jagged"
             // columns); `finish_columns` checks regularity and packs them.
@@ -337,13 +349,9 @@ impl FnCx<'_, '_> {
                 let leaves = scalar_leaves(u)?;
                 let bytes = self.b.ins().ishl_imm_u(n, 3);
                 let eight = self.iconst(8);
-                let ctx = self.ctx;
                 let mut out = Vec::new();
                 for _ in 0..=leaves.len() {
-                    let p = self.helper("accel_alloc", &[ctx, bytes, eight])[0];
-                    let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-                    self.fail_if(null, FailureKind::Alloc, bytes, bytes);
-                    out.push(p);
+                    out.push(self.alloc_bytes(bytes, eight));
                 }
                 Ok(out)
             }

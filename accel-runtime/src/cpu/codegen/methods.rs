@@ -321,6 +321,15 @@ impl FnCx<'_, '_> {
                     }
                 }
             }
+            "div_ceil" => {
+                // Rust's (unsigned integers): the quotient, one more when a remainder is left.
+                let y = a[0].w[0];
+                let q = self.int_arith(accel_ir::BinOp::Div, s, x, y, &a[0])?;
+                let r = self.int_arith(accel_ir::BinOp::Rem, s, x, y, &a[0])?;
+                let left = self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0);
+                let up = self.b.ins().iadd_imm_s(q, 1);
+                self.b.ins().select(left, up, q)
+            }
             "saturating_add" | "saturating_sub" => {
                 let y = a[0].w[0];
                 self.saturating(s, method == "saturating_add", x, y)

@@ -148,6 +148,12 @@ impl KernelGen<'_> {
             "pow" => format!("accel_pow({x}, (unsigned)({}))", arg(0)?),
             "clamp" => format!("accel_clamp<{t}>({x}, {}, {}, err)", arg(0)?, arg(1)?),
             "signum" => format!("({t})(({x} > 0) - ({x} < 0))"),
+            "div_ceil" => {
+                let (y, min) = (arg(0)?, int_min(s));
+                format!(
+                    "accel_div<{t}>({x}, ({t})({y}), {min}, err) + (accel_rem<{t}>({x}, ({t})({y}), {min}, err) != 0 ? 1 : 0)"
+                )
+            }
             "saturating_add" => format!("accel_sat_add({x}, ({t})({}))", arg(0)?),
             "saturating_sub" => format!("accel_sat_sub({x}, ({t})({}))", arg(0)?),
             "rem_euclid" | "div_euclid" => {

@@ -81,6 +81,28 @@ impl FnCx<'_, '_> {
             (Part::Uni(u), Part::Seq(b, al), BinOp::Add) => Some((*b, *al, *u)),
             _ => None,
         };
+        // A descending index plus or minus a uniform value stays one; a uniform value
+        // minus the gang's index counts down, minus a descending index counts up.
+        let shifted = match (&l.w[0], &r.w[0], op) {
+            (Part::Rev(t), Part::Uni(u), BinOp::Add) | (Part::Uni(u), Part::Rev(t), BinOp::Add) => {
+                Some(Part::Rev(self.b.ins().iadd(*t, *u)))
+            }
+            (Part::Rev(t), Part::Uni(u), BinOp::Sub) => Some(Part::Rev(self.b.ins().isub(*t, *u))),
+            (Part::Uni(u), Part::Seq(b, _), BinOp::Sub) => {
+                Some(Part::Rev(self.b.ins().isub(*u, *b)))
+            }
+            (Part::Uni(u), Part::Rev(t), BinOp::Sub) => {
+                Some(Part::Seq(self.b.ins().isub(*u, *t), false))
+            }
+            _ => None,
+        };
+        let index_like = matches!(s, ScalarType::Usize | ScalarType::U64 | ScalarType::I64);
+        if let (Some(w), true) = (shifted, index_like) {
+            return Ok(G {
+                ty: l.ty,
+                w: vec![w],
+            });
+        }
         // A clamped index plus or minus a uniform value stays one.
         let clamp_and_uni = match (&l.w[0], &r.w[0], op) {
             (Part::Clamp(c), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*c, *u)),
@@ -369,6 +391,7 @@ impl FnCx<'_, '_> {
             return Ok(match p {
                 Part::Seq(b, al) if tn == 2 => Part::Seq(*b, *al),
                 Part::Clamp(c) if tn == 2 => Part::Clamp(*c),
+                Part::Rev(t) if tn == 2 => Part::Rev(*t),
                 p => Part::Var(self.vectors(p, from)),
             });
         }

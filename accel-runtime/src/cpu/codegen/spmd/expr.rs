@@ -76,6 +76,7 @@ impl FnCx<'_, '_> {
                 Slot::Uni(v) => Part::Uni(self.b.use_var(*v)),
                 Slot::Seq(v, aligned) => Part::Seq(self.b.use_var(*v), *aligned),
                 Slot::Var(vs) => Part::Var(vs.iter().map(|v| self.b.use_var(*v)).collect()),
+                Slot::Rev(v) => Part::Rev(self.b.use_var(*v)),
                 Slot::Clamp([base, lo, hi, off], signed) => Part::Clamp(super::Clamp {
                     base: self.b.use_var(*base),
                     lo: self.b.use_var(*lo),
@@ -108,6 +109,11 @@ impl FnCx<'_, '_> {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
                     self.b.def_var(v, *base);
                     slots.push(Slot::Seq(v, *aligned));
+                }
+                Part::Rev(top) if fixed => {
+                    let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
+                    self.b.def_var(v, *top);
+                    slots.push(Slot::Rev(v));
                 }
                 Part::Clamp(c) if fixed => {
                     let vars = [c.base, c.lo, c.hi, c.off].map(|x| {
@@ -177,7 +183,7 @@ impl FnCx<'_, '_> {
                         )))
                     }
                 },
-                Slot::Seq(..) | Slot::Clamp(..) => {
+                Slot::Seq(..) | Slot::Rev(_) | Slot::Clamp(..) => {
                     return Err(not_spmd(format!("`{name}` assigned but bound once")))
                 }
             }

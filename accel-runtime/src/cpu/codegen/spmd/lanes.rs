@@ -115,6 +115,15 @@ impl FnCx<'_, '_> {
                     })
                     .collect()
             }
+            Part::Rev(top) => {
+                let t = self.b.ins().splat(ct::I64X2, *top);
+                (0..2 * self.groups() as i64)
+                    .map(|k| {
+                        let offsets = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        self.b.ins().isub(t, offsets)
+                    })
+                    .collect()
+            }
             Part::Clamp(c) => {
                 let lanes = self.vectors(&Part::Seq(c.base, false), s);
                 let t = ct::I64X2;
@@ -197,6 +206,7 @@ impl FnCx<'_, '_> {
         match p {
             Part::Uni(x) => *x,
             Part::Seq(base, _) => self.b.ins().iadd_imm_s(*base, k as i64),
+            Part::Rev(top) => self.b.ins().iadd_imm_s(*top, -(k as i64)),
             Part::Clamp(c) => {
                 let x = self.b.ins().iadd_imm_s(c.base, k as i64);
                 let (below, above) = if c.signed {

@@ -231,6 +231,25 @@ impl FnCx<'_, '_> {
             self.fail_if(bad, kind, first, len);
             return Ok(());
         }
+        if let (Part::Rev(top), false) = (i, masked) {
+            // Descending lanes: all below `len` when the first is, and the last does not
+            // wrap (`top >= width - 1`); otherwise each lane is checked.
+            let lanes = self.lanes() as i64;
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, *top, len);
+            let no_wrap =
+                self.b
+                    .ins()
+                    .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, *top, lanes - 1);
+            let ok = self.b.ins().band(below, no_wrap);
+            let (slow, join) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(ok, join, &[], slow, &[]);
+            self.b.switch_to_block(slow);
+            let each = Part::Var(self.vectors(i, s));
+            self.check_lanes_below(&each, len, kind)?;
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+            return Ok(());
+        }
         if let (Part::Clamp(c), false) = (i, masked) {
             // Consecutive where the clamp binds no lane: the test of consecutive lanes.
             let unbound = self.clamp_unbound(c);
@@ -275,6 +294,7 @@ impl FnCx<'_, '_> {
             let kind = match p {
                 Part::Uni(_) => "u".to_string(),
                 Part::Seq(_, aligned) => format!("s{aligned}"),
+                Part::Rev(_) => "r".to_string(),
                 Part::Clamp(c) => format!("c{}", c.signed),
                 Part::Var(vs) => format!("v{}", vs.len()),
             };
@@ -411,6 +431,32 @@ impl FnCx<'_, '_> {
                         v
                     },
                     |f| f.gather_at(col, s, flags, &Part::Seq(base, false)),
+                )
+            }
+            // Descending lanes, all running or proven: the vector loads of the lanes in
+            // ascending order, reversed.
+            Part::Rev(top) if s != ScalarType::Bool && (!masked || movable) => {
+                let width = self.lanes() as i64;
+                let first = self.b.ins().iadd_imm_s(*top, 1 - width);
+                let outer = self.gang.as_mut().and_then(|g| g.mask.take());
+                let up = self.load_column(col, s, &Part::Seq(first, false), None, movable);
+                if let Some(g) = self.gang.as_mut() {
+                    g.mask = outer;
+                }
+                let Part::Var(up) = up else {
+                    unreachable!("loads give vectors")
+                };
+                let per_vector: u8 = if Self::lane_vector(s).1 == 1 { 4 } else { 2 };
+                let pick = if per_vector == 4 {
+                    [3, 2, 1, 0]
+                } else {
+                    [2, 3, 0, 1]
+                };
+                Part::Var(
+                    up.iter()
+                        .rev()
+                        .map(|&v| self.shuffle32(v, v, pick))
+                        .collect(),
                 )
             }
             // A clamped index: consecutive where the clamp binds no lane.
@@ -730,7 +776,7 @@ impl FnCx<'_, '_> {
 /// The SSA values a part is made of.
 fn part_values(p: &Part) -> Vec<Value> {
     match p {
-        Part::Uni(x) | Part::Seq(x, _) => vec![*x],
+        Part::Uni(x) | Part::Seq(x, _) | Part::Rev(x) => vec![*x],
         Part::Var(vs) => vs.clone(),
         Part::Clamp(c) => vec![c.base, c.lo, c.hi, c.off],
     }
@@ -741,6 +787,7 @@ fn with_values(p: &Part, values: &[Value]) -> Part {
     match p {
         Part::Uni(_) => Part::Uni(values[0]),
         Part::Seq(_, aligned) => Part::Seq(values[0], *aligned),
+        Part::Rev(_) => Part::Rev(values[0]),
         Part::Var(_) => Part::Var(values.to_vec()),
         Part::Clamp(c) => Part::Clamp(super::Clamp {
             base: values[0],

@@ -406,7 +406,7 @@ impl FnCx<'_, '_> {
         let mut a = a.to_vec();
         if let Some(m) = self.gang.as_ref().and_then(|g| g.mask.clone()) {
             let safe = match method {
-                "rem_euclid" | "div_euclid" | "is_multiple_of" => Some(1.0),
+                "rem_euclid" | "div_euclid" | "div_ceil" | "is_multiple_of" => Some(1.0),
                 "clamp" => Some(0.0),
                 _ => None,
             };

@@ -87,6 +87,10 @@ pub(super) enum Part {
     /// Lane by lane: per group of four lanes, one vector for 32-bit numbers and masks,
     /// two for 64-bit numbers (lanes 0-1, then 2-3).
     Var(Vec<Value>),
+    /// Lane `k` holds `top - k` (a `usize`): an index counting down from the gang's
+    /// first lane (`xs[n - 1 - i]`, a sequence read reversed); loads at it are vector
+    /// loads with their lanes reversed.
+    Rev(Value),
     /// A clamped index (`x.clamp(lo, hi)`, `x.max(lo)`, `x.min(hi)` of the gang's index
     /// plus offsets, a stencil's neighbour at an image's edge): lane `k` holds
     /// `clamp(base + k, lo, hi) + off`, of a 64-bit integer type (`signed` compares).

@@ -28,6 +28,8 @@ pub(in crate::cpu::codegen) enum Slot {
     Seq(Variable, bool),
     /// Its vectors.
     Var(Vec<Variable>),
+    /// A descending index's first lane (see `Part::Rev`).
+    Rev(Variable),
     /// A clamped index's words (see `Part::Clamp`): base, bounds, offset.
     Clamp([Variable; 4], bool),
 }

@@ -5,15 +5,38 @@
 //! updates `y[..k]` from itself reversed. `r[k]` is random in `[-0.5, 0.5)` divided by
 //! `(k + 2)^2`, so that `T` is diagonally dominant and the recursion stable (PolyBench's
 //! `r[i] = N + 1 - i` overflows to infinities and NaNs). The steps are sequential; the
-//! rayon form parallelises each step's dot product (a parallel sum) and update, and the
-//! accel form the same with two sites per step (an iterator chain over `0..k` summing, a `create`
-//! for the new `y[..k]`).
+//! rayon form parallelises each step's dot product (a parallel sum) and update; the accel
+//! form is one site, an `#[accel]` function whose loop runs the steps, each a reduction
+//! and a `create` of the new `y` (so the steps cost no site calls).
 
 use crate::check::close;
 use crate::polybench::matrix;
 use crate::{Program, Scale};
 use accel_runtime::prelude::*;
 use rayon::prelude::*;
+
+/// Durbin's recursion as one accelerated function: the steps a sequential loop, each
+/// step's dot product a reduction and its new `y` a `create` one longer.
+#[accel]
+pub fn levinson(r: &[f64]) -> Vec<f64> {
+    let n = r.len();
+    let mut y = vec![-r[0]];
+    let mut beta = 1.0;
+    let mut alpha = -r[0];
+    for k in 1..n {
+        beta *= 1.0 - alpha * alpha;
+        let sum = reduce(|a, b| a + b, 0.0, create(k, |i| r[k - i - 1] * y[i]));
+        alpha = -(r[k] + sum) / beta;
+        y = create(k + 1, |i| {
+            if i < k {
+                y[i] + alpha * y[k - i - 1]
+            } else {
+                alpha
+            }
+        });
+    }
+    y
+}
 
 pub struct Durbin {
     r: Vec<f64>,
@@ -81,20 +104,8 @@ impl Program for Durbin {
     }
 
     fn accel(&self) -> Vec<f64> {
-        let (n, r) = (self.r.len(), &self.r);
-        let mut y = vec![0.0; n];
-        y[0] = -r[0];
-        let mut beta = 1.0;
-        let mut alpha = -r[0];
-        for k in 1..n {
-            beta *= 1.0 - alpha * alpha;
-            let sum: f64 = accelerate!((0..k).map(|i| r[k - i - 1] * y[i]).sum());
-            alpha = -(r[k] + sum) / beta;
-            let z: Vec<f64> = accelerate!(create(k, |i| y[i] + alpha * y[k - i - 1]));
-            y[..k].copy_from_slice(&z);
-            y[k] = alpha;
-        }
-        y
+        let r = &self.r;
+        accelerate!(levinson(r))
     }
 
     fn check(&self, got: &Vec<f64>, want: &Vec<f64>) -> Result<(), String> {
