@@ -198,3 +198,101 @@ fn reversed_indices_are_bit_identical() {
     });
     assert!(m.contains("index out of bounds"), "{m}");
 }
+
+/// The length of the run of letters that starts at `i` (at most `cap`), 0 where `i` does
+/// not start one: the counter leaves the loop at a different count in each lane.
+#[accel]
+fn run_at(text: &[u32], i: usize, cap: usize) -> usize {
+    if text[i] < 97 || (i > 0 && text[i - 1] >= 97) {
+        0
+    } else {
+        let mut k = 1;
+        while k < cap && i + k < text.len() && text[i + k] >= 97 {
+            k += 1;
+        }
+        k
+    }
+}
+
+/// A forward search by steps of two from a uniform start, its counter used after the
+/// loop and as an offset inside it.
+#[accel]
+fn step_sum(xs: &[i64], i: usize, limit: i64) -> i64 {
+    let mut k = 3;
+    let mut acc = 0;
+    while i + k < xs.len() && acc + xs[i + k] < limit {
+        acc += xs[i + k];
+        k += 2;
+    }
+    acc * 100 + k as i64
+}
+
+#[test]
+fn lockstep_counters_are_bit_identical() {
+    let mut rng = Rng(17);
+    for n in [1usize, 2, 7, 15, 16, 17, 31, 64, 100, 1003] {
+        // Letters (97..=122) and spaces (32) in runs of random lengths, ending mid-word.
+        let text: Vec<u32> = (0..n)
+            .map(|_| {
+                let r = rng.next();
+                if r.is_multiple_of(5) {
+                    32
+                } else {
+                    97 + (r >> 8) as u32 % 26
+                }
+            })
+            .collect();
+        for cap in [1usize, 2, 8, 40] {
+            exact(|| accelerate!(create(n, |i| run_at(&text, i, cap)))); // run lengths
+            exact(|| {
+                accelerate!((0..text.len())
+                    .into_par_iter()
+                    .filter(|i| run_at(&text, *i, cap) >= 3)
+                    .count())
+            }); // long runs
+        }
+        let xs: Vec<i64> = (0..n).map(|_| (rng.next() % 7) as i64).collect();
+        for limit in [0i64, 5, 30] {
+            exact(|| accelerate!(create(n, |i| step_sum(&xs, i, limit)))); // steps
+        }
+    }
+    for marker in ["// run lengths", "// long runs", "// steps"] {
+        vectorized(marker);
+    }
+}
+
+/// Each comparison of consecutive lanes with a uniform value, both ways round, as
+/// `exact` sites: `$x` is the lanes' value (of the gang's index `i`), `$u` the uniform.
+macro_rules! every_order {
+    ($n:expr, |$i:ident| $x:expr, $u:expr) => {{
+        let (n, u) = ($n, $u);
+        exact(|| accelerate!(create(n, |$i| $x < u)));
+        exact(|| accelerate!(create(n, |$i| $x <= u)));
+        exact(|| accelerate!(create(n, |$i| $x > u)));
+        exact(|| accelerate!(create(n, |$i| $x >= u)));
+        exact(|| accelerate!(create(n, |$i| u < $x)));
+        exact(|| accelerate!(create(n, |$i| u <= $x)));
+        exact(|| accelerate!(create(n, |$i| u > $x)));
+        exact(|| accelerate!(create(n, |$i| u >= $x)));
+    }};
+}
+
+#[test]
+fn consecutive_lanes_compare_exactly() {
+    for n in [1usize, 5, 16, 17, 40] {
+        for d in [0i64, 1, 3, 15, 16, 17, 100] {
+            // Unsigned lanes that wrap past u64::MAX to 0 (from `d` below zero).
+            for u in [0u64, 1, 2, 5, 16, 30, u64::MAX, u64::MAX - 1, u64::MAX - 5] {
+                every_order!(n, |i| ((i as i64 - d) as u64), u);
+                let (du, uu) = (d as usize, u as usize);
+                every_order!(n, |i| i + du, uu);
+            }
+            // Signed lanes that wrap past i64::MAX to i64::MIN.
+            let top = (1u64 << 63) - d as u64;
+            for u in [i64::MIN, i64::MIN + 1, -1, 0, 1, 20, i64::MAX, i64::MAX - 2] {
+                every_order!(n, |i| ((i as u64 + top) as i64), u);
+                every_order!(n, |i| i as i64 - d, u);
+            }
+        }
+    }
+}

@@ -251,6 +251,12 @@ fn run_within_budget(launch: &Launch, counted: &mut bool) {
             return;
         }
         if claimed == 1 {
+            // A launch whose chunks, at the first one's pace, would outlast the budget
+            // wakes the pool now rather than after the budget.
+            let left = launch.chunks.saturating_sub(1) as u128;
+            if spent.as_nanos().saturating_mul(left) > SEQUENTIAL_BUDGET.as_nanos() {
+                return;
+            }
             // Chunks between readings: about an eighth of the budget's worth.
             let per_chunk = spent.as_nanos().max(1);
             let share = SEQUENTIAL_BUDGET.as_nanos() / 8 / per_chunk;

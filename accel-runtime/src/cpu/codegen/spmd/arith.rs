@@ -5,7 +5,7 @@ use super::super::cx::*;
 use super::super::num::comparison;
 use super::{Mask, Part, G, GROUP};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 
 impl FnCx<'_, '_> {
@@ -182,9 +182,16 @@ impl FnCx<'_, '_> {
         if let Some(m) = self.lane_equal(cmp, s, a, b) {
             return m;
         }
+        if let Some(m) = self.lane_order(cmp, s, a, b) {
+            return m;
+        }
+        self.lane_by_lane_compare(cmp, s, a, b)
+    }
+
+    /// Scalar code's comparison, on vectors lane by lane.
+    fn lane_by_lane_compare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Mask {
         let av = self.vectors(a, s);
         let bv = self.vectors(b, s);
-        // Scalar code's comparison, on vectors lane by lane.
         let parts: Vec<Value> = av
             .iter()
             .zip(&bv)
@@ -241,6 +248,102 @@ impl FnCx<'_, '_> {
                 })
                 .collect(),
         )
+    }
+
+    /// `base + lane < u` (or `<=`, `>`, `>=`, signed or not) for consecutive 64-bit lanes
+    /// and a uniform `u`: a bounds guard (`i + k < n`, `i > 0`). Unless `base + lane`
+    /// wraps past the type's largest value (then lane by lane), the lanes that hold are
+    /// a run from the first: one compare of the lanes' numbers with its length per group
+    /// of four lanes, instead of widening both sides to 64-bit lanes.
+    fn lane_order(&mut self, given: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Mask> {
+        let (base, u, cmp) = match (a, b) {
+            (Part::Seq(base, _), Part::Uni(u)) => (*base, *u, given),
+            (Part::Uni(u), Part::Seq(base, _)) => (*base, *u, given.swap_args()),
+            _ => return None,
+        };
+        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
+        if s.is_float()
+            || s == ScalarType::Bool
+            || matches!(cmp, IntCC::Equal | IntCC::NotEqual)
+            || !is_64(self, base)
+            || !is_64(self, u)
+        {
+            return None;
+        }
+        // Comparisons come in signed form, the type saying which order (as
+        // `FnCx::compare`'s). Signed order is unsigned order with the sign bit flipped on
+        // both sides, and flipping it on `base` flips it on every lane's `base + lane`.
+        let signed_order = signed(s)
+            && matches!(
+                cmp,
+                IntCC::SignedLessThan
+                    | IntCC::SignedLessThanOrEqual
+                    | IntCC::SignedGreaterThan
+                    | IntCC::SignedGreaterThanOrEqual
+            );
+        let (x, y) = (a.clone(), b.clone());
+        let (base, u) = if signed_order {
+            let flip = |f: &mut Self, v| f.b.ins().bxor_imm_s(v, i64::MIN);
+            (flip(self, base), flip(self, u))
+        } else {
+            (base, u)
+        };
+        // `x > u` is `!(x <= u)`, `x >= u` is `!(x < u)`.
+        let (inclusive, negate) = match cmp.unsigned() {
+            IntCC::UnsignedLessThan => (false, false),
+            IntCC::UnsignedLessThanOrEqual => (true, false),
+            IntCC::UnsignedGreaterThan => (true, true),
+            _ => (false, true),
+        };
+        let lanes = self.lanes() as i64;
+        let no_wrap = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes);
+        let Part::Var(m) = self.either(
+            no_wrap,
+            |f| {
+                // The run `0..count`: lanes with `base + lane` below `u` (or at it).
+                let room = f.b.ins().isub(u, base);
+                let (above, count) = if inclusive {
+                    let above = f.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, u, base);
+                    let last = f.b.ins().iconst(ct::I64, lanes - 1);
+                    let r = f.b.ins().umin(room, last);
+                    (above, f.b.ins().iadd_imm_s(r, 1))
+                } else {
+                    let above = f.b.ins().icmp(IntCC::UnsignedGreaterThan, u, base);
+                    let all = f.b.ins().iconst(ct::I64, lanes);
+                    (above, f.b.ins().umin(room, all))
+                };
+                let zero = f.b.ins().iconst(ct::I64, 0);
+                let count = f.b.ins().select(above, count, zero);
+                let count = f.b.ins().ireduce(ct::I32, count);
+                let count = f.b.ins().splat(ct::I32X4, count);
+                Part::Var(
+                    (0..f.groups() as u32)
+                        .map(|g| {
+                            let first = GROUP as u32 * g;
+                            let ids = f.vconst_bytes(
+                                ct::I32X4,
+                                (first..first + GROUP as u32)
+                                    .flat_map(u32::to_le_bytes)
+                                    .collect(),
+                            );
+                            let m = f.b.ins().icmp(IntCC::SignedLessThan, ids, count);
+                            if negate {
+                                f.b.ins().bnot(m)
+                            } else {
+                                m
+                            }
+                        })
+                        .collect(),
+                )
+            },
+            |f| Part::Var(f.lane_by_lane_compare(given, s, &x, &y)),
+        ) else {
+            unreachable!("either gives vectors")
+        };
+        Some(m)
     }
 
     fn gfloat_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part) -> R<Part> {

@@ -487,7 +487,7 @@ impl FnCx<'_, '_> {
 
     /// `fast` where `cond` holds, else `slow`: two ways to compute one word (vectors of
     /// the same types), joined.
-    fn either(
+    pub(super) fn either(
         &mut self,
         cond: Value,
         fast: impl FnOnce(&mut Self) -> Part,
@@ -501,7 +501,7 @@ impl FnCx<'_, '_> {
         self.b.ins().brif(cond, fast_block, &[], slow_block, &[]);
         self.b.switch_to_block(fast_block);
         let Part::Var(f) = fast(self) else {
-            unreachable!("loads per lane give vectors")
+            unreachable!("either's ways give vectors")
         };
         for &v in &f {
             let t = self.b.func.dfg.value_type(v);
@@ -511,7 +511,7 @@ impl FnCx<'_, '_> {
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow_block);
         let Part::Var(sl) = slow(self) else {
-            unreachable!("loads per lane give vectors")
+            unreachable!("either's ways give vectors")
         };
         let args: Vec<cranelift_codegen::ir::BlockArg> = sl.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);

@@ -33,6 +33,7 @@ mod control;
 mod expr;
 mod kernels;
 mod lanes;
+mod lockstep;
 mod memory;
 mod methods;
 mod reduce;
@@ -57,22 +58,81 @@ pub(super) const GROUP: usize = 4;
 /// starts at a multiple of its width.
 pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usize;
 
-/// How many groups of four lanes a gang runs: `ACCEL_GANG` lanes (4, 8 or 16) when set,
-/// else 16. Several groups give each core independent work (a loop's chains of dependent
+/// How many groups of four lanes a gang runs for the element `body`: `ACCEL_GANG` lanes
+/// (4, 8 or 16) when set; else as many groups, up to four (16 lanes), as fit a budget of
+/// code. Several groups give each core independent work (a loop's chains of dependent
 /// operations run side by side, as ISPC's doubled gangs do) and use whole cache lines
-/// per load: 16 lanes measured fastest on the corpus (GEMM 2.6x, Mandelbrot 1.3x over
-/// 4 lanes).
-pub(super) fn gang_groups() -> usize {
-    static GROUPS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *GROUPS.get_or_init(|| {
+/// per load: 16 lanes measured fastest on the corpus (GEMM 2.6x, Mandelbrot 1.3x, the
+/// fluid solver 2.2x over 4 lanes). But each group is that much more code for Cranelift
+/// to compile on the site's first call, and a large element has independent work enough
+/// in fewer: Black-Scholes (its math functions inlined) compiles in 8 ms at 4 lanes and
+/// 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
+///
+/// An element with a search loop (see [`searches`]) runs four lanes.
+pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str) -> usize {
+    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
         match std::env::var("ACCEL_GANG")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
         {
-            Some(lanes @ (4 | 8 | 16)) => lanes / GROUP,
-            _ => MAX_LANES / GROUP,
+            Some(lanes @ (4 | 8 | 16)) => Some(lanes / GROUP),
+            _ => None,
         }
-    })
+    });
+    if let Some(groups) = forced {
+        return groups;
+    }
+    if searches(body, param) {
+        return 1;
+    }
+    let fit = (CODE_BUDGET / code_weight(body).max(1)).clamp(1, MAX_LANES / GROUP);
+    // A power of two: the gang's width divides the chunks' alignment.
+    1 << fit.ilog2()
+}
+
+/// Whether `body` has a search loop: a `while` whose condition differs between lanes and
+/// reads memory (`while k < 8 && is_letter(text[i + k])`, a scan forward through data).
+/// Lanes leave such a loop at counts as scattered as the data, and the gang runs until its
+/// last lane leaves: each extra lane is another chance of a long run that every lane
+/// waits for, with little work per step to share. Word count measured 241 ms at 4 lanes,
+/// 307 at 8 and 447 at 16. A loop of arithmetic (Mandelbrot's escape test) exits in step
+/// with its neighbours and gains from wide gangs' independent chains.
+fn searches(body: &accel_ir::Expr, param: &str) -> bool {
+    let varying = uniform::varying_vars(body, &[param.to_string()]);
+    let mut found = false;
+    body.walk(&mut |e| {
+        if let accel_ir::Expr::While { cond, .. } = e {
+            let mut loads = false;
+            cond.walk(&mut |x| {
+                loads |= matches!(x, accel_ir::Expr::Index(..))
+                    || matches!(x, accel_ir::Expr::Method { method, .. } if method == "get");
+            });
+            found |= loads && uniform::reads_varying(cond, &varying);
+        }
+    });
+    found
+}
+
+/// The code a gang's groups may make together, in [`code_weight`]'s units: the fluid
+/// solver's elements (about 160) get four groups, Black-Scholes' (about 460) one.
+const CODE_BUDGET: usize = 800;
+
+/// About how much code an element makes per lane: its expressions, an inlined math
+/// function (a polynomial and its reduction) counted as thirty.
+fn code_weight(body: &accel_ir::Expr) -> usize {
+    let mut weight = 0;
+    body.walk(&mut |e| {
+        weight += match e {
+            accel_ir::Expr::Method { method, .. }
+                if super::math::INLINE.contains(&method.as_str()) =>
+            {
+                30
+            }
+            _ => 1,
+        }
+    });
+    weight
 }
 
 /// One word of a gang's value.
@@ -123,6 +183,22 @@ impl G {
             ty: v.ty,
             w: v.w.into_iter().map(Part::Uni).collect(),
         }
+    }
+
+    /// The value, when it is the same in every lane.
+    pub(super) fn as_uniform(&self) -> Option<super::cx::V> {
+        let w = self
+            .w
+            .iter()
+            .map(|p| match p {
+                Part::Uni(x) => Some(*x),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::cx::V {
+            ty: self.ty.clone(),
+            w,
+        })
     }
 
     /// `()`.
