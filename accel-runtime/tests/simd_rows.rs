@@ -296,3 +296,55 @@ fn consecutive_lanes_compare_exactly() {
         }
     }
 }
+
+#[test]
+fn stencil_borders_are_bit_identical() {
+    let mut rng = Rng(19);
+    for (w, h) in [
+        (3usize, 3usize),
+        (5, 4),
+        (16, 3),
+        (17, 5),
+        (33, 7),
+        (64, 4),
+        (100, 9),
+    ] {
+        let n = w * h;
+        let a = rng.f64s(n, -1.0, 1.0);
+        exact(|| {
+            accelerate!(create(n, |p| {
+                let i = p / w;
+                let j = p % w;
+                if i == 0 || j == 0 || i == h - 1 || j == w - 1 {
+                    a[p]
+                } else {
+                    0.2 * (a[p] + a[p - 1] + a[p + 1] + a[p + w] + a[p - w])
+                }
+            }))
+        }); // five points
+        exact(|| {
+            accelerate!(create(n, |p| {
+                let i = p / w;
+                let j = p % w;
+                if j < 1 || j + 2 > w || i < 1 || i >= h - 1 {
+                    -a[p]
+                } else {
+                    a[p - 1] - a[p + 1] + a[p - w]
+                }
+            }))
+        }); // ordered borders
+        exact(|| {
+            accelerate!(create(n, |p| {
+                let j = p % w;
+                if j >= 2 && j <= w - 3 {
+                    a[p - 2] + a[p + 2]
+                } else {
+                    0.0
+                }
+            }))
+        }); // interior test
+    }
+    for marker in ["// five points", "// ordered borders", "// interior test"] {
+        vectorized(marker);
+    }
+}

@@ -72,7 +72,7 @@ fn fixed_values(site: SiteKey, captures: &Captures<'_>) -> Fixed {
     use accel_ir::ScalarType as S;
     let mut fixed = Vec::new();
     for (k, (path, t)) in captures.names.iter().zip(captures.types).enumerate() {
-        let name = path.rsplit("::").next().unwrap_or(path);
+        let name = path.rsplit(':').next().unwrap_or(path);
         let constant_like = name.chars().any(|c| c.is_ascii_uppercase())
             && name
                 .chars()

@@ -156,6 +156,9 @@ impl Fuser {
             let taken = std::mem::replace(c, Expr::Tuple(vec![]));
             *c = self.expr(taken);
         });
+        if let Some(hoisted) = Self::hoist_operand_lets(&e) {
+            return self.expr(hoisted);
+        }
         match e {
             Expr::Par {
                 op: ParOp::Map,
@@ -205,6 +208,48 @@ impl Fuser {
             },
             other => other,
         }
+    }
+
+    /// A consumer whose sequence operand is a block (`map(f, { let xs = &l[..]; let ys =
+    /// &x[..]; create(.., |i| (xs[i], ys[i])) })`, what an iterator chain's `zip` of two
+    /// slices becomes) with the block's `let`s moved before it: `{ let xs = ..; let ys =
+    /// ..; map(f, create(..)) }`, so that the consumer sees its producer and fuses with
+    /// it. Names are unique in a site, so the consumer's closures cannot mean other
+    /// variables by them; its other operands are closures or trivial values, so no
+    /// evaluation moves across the `let`s. `None` where there is nothing to move.
+    fn hoist_operand_lets(e: &Expr) -> Option<Expr> {
+        let Expr::Par { op, args, loc } = e else {
+            return None;
+        };
+        let sequences: &[usize] = match op {
+            ParOp::Map | ParOp::Filter => &[1],
+            ParOp::Map2 => &[1, 2],
+            ParOp::Reduce | ParOp::Scan => &[2],
+            _ => return None,
+        };
+        let block_at = sequences.iter().copied().find(
+            |&k| matches!(&args[k], Expr::Block { stmts, result: Some(_) } if !stmts.is_empty()),
+        )?;
+        let others_stay = args
+            .iter()
+            .enumerate()
+            .all(|(k, a)| k == block_at || matches!(a, Expr::Lambda { .. }) || trivial(a));
+        if !others_stay {
+            return None;
+        }
+        let Expr::Block { stmts, result } = &args[block_at] else {
+            unreachable!("found above")
+        };
+        let mut args = args.clone();
+        args[block_at] = (**result.as_ref()?).clone();
+        Some(Expr::Block {
+            stmts: stmts.clone(),
+            result: Some(Box::new(Expr::Par {
+                op: *op,
+                args,
+                loc: *loc,
+            })),
+        })
     }
 
     /// `reduce(op, ne, filter(p, xs))` (or over `map(f, filter(p, xs))`) as a reduction

@@ -311,3 +311,64 @@ fn flattening_keeps_what_a_later_statement_names() {
     };
     assert_eq!(fuse(&swap).to_string(), swap.to_string());
 }
+
+#[test]
+fn a_zip_of_slices_bound_in_a_block_fuses_into_its_consumers() {
+    // `l[a..b].par_iter().zip(&x[..i]).map(|(p, q)| p * q).sum()` as the front end
+    // writes it: the slices bound in a block whose result is the zip's `create`.
+    let len = |v: &str| Expr::Method {
+        recv: Box::new(Expr::var(v)),
+        method: "len".into(),
+        args: vec![],
+    };
+    let slice = |s: &str, lo: Expr, hi: Expr| Expr::Slice {
+        seq: Box::new(Expr::var(s)),
+        lo: Box::new(lo),
+        hi: Box::new(hi),
+    };
+    let bind = |name: &str, init: Expr| Stmt::Let {
+        pat: Pat::bind(name),
+        ty: Type::Infer,
+        init: Some(init),
+    };
+    let index = |s: &str| Expr::Index(Box::new(Expr::var(s)), Box::new(Expr::var("k")));
+    let zipped = Expr::Block {
+        stmts: vec![
+            bind("xs1", slice("l", Expr::var("a"), Expr::var("b"))),
+            bind("ys2", slice("x", Expr::int(0), Expr::var("i"))),
+        ],
+        result: Some(Box::new(Expr::par(
+            ParOp::Create,
+            vec![
+                Expr::Method {
+                    recv: Box::new(len("xs1")),
+                    method: "min".into(),
+                    args: vec![len("ys2")],
+                },
+                lam("k", Expr::Tuple(vec![index("xs1"), index("ys2")])),
+            ],
+        ))),
+    };
+    let product = Expr::Lambda {
+        params: vec![(
+            Pat::Tuple(vec![Pat::bind("p"), Pat::bind("q")]),
+            Type::Infer,
+        )],
+        body: Box::new(bin(BinOp::Mul, Expr::var("p"), Expr::var("q"))),
+    };
+    let e = Expr::par(
+        ParOp::Reduce,
+        vec![
+            add(),
+            Expr::int(0),
+            Expr::par(ParOp::Map, vec![product, zipped]),
+        ],
+    );
+    let fused = fuse(&e).to_string();
+    assert!(
+        fused.starts_with("(do (let xs1 (slice l a b)) (let ys2 (slice x 0 i)) (reduce (lambda (a b) (+ a b)) 0 (create (.min (.len xs1) (.len ys2))"),
+        "{fused}"
+    );
+    assert_eq!(fused.matches("(create").count(), 1, "{fused}");
+    assert!(!fused.contains("(map"), "{fused}");
+}

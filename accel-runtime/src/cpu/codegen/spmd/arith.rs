@@ -188,6 +188,78 @@ impl FnCx<'_, '_> {
         self.lane_by_lane_compare(cmp, s, a, b)
     }
 
+    /// A scalar true only when `a cmp b` holds in no lane (see
+    /// `FnCx::holds_in_no_lane`): for uniform operands, and for the gang's consecutive
+    /// 64-bit index against a uniform value (false where the lanes wrap). `None` for
+    /// other operands.
+    pub(super) fn compare_holds_nowhere(
+        &mut self,
+        given: IntCC,
+        s: ScalarType,
+        a: &Part,
+        b: &Part,
+    ) -> Option<Value> {
+        if s.is_float() || s == ScalarType::Bool {
+            return None;
+        }
+        if let (Part::Uni(x), Part::Uni(y)) = (a, b) {
+            let c = self.compare(given, s, *x, *y);
+            return Some(self.b.ins().bxor_imm_u(c, 1));
+        }
+        let (base, u, cmp) = match (a, b) {
+            (Part::Seq(base, _), Part::Uni(u)) => (*base, *u, given),
+            (Part::Uni(u), Part::Seq(base, _)) => (*base, *u, given.swap_args()),
+            _ => return None,
+        };
+        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
+        if !is_64(self, base) || !is_64(self, u) {
+            return None;
+        }
+        let lanes = self.lanes() as i64;
+        match cmp {
+            IntCC::Equal => {
+                let lane = self.b.ins().isub(u, base);
+                return Some(self.b.ins().icmp_imm_u(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    lane,
+                    lanes,
+                ));
+            }
+            IntCC::NotEqual => return Some(self.b.ins().iconst(ct::I8, 0)),
+            _ => {}
+        }
+        let signed_order = signed(s)
+            && matches!(
+                cmp,
+                IntCC::SignedLessThan
+                    | IntCC::SignedLessThanOrEqual
+                    | IntCC::SignedGreaterThan
+                    | IntCC::SignedGreaterThanOrEqual
+            );
+        let (base, u) = if signed_order {
+            let flip = |f: &mut Self, v| f.b.ins().bxor_imm_s(v, i64::MIN);
+            (flip(self, base), flip(self, u))
+        } else {
+            (base, u)
+        };
+        let no_wrap = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes);
+        let last = self.b.ins().iadd_imm_s(base, lanes - 1);
+        let none = match cmp.unsigned() {
+            // No lane below `u` (or at it): the first is not.
+            IntCC::UnsignedLessThan => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, u, base),
+            IntCC::UnsignedLessThanOrEqual => self.b.ins().icmp(IntCC::UnsignedLessThan, u, base),
+            // No lane above `u` (or at it): the last is not.
+            IntCC::UnsignedGreaterThan => {
+                self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, u)
+            }
+            _ => self.b.ins().icmp(IntCC::UnsignedLessThan, last, u),
+        };
+        Some(self.b.ins().band(no_wrap, none))
+    }
+
     /// Scalar code's comparison, on vectors lane by lane.
     fn lane_by_lane_compare(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Mask {
         let av = self.vectors(a, s);
