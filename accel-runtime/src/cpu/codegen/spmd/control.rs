@@ -136,6 +136,7 @@ impl FnCx<'_, '_> {
         let coherent = self.cheap(then)
             && els.is_none_or(|e| self.cheap(e))
             && outer.is_none()
+            && !self.loads(cond)
             && (self.loads(then) || els.is_some_and(|e| self.loads(e)));
         if coherent {
             if let Some(none) = self.holds_in_no_lane(cond)? {
@@ -191,7 +192,14 @@ impl FnCx<'_, '_> {
         let m_then = self.and_active(m.clone());
         let m_else = self.and_active(not_m);
         if self.cheap(then) && els.is_none_or(|e| self.cheap(e)) {
-            if outer.is_none() && (self.loads(then) || els.is_some_and(|e| self.loads(e))) {
+            // Branching on whether all lanes agree pays where they mostly do: a condition
+            // on indices (a stencil's borders) is coherent across neighbouring lanes; one
+            // on loaded data (Floyd-Warshall's path[p] < through_k) is as random as the
+            // data, and its branches mispredict: both arms and a blend instead.
+            if outer.is_none()
+                && !self.loads(cond)
+                && (self.loads(then) || els.is_some_and(|e| self.loads(e)))
+            {
                 return self.coherent_if(&m, m_then, m_else, then, els, &ty);
             }
             // Both arms for every lane, then a blend: no branch to mispredict.
