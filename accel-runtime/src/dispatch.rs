@@ -178,7 +178,6 @@ pub(crate) fn plan<R: Accel>(
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
-    let chosen = mode::mode_was_chosen();
     for step in chain(mode) {
         let name = step.backend.name();
         let described = Captures {
@@ -206,7 +205,8 @@ pub(crate) fn plan<R: Accel>(
                     PhantomData,
                 ));
             }
-            Err(e) if chosen => {
+            // Read only on failure: it reads the environment.
+            Err(e) if mode::mode_was_chosen() => {
                 let kind = match step.backend.available() {
                     Err(_) => ErrorKind::Unavailable,
                     Ok(()) => compile_kind_of(&e),

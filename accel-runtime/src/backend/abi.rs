@@ -231,6 +231,11 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
+        // Most runs allocate nothing: their arenas (one per pool thread) have nothing to
+        // give back, and need not touch this thread's spares.
+        if self.own.is_empty() && self.blocks.is_empty() && self.spare.is_empty() {
+            return;
+        }
         // Blocks go back to this thread's spares (a site called in a loop reuses them
         // rather than asking the allocator for a megabyte, and freeing it, every call).
         let kept = SPARE_BLOCKS

@@ -48,13 +48,21 @@ impl Backend for CpuBackend {
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let fixed = fixed_values(site, captures);
-        let key = (
-            site.id,
-            captures.types.to_vec(),
-            result.clone(),
-            fixed.clone(),
+        let (compiled, hit) = CACHE.get_borrowed(
+            &(site.id, captures.types, result, &fixed),
+            |(id, types, r, f)| {
+                *id == site.id && types[..] == *captures.types && r == result && *f == fixed
+            },
+            || {
+                (
+                    site.id,
+                    captures.types.to_vec(),
+                    result.clone(),
+                    fixed.clone(),
+                )
+            },
+            || compile(site, &*front()?, &fixed),
         );
-        let (compiled, hit) = CACHE.get(key, || compile(site, &*front()?, &fixed));
         (compiled.map(|c| c as Arc<dyn CompiledSite>), hit)
     }
 }
@@ -72,15 +80,18 @@ fn fixed_values(site: SiteKey, captures: &Captures<'_>) -> Fixed {
     use accel_ir::ScalarType as S;
     let mut fixed = Vec::new();
     for (k, (path, t)) in captures.names.iter().zip(captures.types).enumerate() {
+        let Type::Scalar(s) = *t else {
+            continue;
+        };
+        if s.is_float() || s == S::Bool {
+            continue;
+        }
         let name = path.rsplit(':').next().unwrap_or(path);
         let constant_like = name.chars().any(|c| c.is_ascii_uppercase())
             && name
                 .chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        let Type::Scalar(s) = *t else {
-            continue;
-        };
-        if !constant_like || s.is_float() || s == S::Bool {
+        if !constant_like {
             continue;
         }
         let Some(w) = (captures.scalar)(k) else {
