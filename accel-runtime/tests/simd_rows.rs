@@ -348,3 +348,47 @@ fn stencil_borders_are_bit_identical() {
         vectorized(marker);
     }
 }
+
+#[test]
+fn strided_walks_are_bit_identical() {
+    let mut rng = Rng(23);
+    for (n, m) in [
+        (3usize, 2usize),
+        (5, 7),
+        (16, 3),
+        (17, 16),
+        (33, 5),
+        (40, 33),
+    ] {
+        let a = rng.f64s(n * m, -1.0, 1.0);
+        let c = rng.f64s(n * n, -1.0, 1.0);
+        // syrk's element: the lower triangle, a column walk per lane under a mask.
+        exact(|| {
+            accelerate!(create(n * n, |p| {
+                let i = p / n;
+                let j = p % n;
+                if j <= i {
+                    let mut acc = 0.0;
+                    for k in 0..m {
+                        acc += a[i * m + k] * a[j * m + k];
+                    }
+                    0.5 * c[p] + 1.5 * acc
+                } else {
+                    c[p]
+                }
+            }))
+        }); // masked columns
+            // Every lane running: a transposed read, and strides minus a constant.
+        exact(|| accelerate!(create(n * m, |p| a[(p % n) * m + p / n]))); // transpose
+        exact(|| accelerate!(create(n, |j| a[j * m] - a[j * m + m - 1]))); // row ends
+    }
+    for marker in ["// masked columns", "// transpose", "// row ends"] {
+        vectorized(marker);
+    }
+    // A walk past the end fails naming the first lane out of bounds.
+    let a = rng.f64s(40, 0.0, 1.0);
+    let m = panic_message(|| {
+        with_mode(Mode::Cpu, || accelerate!(create(16, |j| a[j * 3])));
+    });
+    assert!(m.contains("index out of bounds") && m.contains("42"), "{m}");
+}

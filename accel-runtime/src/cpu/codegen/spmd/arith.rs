@@ -75,62 +75,10 @@ impl FnCx<'_, '_> {
             let m = self.gcompare(cmp, s, &l.w[0], &r.w[0]);
             return Ok(Self::bool_of(m));
         }
-        // The gang's index plus or minus a uniform value is still consecutive.
-        let seq_and_uni = match (&l.w[0], &r.w[0], op) {
-            (Part::Seq(b, al), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*b, *al, *u)),
-            (Part::Uni(u), Part::Seq(b, al), BinOp::Add) => Some((*b, *al, *u)),
-            _ => None,
-        };
-        // A descending index plus or minus a uniform value stays one; a uniform value
-        // minus the gang's index counts down, minus a descending index counts up.
-        let shifted = match (&l.w[0], &r.w[0], op) {
-            (Part::Rev(t), Part::Uni(u), BinOp::Add) | (Part::Uni(u), Part::Rev(t), BinOp::Add) => {
-                Some(Part::Rev(self.b.ins().iadd(*t, *u)))
-            }
-            (Part::Rev(t), Part::Uni(u), BinOp::Sub) => Some(Part::Rev(self.b.ins().isub(*t, *u))),
-            (Part::Uni(u), Part::Seq(b, _), BinOp::Sub) => {
-                Some(Part::Rev(self.b.ins().isub(*u, *b)))
-            }
-            (Part::Uni(u), Part::Rev(t), BinOp::Sub) => {
-                Some(Part::Seq(self.b.ins().isub(*u, *t), false))
-            }
-            _ => None,
-        };
-        let index_like = matches!(s, ScalarType::Usize | ScalarType::U64 | ScalarType::I64);
-        if let (Some(w), true) = (shifted, index_like) {
+        if let Some(w) = self.index_arith(op, s, &l.w[0], &r.w[0]) {
             return Ok(G {
                 ty: l.ty,
                 w: vec![w],
-            });
-        }
-        // A clamped index plus or minus a uniform value stays one.
-        let clamp_and_uni = match (&l.w[0], &r.w[0], op) {
-            (Part::Clamp(c), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*c, *u)),
-            (Part::Uni(u), Part::Clamp(c), BinOp::Add) => Some((*c, *u)),
-            _ => None,
-        };
-        if let Some((mut c, u)) = clamp_and_uni {
-            c.off = if op == BinOp::Add {
-                self.b.ins().iadd(c.off, u)
-            } else {
-                self.b.ins().isub(c.off, u)
-            };
-            return Ok(G {
-                ty: l.ty,
-                w: vec![Part::Clamp(c)],
-            });
-        }
-        if let Some((base, aligned, u)) = seq_and_uni {
-            let w = if op == BinOp::Add {
-                self.b.ins().iadd(base, u)
-            } else {
-                self.b.ins().isub(base, u)
-            };
-            let lanes = self.lanes() as i64;
-            let aligned = aligned && self.iconst_value(u).is_some_and(|c| c % lanes == 0);
-            return Ok(G {
-                ty: l.ty,
-                w: vec![Part::Seq(w, aligned)],
             });
         }
         let w = if s.is_float() {
@@ -553,6 +501,82 @@ impl FnCx<'_, '_> {
         })
     }
 
+    /// `l op r` where it keeps an index's shape (see [`Part`]): the gang's index, a
+    /// descending, strided or clamped index plus or minus a uniform value, the gang's
+    /// index times one. `None` for other operands.
+    fn index_arith(&mut self, op: BinOp, s: ScalarType, l: &Part, r: &Part) -> Option<Part> {
+        // The gang's index plus or minus a uniform value is still consecutive.
+        let seq_and_uni = match (l, r, op) {
+            (Part::Seq(b, al), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*b, *al, *u)),
+            (Part::Uni(u), Part::Seq(b, al), BinOp::Add) => Some((*b, *al, *u)),
+            _ => None,
+        };
+        // A descending index plus or minus a uniform value stays one; a uniform value
+        // minus the gang's index counts down, minus a descending index counts up.
+        let shifted = match (l, r, op) {
+            (Part::Rev(t), Part::Uni(u), BinOp::Add) | (Part::Uni(u), Part::Rev(t), BinOp::Add) => {
+                Some(Part::Rev(self.b.ins().iadd(*t, *u)))
+            }
+            (Part::Rev(t), Part::Uni(u), BinOp::Sub) => Some(Part::Rev(self.b.ins().isub(*t, *u))),
+            (Part::Uni(u), Part::Seq(b, _), BinOp::Sub) => {
+                Some(Part::Rev(self.b.ins().isub(*u, *b)))
+            }
+            (Part::Uni(u), Part::Rev(t), BinOp::Sub) => {
+                Some(Part::Seq(self.b.ins().isub(*u, *t), false))
+            }
+            _ => None,
+        };
+        let index_like = matches!(s, ScalarType::Usize | ScalarType::U64 | ScalarType::I64);
+        // The gang's index times a uniform value steps by it; plus or minus a uniform
+        // value it still does.
+        let strided = match (l, r, op) {
+            (Part::Seq(b, _), Part::Uni(u), BinOp::Mul)
+            | (Part::Uni(u), Part::Seq(b, _), BinOp::Mul) => {
+                Some(Part::Strided(self.b.ins().imul(*b, *u), *u))
+            }
+            (Part::Strided(b, st), Part::Uni(u), BinOp::Add)
+            | (Part::Uni(u), Part::Strided(b, st), BinOp::Add) => {
+                Some(Part::Strided(self.b.ins().iadd(*b, *u), *st))
+            }
+            (Part::Strided(b, st), Part::Uni(u), BinOp::Sub) => {
+                Some(Part::Strided(self.b.ins().isub(*b, *u), *st))
+            }
+            _ => None,
+        };
+        // Wrapping, as the lanes' own arithmetic is.
+        if let (Some(w), true) = (strided, index_like) {
+            return Some(w);
+        }
+        if let (Some(w), true) = (shifted, index_like) {
+            return Some(w);
+        }
+        // A clamped index plus or minus a uniform value stays one.
+        let clamp_and_uni = match (l, r, op) {
+            (Part::Clamp(c), Part::Uni(u), BinOp::Add | BinOp::Sub) => Some((*c, *u)),
+            (Part::Uni(u), Part::Clamp(c), BinOp::Add) => Some((*c, *u)),
+            _ => None,
+        };
+        if let Some((mut c, u)) = clamp_and_uni {
+            c.off = if op == BinOp::Add {
+                self.b.ins().iadd(c.off, u)
+            } else {
+                self.b.ins().isub(c.off, u)
+            };
+            return Some(Part::Clamp(c));
+        }
+        if let Some((base, aligned, u)) = seq_and_uni {
+            let w = if op == BinOp::Add {
+                self.b.ins().iadd(base, u)
+            } else {
+                self.b.ins().isub(base, u)
+            };
+            let lanes = self.lanes() as i64;
+            let aligned = aligned && self.iconst_value(u).is_some_and(|c| c % lanes == 0);
+            return Some(Part::Seq(w, aligned));
+        }
+        None
+    }
+
     /// A word of `from` as `to`, per lane.
     pub(super) fn cast_part(&mut self, p: &Part, from: ScalarType, to: ScalarType) -> R<Part> {
         use ScalarType as S;
@@ -567,6 +591,7 @@ impl FnCx<'_, '_> {
                 Part::Seq(b, al) if tn == 2 => Part::Seq(*b, *al),
                 Part::Clamp(c) if tn == 2 => Part::Clamp(*c),
                 Part::Rev(t) if tn == 2 => Part::Rev(*t),
+                Part::Strided(b, st) if tn == 2 => Part::Strided(*b, *st),
                 p => Part::Var(self.vectors(p, from)),
             });
         }

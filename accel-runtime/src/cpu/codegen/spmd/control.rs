@@ -73,7 +73,7 @@ impl FnCx<'_, '_> {
                 .map(|p| match p {
                     Part::Var(vs) => Part::Var(vs.into_iter().map(|v| self.pin_value(v)).collect()),
                     Part::Uni(x) => Part::Uni(self.pin_value(x)),
-                    p @ (Part::Seq(..) | Part::Rev(_) | Part::Clamp(_)) => p,
+                    p @ (Part::Seq(..) | Part::Rev(_) | Part::Clamp(_) | Part::Strided(..)) => p,
                 })
                 .collect();
         G { ty: g.ty, w }

@@ -148,13 +148,26 @@ impl FnCx<'_, '_> {
         self.vars.insert(name.to_string(), (g.ty.clone(), vec![]));
         if let Some(gang) = &mut self.gang {
             gang.vars.insert(name.to_string(), (g.ty, slots));
+            match gang.mask.clone() {
+                Some(m) => gang.bound_under.insert(name.to_string(), m),
+                None => gang.bound_under.remove(name),
+            };
         }
         Ok(())
     }
 
     /// Sets a varying variable (already bound) to `g`, in the running lanes only.
     pub(super) fn set_gvar(&mut self, name: &str, g: G) -> R<()> {
-        let g = match self.gang.as_ref().and_then(|x| x.mask.clone()) {
+        let mask = self.gang.as_ref().and_then(|x| x.mask.clone());
+        let own_scope = |f: &Self, m: &super::Mask| {
+            f.gang
+                .as_ref()
+                .is_some_and(|x| x.bound_under.get(name) == Some(m))
+        };
+        let g = match mask {
+            // Bound under these very lanes (an accumulator inside a varying `if`'s arm):
+            // the lanes not running never read it.
+            Some(m) if own_scope(self, &m) => g,
             Some(m) => {
                 let old = self.gvar(name)?;
                 self.blend(&m, &g, &old)?

@@ -202,6 +202,7 @@ impl FnCx<'_, '_> {
             mask: None,
             dummy: Some(dummy),
             wide_masks: HashMap::new(),
+            bound_under: HashMap::new(),
             rows: rows.clone(),
             groups,
         });

@@ -115,6 +115,17 @@ impl FnCx<'_, '_> {
                     })
                     .collect()
             }
+            Part::Strided(base, stride) => {
+                let b = self.b.ins().splat(ct::I64X2, *base);
+                let st = self.b.ins().splat(ct::I64X2, *stride);
+                (0..2 * self.groups() as i64)
+                    .map(|k| {
+                        let lanes = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        let scaled = self.b.ins().imul(lanes, st);
+                        self.b.ins().iadd(b, scaled)
+                    })
+                    .collect()
+            }
             Part::Rev(top) => {
                 let t = self.b.ins().splat(ct::I64X2, *top);
                 (0..2 * self.groups() as i64)
@@ -207,6 +218,10 @@ impl FnCx<'_, '_> {
             Part::Uni(x) => *x,
             Part::Seq(base, _) => self.b.ins().iadd_imm_s(*base, k as i64),
             Part::Rev(top) => self.b.ins().iadd_imm_s(*top, -(k as i64)),
+            Part::Strided(base, stride) => {
+                let scaled = self.b.ins().imul_imm_s(*stride, k as i64);
+                self.b.ins().iadd(*base, scaled)
+            }
             Part::Clamp(c) => {
                 let x = self.b.ins().iadd_imm_s(c.base, k as i64);
                 let (below, above) = if c.signed {

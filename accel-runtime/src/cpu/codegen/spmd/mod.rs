@@ -29,6 +29,7 @@
 mod aliases;
 mod arith;
 mod blocked;
+mod bounds;
 mod control;
 mod expr;
 mod kernels;
@@ -147,6 +148,11 @@ pub(super) enum Part {
     /// Lane by lane: per group of four lanes, one vector for 32-bit numbers and masks,
     /// two for 64-bit numbers (lanes 0-1, then 2-3).
     Var(Vec<Value>),
+    /// Lane `k` holds `base + k * stride` (64-bit, wrapping): the gang's index times a
+    /// uniform value plus another (`a[j * m + k]`, a walk down a matrix's column); loads
+    /// at it are one scalar load per lane at addresses computed from the first, with no
+    /// check per lane where the first and last lanes are in bounds.
+    Strided(Value, Value),
     /// Lane `k` holds `top - k` (a `usize`): an index counting down from the gang's
     /// first lane (`xs[n - 1 - i]`, a sequence read reversed); loads at it are vector
     /// loads with their lanes reversed.

@@ -78,6 +78,10 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) rows: Option<RowWalk>,
     /// How many groups of four lanes the gang has (its width is four times this).
     pub(in crate::cpu::codegen) groups: usize,
+    /// The mask each varying variable was bound under, when some lanes were not running:
+    /// assigned under that same mask, its other lanes need not keep their values (they
+    /// are never read: the variable's scope is that code), so no blend.
+    pub(in crate::cpu::codegen) bound_under: HashMap<String, Mask>,
 }
 
 /// Which lanes of a gang run: one `I32X4` per group of four lanes, each lane all ones or
