@@ -132,7 +132,8 @@ impl FnCx<'_, '_> {
                     }
                     _ => {
                         f.g.walks.push("rows");
-                        f.walk_rows(rows, index, lo, hi, each, scalar)
+                        let overlap = store.is_some();
+                        f.walk_rows(rows, index, (lo, hi), overlap, each, scalar)
                     }
                 }
             }

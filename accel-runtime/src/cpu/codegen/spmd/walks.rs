@@ -14,14 +14,18 @@ use cranelift_frontend::Variable;
 impl FnCx<'_, '_> {
     /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
     /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
-    /// then its last indices one by one.
+    /// then its last indices one by one. With `overlap` (elements that only compute and
+    /// store their own index: a `create`'s), a row at least a gang wide ends with a gang
+    /// at its last indices instead, overlapping the one before and storing the same
+    /// values again: a 120-wide row's last 8 elements ran as scalar code, dividing the
+    /// index by each divisor (heat-3d).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn walk_rows(
         &mut self,
         rows: &RowWalk,
         index: Variable,
-        lo: Value,
-        hi: Value,
+        (lo, hi): (Value, Value),
+        overlap: bool,
         each: &mut ElementFn<'_, Self>,
         scalar: &mut ElementFn<'_, Self>,
     ) -> R<()> {
@@ -48,17 +52,36 @@ impl FnCx<'_, '_> {
             n = self.b.ins().umin(n, left);
         }
         let end = self.b.ins().iadd(s, n);
-        let shift = self.lanes().trailing_zeros() as i64;
+        let lanes = self.lanes() as i64;
+        let shift = lanes.trailing_zeros() as i64;
         let gangs = self.b.ins().ushr_imm_u(n, shift);
+        let whole = self.b.ins().ishl_imm_u(gangs, shift);
+        let mut tail = self.b.ins().iadd(s, whole);
+        // The overlapping last gang: one more, its start held at `end - lanes`.
+        let (count, last_start) = if overlap {
+            let wide = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, n, lanes);
+            let ragged = self.b.ins().icmp(IntCC::UnsignedLessThan, whole, n);
+            let extra = self.b.ins().band(wide, ragged);
+            let extra = self.b.ins().uextend(ct::I64, extra);
+            tail = self.b.ins().select(wide, end, tail);
+            let last = self.b.ins().iadd_imm_s(end, -lanes);
+            (self.b.ins().iadd(gangs, extra), Some(last))
+        } else {
+            (gangs, None)
+        };
         let zero = self.iconst(0);
-        self.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
+        self.counted_loop(zero, count, ScalarType::Usize, |f, j| {
             let off = f.b.ins().ishl_imm_u(j, shift);
-            let base = f.b.ins().iadd(s, off);
+            let mut base = f.b.ins().iadd(s, off);
+            if let Some(last) = last_start {
+                base = f.b.ins().umin(base, last);
+            }
             f.b.def_var(index, base);
             each(f, base)
         })?;
-        let whole = self.b.ins().ishl_imm_u(gangs, shift);
-        let tail = self.b.ins().iadd(s, whole);
         // The row's last indices as scalar code, outside the gang's state.
         let gang = self.gang.take();
         let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
