@@ -392,3 +392,28 @@ fn strided_walks_are_bit_identical() {
     });
     assert!(m.contains("index out of bounds") && m.contains("42"), "{m}");
 }
+
+#[test]
+fn three_dimensional_rows_are_bit_identical() {
+    let mut rng = Rng(29);
+    for n in [3usize, 5, 17, 20, 24] {
+        let nn = n * n;
+        let a = rng.f64s(n * nn, -1.0, 1.0);
+        exact(|| {
+            accelerate!(create(n * nn, |p| {
+                let i = p / nn;
+                let j = p / n % n;
+                let k = p % n;
+                if i == 0 || j == 0 || k == 0 || i == n - 1 || j == n - 1 || k == n - 1 {
+                    a[p] + (i * 100 + j * 10 + k) as f64
+                } else {
+                    0.125 * (a[p + nn] - 2.0 * a[p] + a[p - nn])
+                        + 0.125 * (a[p + n] - 2.0 * a[p] + a[p - n])
+                        + 0.125 * (a[p + 1] - 2.0 * a[p] + a[p - 1])
+                        + a[p]
+                }
+            }))
+        }); // heat
+    }
+    vectorized("// heat");
+}
