@@ -660,4 +660,56 @@ impl Expr {
         f(self);
         self.for_each_child(&mut |c| c.walk(f));
     }
+
+    /// Whether this expression binds `name` anywhere inside it: a `let`, a closure's
+    /// parameter, a `for` loop's variable or a `match` arm's pattern (where a reference
+    /// to `name` would mean that binding, not an outer one).
+    pub fn binds(&self, name: &str) -> bool {
+        let named = |p: &Pat| p.bound_names().iter().any(|n| n == name);
+        let mut found = false;
+        self.walk(&mut |x| {
+            found |= match x {
+                Expr::Block { stmts, .. } => stmts
+                    .iter()
+                    .any(|st| matches!(st, Stmt::Let { pat, .. } if named(pat))),
+                Expr::Lambda { params, .. } => params.iter().any(|(p, _)| named(p)),
+                Expr::For { var, .. } => var == name,
+                Expr::Match { arms, .. } => arms.iter().any(|a| named(&a.pat)),
+                _ => false,
+            };
+        });
+        found
+    }
+}
+
+#[cfg(test)]
+mod binding_tests {
+    use super::*;
+
+    #[test]
+    fn binds_finds_every_kind_of_binding_and_no_mere_use() {
+        let uses = Expr::Binary(
+            BinOp::Add,
+            Box::new(Expr::var("x")),
+            Box::new(Expr::var("y")),
+        );
+        assert!(!uses.binds("x"));
+        let in_let = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::Tuple(vec![Pat::bind("a"), Pat::bind("x")]),
+                ty: Type::Infer,
+                init: Some(Expr::var("y")),
+            }],
+            result: Some(Box::new(uses.clone())),
+        };
+        assert!(in_let.binds("x") && !in_let.binds("y"));
+        let in_closure = Expr::Lambda {
+            params: vec![(Pat::bind("x"), Type::Infer)],
+            body: Box::new(uses.clone()),
+        };
+        assert!(in_closure.binds("x") && !in_closure.binds("y"));
+        // Nested inside another expression.
+        let nested = Expr::Tuple(vec![Expr::var("z"), in_closure]);
+        assert!(nested.binds("x") && !nested.binds("z"));
+    }
 }

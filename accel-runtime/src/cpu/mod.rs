@@ -193,30 +193,8 @@ fn compile(
 /// Replaces the variable `name` by the literal `value` in `body`, unless the body binds
 /// that name somewhere (then the capture stays a variable).
 fn compile_in(body: &mut accel_ir::Expr, name: &str, value: &accel_ir::Lit) {
-    use accel_ir::{Expr, Stmt};
-    let mut bound = false;
-    body.walk(&mut |e| match e {
-        Expr::Block { stmts, .. } => {
-            for st in stmts {
-                if let Stmt::Let { pat, .. } = st {
-                    bound |= pat.bound_names().iter().any(|n| n == name);
-                }
-            }
-        }
-        Expr::Lambda { params, .. } => {
-            bound |= params
-                .iter()
-                .any(|(p, _)| p.bound_names().iter().any(|n| n == name));
-        }
-        Expr::For { var, .. } => bound |= var == name,
-        Expr::Match { arms, .. } => {
-            bound |= arms
-                .iter()
-                .any(|a| a.pat.bound_names().iter().any(|n| n == name));
-        }
-        _ => {}
-    });
-    if bound {
+    use accel_ir::Expr;
+    if body.binds(name) {
         return;
     }
     fn replace(e: &mut Expr, name: &str, value: &accel_ir::Lit) {

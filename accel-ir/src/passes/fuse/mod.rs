@@ -605,7 +605,7 @@ fn applied_to_index(f: &Expr, i: &Expr) -> Expr {
             _,
         )] = params.as_slice()
         {
-            if !binds(body, index) && !binds(body, name) {
+            if !body.binds(index) && !body.binds(name) {
                 let mut body = (**body).clone();
                 rename_var(&mut body, name, index);
                 return body;
@@ -613,29 +613,6 @@ fn applied_to_index(f: &Expr, i: &Expr) -> Expr {
         }
     }
     Expr::applied(f, vec![i.clone()])
-}
-
-/// Whether `e` binds `name` anywhere (a `let`, a closure parameter, a loop variable, a
-/// `match` arm), where renaming to it could be captured.
-fn binds(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| {
-        let here = match x {
-            Expr::Block { stmts, .. } => stmts
-                .iter()
-                .any(|s| s.bound_names().iter().any(|n| n == name)),
-            Expr::Lambda { params, .. } => params
-                .iter()
-                .any(|(p, _)| p.bound_names().iter().any(|n| n == name)),
-            Expr::For { var, .. } => var == name,
-            Expr::Match { arms, .. } => arms
-                .iter()
-                .any(|a| a.pat.bound_names().iter().any(|n| n == name)),
-            _ => false,
-        };
-        found |= here;
-    });
-    found
 }
 
 fn rename_var(e: &mut Expr, from: &str, to: &str) {

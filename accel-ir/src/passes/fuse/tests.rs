@@ -24,6 +24,40 @@ fn add() -> Expr {
     lam2("a", "b", bin(BinOp::Add, Expr::var("a"), Expr::var("b")))
 }
 
+/// `v.len()`.
+fn len(v: &str) -> Expr {
+    Expr::Method {
+        recv: Box::new(Expr::var(v)),
+        method: "len".into(),
+        args: vec![],
+    }
+}
+
+/// `a.len().min(b.len())`: a `zip`'s length.
+fn min_len(a: &str, b: &str) -> Expr {
+    Expr::Method {
+        recv: Box::new(len(a)),
+        method: "min".into(),
+        args: vec![len(b)],
+    }
+}
+
+/// `|(x, y)| x * y` over a `zip`'s pairs.
+fn pair_product(x: &str, y: &str) -> Expr {
+    Expr::Lambda {
+        params: vec![(Pat::Tuple(vec![Pat::bind(x), Pat::bind(y)]), Type::Infer)],
+        body: Box::new(bin(BinOp::Mul, Expr::var(x), Expr::var(y))),
+    }
+}
+
+/// `reduce(|a, b| a + b, 0, map(f, xs))`.
+fn sum_of_map(f: Expr, xs: Expr) -> Expr {
+    Expr::par(
+        ParOp::Reduce,
+        vec![add(), Expr::int(0), Expr::par(ParOp::Map, vec![f, xs])],
+    )
+}
+
 /// `let ys = map(|x| x, xs);`
 fn let_ys() -> Stmt {
     Stmt::Let {
@@ -39,16 +73,7 @@ fn let_ys() -> Stmt {
 #[test]
 fn a_zip_of_a_map_into_a_reduction_is_one_pass() {
     // `xs.iter().map(f).zip(&ys).map(|(a, b)| a * b).sum()` as the front end writes it.
-    let len = |v: &str| Expr::Method {
-        recv: Box::new(Expr::var(v)),
-        method: "len".into(),
-        args: vec![],
-    };
-    let n = Expr::Method {
-        recv: Box::new(len("xs")),
-        method: "min".into(),
-        args: vec![len("ys")],
-    };
+    let n = min_len("xs", "ys");
     let prefix = |s: Expr| Expr::Slice {
         seq: Box::new(s),
         lo: Box::new(Expr::int(0)),
@@ -66,21 +91,7 @@ fn a_zip_of_a_map_into_a_reduction_is_one_pass() {
         ParOp::Map2,
         vec![pair, prefix(doubled), prefix(Expr::var("ys"))],
     );
-    let product = Expr::Lambda {
-        params: vec![(
-            Pat::Tuple(vec![Pat::bind("a"), Pat::bind("b")]),
-            Type::Infer,
-        )],
-        body: Box::new(bin(BinOp::Mul, Expr::var("a"), Expr::var("b"))),
-    };
-    let e = Expr::par(
-        ParOp::Reduce,
-        vec![
-            add(),
-            Expr::int(0),
-            Expr::par(ParOp::Map, vec![product, zipped]),
-        ],
-    );
+    let e = sum_of_map(pair_product("a", "b"), zipped);
     let fused = fuse(&e).to_string();
     assert!(
         fused.starts_with("(reduce (lambda (a b) (+ a b)) 0 (create (.min (.len xs) (.len ys))"),
@@ -316,11 +327,6 @@ fn flattening_keeps_what_a_later_statement_names() {
 fn a_zip_of_slices_bound_in_a_block_fuses_into_its_consumers() {
     // `l[a..b].par_iter().zip(&x[..i]).map(|(p, q)| p * q).sum()` as the front end
     // writes it: the slices bound in a block whose result is the zip's `create`.
-    let len = |v: &str| Expr::Method {
-        recv: Box::new(Expr::var(v)),
-        method: "len".into(),
-        args: vec![],
-    };
     let slice = |s: &str, lo: Expr, hi: Expr| Expr::Slice {
         seq: Box::new(Expr::var(s)),
         lo: Box::new(lo),
@@ -340,30 +346,12 @@ fn a_zip_of_slices_bound_in_a_block_fuses_into_its_consumers() {
         result: Some(Box::new(Expr::par(
             ParOp::Create,
             vec![
-                Expr::Method {
-                    recv: Box::new(len("xs1")),
-                    method: "min".into(),
-                    args: vec![len("ys2")],
-                },
+                min_len("xs1", "ys2"),
                 lam("k", Expr::Tuple(vec![index("xs1"), index("ys2")])),
             ],
         ))),
     };
-    let product = Expr::Lambda {
-        params: vec![(
-            Pat::Tuple(vec![Pat::bind("p"), Pat::bind("q")]),
-            Type::Infer,
-        )],
-        body: Box::new(bin(BinOp::Mul, Expr::var("p"), Expr::var("q"))),
-    };
-    let e = Expr::par(
-        ParOp::Reduce,
-        vec![
-            add(),
-            Expr::int(0),
-            Expr::par(ParOp::Map, vec![product, zipped]),
-        ],
-    );
+    let e = sum_of_map(pair_product("p", "q"), zipped);
     let fused = fuse(&e).to_string();
     assert!(
         fused.starts_with("(do (let xs1 (slice l a b)) (let ys2 (slice x 0 i)) (reduce (lambda (a b) (+ a b)) 0 (create (.min (.len xs1) (.len ys2))"),

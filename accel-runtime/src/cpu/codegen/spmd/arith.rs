@@ -154,15 +154,7 @@ impl FnCx<'_, '_> {
             let c = self.compare(given, s, *x, *y);
             return Some(self.b.ins().bxor_imm_u(c, 1));
         }
-        let (base, u, cmp) = match (a, b) {
-            (Part::Seq(base, _), Part::Uni(u)) => (*base, *u, given),
-            (Part::Uni(u), Part::Seq(base, _)) => (*base, *u, given.swap_args()),
-            _ => return None,
-        };
-        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
-        if !is_64(self, base) || !is_64(self, u) {
-            return None;
-        }
+        let (base, u, cmp) = self.consecutive_and_uniform(given, s, a, b)?;
         let lanes = self.lanes() as i64;
         match cmp {
             IntCC::Equal => {
@@ -176,26 +168,10 @@ impl FnCx<'_, '_> {
             IntCC::NotEqual => return Some(self.b.ins().iconst(ct::I8, 0)),
             _ => {}
         }
-        let signed_order = signed(s)
-            && matches!(
-                cmp,
-                IntCC::SignedLessThan
-                    | IntCC::SignedLessThanOrEqual
-                    | IntCC::SignedGreaterThan
-                    | IntCC::SignedGreaterThanOrEqual
-            );
-        let (base, u) = if signed_order {
-            let flip = |f: &mut Self, v| f.b.ins().bxor_imm_s(v, i64::MIN);
-            (flip(self, base), flip(self, u))
-        } else {
-            (base, u)
-        };
-        let no_wrap = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes);
+        let (base, u, cmp) = self.unsigned_order(s, cmp, base, u);
+        let no_wrap = self.lanes_do_not_wrap(base);
         let last = self.b.ins().iadd_imm_s(base, lanes - 1);
-        let none = match cmp.unsigned() {
+        let none = match cmp {
             // No lane below `u` (or at it): the first is not.
             IntCC::UnsignedLessThan => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, u, base),
             IntCC::UnsignedLessThanOrEqual => self.b.ins().icmp(IntCC::UnsignedLessThan, u, base),
@@ -206,6 +182,72 @@ impl FnCx<'_, '_> {
             _ => self.b.ins().icmp(IntCC::UnsignedLessThan, last, u),
         };
         Some(self.b.ins().band(no_wrap, none))
+    }
+
+    /// The gang's consecutive index `base + lane` and a uniform `u` compared by `given`
+    /// (either way round), as `(base, u, cmp)` with `cmp` comparing `base + lane` to
+    /// `u`: for 64-bit integers only (the lanes' numbers fit 32-bit lanes beside them).
+    fn consecutive_and_uniform(
+        &self,
+        given: IntCC,
+        s: ScalarType,
+        a: &Part,
+        b: &Part,
+    ) -> Option<(Value, Value, IntCC)> {
+        let (base, u, cmp) = match (a, b) {
+            (Part::Seq(base, _), Part::Uni(u)) => (*base, *u, given),
+            (Part::Uni(u), Part::Seq(base, _)) => (*base, *u, given.swap_args()),
+            _ => return None,
+        };
+        let is_64 = |v: Value| self.b.func.dfg.value_type(v) == ct::I64;
+        let ok = !s.is_float() && s != ScalarType::Bool && is_64(base) && is_64(u);
+        ok.then_some((base, u, cmp))
+    }
+
+    /// An order comparison of `base + lane` with `u` as unsigned order. Comparisons come
+    /// in signed form, the type saying which order (as `FnCx::compare`'s); signed order
+    /// is unsigned order with the sign bit flipped on both sides, and flipping it on
+    /// `base` flips it on every lane's `base + lane`.
+    fn unsigned_order(
+        &mut self,
+        s: ScalarType,
+        cmp: IntCC,
+        base: Value,
+        u: Value,
+    ) -> (Value, Value, IntCC) {
+        let signed_order = signed(s)
+            && matches!(
+                cmp,
+                IntCC::SignedLessThan
+                    | IntCC::SignedLessThanOrEqual
+                    | IntCC::SignedGreaterThan
+                    | IntCC::SignedGreaterThanOrEqual
+            );
+        if !signed_order {
+            return (base, u, cmp.unsigned());
+        }
+        let base = self.b.ins().bxor_imm_s(base, i64::MIN);
+        let u = self.b.ins().bxor_imm_s(u, i64::MIN);
+        (base, u, cmp.unsigned())
+    }
+
+    /// Whether `base + lane` stays below 2^64 for every lane of the gang (an `I8`).
+    fn lanes_do_not_wrap(&mut self, base: Value) -> Value {
+        let lanes = self.lanes() as i64;
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes)
+    }
+
+    /// The numbers of group `g`'s four lanes, as 32-bit lanes.
+    fn lane_numbers(&mut self, g: usize) -> Value {
+        let first = (GROUP * g) as u32;
+        self.vconst_bytes(
+            ct::I32X4,
+            (first..first + GROUP as u32)
+                .flat_map(u32::to_le_bytes)
+                .collect(),
+        )
     }
 
     /// Scalar code's comparison, on vectors lane by lane.
@@ -225,19 +267,10 @@ impl FnCx<'_, '_> {
     /// One vector compare per group with its lanes' numbers instead of widening both sides
     /// to 64-bit lanes.
     fn lane_equal(&mut self, cmp: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Mask> {
-        let (base, u) = match (a, b) {
-            (Part::Seq(base, _), Part::Uni(u)) | (Part::Uni(u), Part::Seq(base, _)) => (*base, *u),
-            _ => return None,
-        };
-        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
-        if s.is_float()
-            || s == ScalarType::Bool
-            || !matches!(cmp, IntCC::Equal | IntCC::NotEqual)
-            || !is_64(self, base)
-            || !is_64(self, u)
-        {
+        if !matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
             return None;
         }
+        let (base, u, _) = self.consecutive_and_uniform(cmp, s, a, b)?;
         let lanes = self.lanes() as i64;
         // Wrapping, as the lanes' own `base + l` is.
         let lane = self.b.ins().isub(u, base);
@@ -250,15 +283,9 @@ impl FnCx<'_, '_> {
         let lane = self.b.ins().select(in_gang, lane, none);
         let lane = self.b.ins().splat(ct::I32X4, lane);
         Some(
-            (0..self.groups() as u32)
+            (0..self.groups())
                 .map(|g| {
-                    let first = GROUP as u32 * g;
-                    let ids = self.vconst_bytes(
-                        ct::I32X4,
-                        (first..first + GROUP as u32)
-                            .flat_map(u32::to_le_bytes)
-                            .collect(),
-                    );
+                    let ids = self.lane_numbers(g);
                     let eq = self.b.ins().icmp(IntCC::Equal, lane, ids);
                     if cmp == IntCC::Equal {
                         eq
@@ -276,50 +303,21 @@ impl FnCx<'_, '_> {
     /// a run from the first: one compare of the lanes' numbers with its length per group
     /// of four lanes, instead of widening both sides to 64-bit lanes.
     fn lane_order(&mut self, given: IntCC, s: ScalarType, a: &Part, b: &Part) -> Option<Mask> {
-        let (base, u, cmp) = match (a, b) {
-            (Part::Seq(base, _), Part::Uni(u)) => (*base, *u, given),
-            (Part::Uni(u), Part::Seq(base, _)) => (*base, *u, given.swap_args()),
-            _ => return None,
-        };
-        let is_64 = |f: &Self, v: Value| f.b.func.dfg.value_type(v) == ct::I64;
-        if s.is_float()
-            || s == ScalarType::Bool
-            || matches!(cmp, IntCC::Equal | IntCC::NotEqual)
-            || !is_64(self, base)
-            || !is_64(self, u)
-        {
+        let (base, u, cmp) = self.consecutive_and_uniform(given, s, a, b)?;
+        if matches!(cmp, IntCC::Equal | IntCC::NotEqual) {
             return None;
         }
-        // Comparisons come in signed form, the type saying which order (as
-        // `FnCx::compare`'s). Signed order is unsigned order with the sign bit flipped on
-        // both sides, and flipping it on `base` flips it on every lane's `base + lane`.
-        let signed_order = signed(s)
-            && matches!(
-                cmp,
-                IntCC::SignedLessThan
-                    | IntCC::SignedLessThanOrEqual
-                    | IntCC::SignedGreaterThan
-                    | IntCC::SignedGreaterThanOrEqual
-            );
         let (x, y) = (a.clone(), b.clone());
-        let (base, u) = if signed_order {
-            let flip = |f: &mut Self, v| f.b.ins().bxor_imm_s(v, i64::MIN);
-            (flip(self, base), flip(self, u))
-        } else {
-            (base, u)
-        };
+        let (base, u, cmp) = self.unsigned_order(s, cmp, base, u);
         // `x > u` is `!(x <= u)`, `x >= u` is `!(x < u)`.
-        let (inclusive, negate) = match cmp.unsigned() {
+        let (inclusive, negate) = match cmp {
             IntCC::UnsignedLessThan => (false, false),
             IntCC::UnsignedLessThanOrEqual => (true, false),
             IntCC::UnsignedGreaterThan => (true, true),
             _ => (false, true),
         };
         let lanes = self.lanes() as i64;
-        let no_wrap = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes);
+        let no_wrap = self.lanes_do_not_wrap(base);
         let Part::Var(m) = self.either(
             no_wrap,
             |f| {
@@ -340,15 +338,9 @@ impl FnCx<'_, '_> {
                 let count = f.b.ins().ireduce(ct::I32, count);
                 let count = f.b.ins().splat(ct::I32X4, count);
                 Part::Var(
-                    (0..f.groups() as u32)
+                    (0..f.groups())
                         .map(|g| {
-                            let first = GROUP as u32 * g;
-                            let ids = f.vconst_bytes(
-                                ct::I32X4,
-                                (first..first + GROUP as u32)
-                                    .flat_map(u32::to_le_bytes)
-                                    .collect(),
-                            );
+                            let ids = f.lane_numbers(g);
                             let m = f.b.ins().icmp(IntCC::SignedLessThan, ids, count);
                             if negate {
                                 f.b.ins().bnot(m)

@@ -82,14 +82,7 @@ impl FnCx<'_, '_> {
             // A walk that stays below `len` from its first lane to its last; otherwise
             // each lane is checked.
             let ok = self.strided_inside(*first, *stride, len);
-            let (slow, join) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(ok, join, &[], slow, &[]);
-            self.b.switch_to_block(slow);
-            let each = Part::Var(self.vectors(i, s));
-            self.check_lanes_below(&each, len, kind)?;
-            self.b.ins().jump(join, &[]);
-            self.b.switch_to_block(join);
-            return Ok(());
+            return self.check_each_lane_unless(ok, i, len, kind);
         }
         if let (Part::Rev(top), false) = (i, masked) {
             // Descending lanes: all below `len` when the first is, and the last does not
@@ -101,14 +94,7 @@ impl FnCx<'_, '_> {
                     .ins()
                     .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, *top, lanes - 1);
             let ok = self.b.ins().band(below, no_wrap);
-            let (slow, join) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(ok, join, &[], slow, &[]);
-            self.b.switch_to_block(slow);
-            let each = Part::Var(self.vectors(i, s));
-            self.check_lanes_below(&each, len, kind)?;
-            self.b.ins().jump(join, &[]);
-            self.b.switch_to_block(join);
-            return Ok(());
+            return self.check_each_lane_unless(ok, i, len, kind);
         }
         if let (Part::Clamp(c), false) = (i, masked) {
             // Consecutive where the clamp binds no lane: the test of consecutive lanes.
@@ -133,6 +119,25 @@ impl FnCx<'_, '_> {
         let lenp = Part::Uni(len);
         let oob = self.gcompare(IntCC::SignedGreaterThanOrEqual, s, i, &lenp);
         self.fail_lanes(oob, kind, (i, s), (&lenp, s));
+        Ok(())
+    }
+
+    /// Where `ok` (an `I8`) does not hold, fails (as [`Self::check_lanes_below`]) unless
+    /// each of `i`'s lanes is below `len`, testing them one by one.
+    fn check_each_lane_unless(
+        &mut self,
+        ok: Value,
+        i: &Part,
+        len: Value,
+        kind: FailureKind,
+    ) -> R<()> {
+        let (slow, join) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(ok, join, &[], slow, &[]);
+        self.b.switch_to_block(slow);
+        let each = Part::Var(self.vectors(i, ScalarType::Usize));
+        self.check_lanes_below(&each, len, kind)?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
         Ok(())
     }
 

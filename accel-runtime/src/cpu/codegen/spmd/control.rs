@@ -165,12 +165,7 @@ impl FnCx<'_, '_> {
         );
         self.b.ins().brif(none, interior, &[], per_lane, &[]);
         self.b.switch_to_block(interior);
-        if let Some(e) = els {
-            let v = self.gexpr(e)?;
-            if *ty != Type::Unit {
-                self.def_result(ty, &result, &v)?;
-            }
-        }
+        self.arm_into(els, ty, &result)?;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(per_lane);
         let v = self.gif_varying(cond, then, els, ty)?;
@@ -264,21 +259,13 @@ impl FnCx<'_, '_> {
         let any_then = self.any_lane(&m_then);
         self.b.ins().brif(any_then, check, &[], only_else, &[]);
         self.b.switch_to_block(only_else);
-        if let Some(e) = els {
-            let v = self.gexpr(e)?;
-            if *ty != Type::Unit {
-                self.def_result(ty, &result, &v)?;
-            }
-        }
+        self.arm_into(els, ty, &result)?;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(check);
         let any_else = self.any_lane(&m_else);
         self.b.ins().brif(any_else, both, &[], only_then, &[]);
         self.b.switch_to_block(only_then);
-        let v = self.gexpr(then)?;
-        if *ty != Type::Unit {
-            self.def_result(ty, &result, &v)?;
-        }
+        self.arm_into(Some(then), ty, &result)?;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(both);
         self.set_mask(Some(m_then));
@@ -308,12 +295,7 @@ impl FnCx<'_, '_> {
         self.b.ins().brif(c, then_block, &[], else_block, &[]);
         for (block, arm) in [(then_block, Some(then)), (else_block, els)] {
             self.b.switch_to_block(block);
-            if let Some(arm) = arm {
-                let v = self.gexpr(arm)?;
-                if *ty != Type::Unit {
-                    self.def_result(ty, &result, &v)?;
-                }
-            }
+            self.arm_into(arm, ty, &result)?;
             self.b.ins().jump(merge, &[]);
         }
         self.b.switch_to_block(merge);
@@ -337,6 +319,22 @@ impl FnCx<'_, '_> {
             out.push(vars);
         }
         Ok(out)
+    }
+
+    /// Runs `arm` (if any) for the gang as it is, its value (of type `ty`) into `result`.
+    fn arm_into(
+        &mut self,
+        arm: Option<&Expr>,
+        ty: &Type,
+        result: &[Vec<cranelift_frontend::Variable>],
+    ) -> R<()> {
+        if let Some(arm) = arm {
+            let v = self.gexpr(arm)?;
+            if *ty != Type::Unit {
+                self.def_result(ty, result, &v)?;
+            }
+        }
+        Ok(())
     }
 
     fn def_result(

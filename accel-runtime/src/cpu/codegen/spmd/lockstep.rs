@@ -63,7 +63,7 @@ fn counts_in_step(name: &str, cond: &Expr, body: &Expr, varying: &HashSet<String
     let Expr::Block { stmts, result } = body else {
         return false;
     };
-    if assigns(cond, name) || binds(cond, name) || binds(body, name) {
+    if assigns(cond, name) || cond.binds(name) || body.binds(name) {
         return false;
     }
     if result.as_deref().is_some_and(|r| assigns(r, name)) {
@@ -101,33 +101,6 @@ fn assigns(e: &Expr, name: &str) -> bool {
         if let Expr::Assign { target, .. } = x {
             found |= target_root(target) == Some(name);
         }
-    });
-    found
-}
-
-/// Whether `e` binds `name` again (a `let`, a closure's parameter, a loop's variable).
-fn binds(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| match x {
-        Expr::Block { stmts, .. } => {
-            for st in stmts {
-                if let Stmt::Let { pat, .. } = st {
-                    found |= pat.bound_names().iter().any(|n| n == name);
-                }
-            }
-        }
-        Expr::Lambda { params, .. } => {
-            for (p, _) in params {
-                found |= p.bound_names().iter().any(|n| n == name);
-            }
-        }
-        Expr::For { var, .. } => found |= var == name,
-        Expr::Match { arms, .. } => {
-            for arm in arms {
-                found |= arm.pat.bound_names().iter().any(|n| n == name);
-            }
-        }
-        _ => {}
     });
     found
 }
