@@ -45,15 +45,26 @@ pub fn constant_lit(c: &str, s: ScalarType) -> Option<Lit> {
         (_, "LN_10") => f(std::f64::consts::LN_10),
         (_, "FRAC_PI_2") => f(std::f64::consts::FRAC_PI_2),
         (_, "FRAC_1_SQRT_2") => f(std::f64::consts::FRAC_1_SQRT_2),
+        (ScalarType::I8, "MAX") => Some(Lit::Int(i8::MAX as u64, Some(s))),
+        (ScalarType::I8, "MIN") => Some(Lit::Int(i8::MIN as i64 as u64, Some(s))),
+        (ScalarType::I16, "MAX") => Some(Lit::Int(i16::MAX as u64, Some(s))),
+        (ScalarType::I16, "MIN") => Some(Lit::Int(i16::MIN as i64 as u64, Some(s))),
+        (ScalarType::U8, "MAX") => Some(Lit::Int(u8::MAX as u64, Some(s))),
+        (ScalarType::U16, "MAX") => Some(Lit::Int(u16::MAX as u64, Some(s))),
         (ScalarType::I32, "MAX") => Some(Lit::Int(i32::MAX as u64, Some(s))),
         (ScalarType::I32, "MIN") => Some(Lit::Int(i32::MIN as i64 as u64, Some(s))),
         (ScalarType::I64, "MAX") => Some(Lit::Int(i64::MAX as u64, Some(s))),
         (ScalarType::I64, "MIN") => Some(Lit::Int(i64::MIN as u64, Some(s))),
         (ScalarType::U32, "MAX") => Some(Lit::Int(u32::MAX as u64, Some(s))),
         (ScalarType::U64 | ScalarType::Usize, "MAX") => Some(Lit::Int(u64::MAX, Some(s))),
-        (ScalarType::U32 | ScalarType::U64 | ScalarType::Usize, "MIN") => {
-            Some(Lit::Int(0, Some(s)))
-        }
+        (
+            ScalarType::U8
+            | ScalarType::U16
+            | ScalarType::U32
+            | ScalarType::U64
+            | ScalarType::Usize,
+            "MIN",
+        ) => Some(Lit::Int(0, Some(s))),
         _ => None,
     }
 }

@@ -7,6 +7,14 @@ use std::fmt;
 /// A scalar element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarType {
+    /// `i8`.
+    I8,
+    /// `i16`.
+    I16,
+    /// `u8`.
+    U8,
+    /// `u16`.
+    U16,
     /// `i32`.
     I32,
     /// `i64`.
@@ -27,7 +35,11 @@ pub enum ScalarType {
 
 impl ScalarType {
     /// Every scalar type, in declaration order.
-    pub const ALL: [ScalarType; 8] = [
+    pub const ALL: [ScalarType; 12] = [
+        ScalarType::I8,
+        ScalarType::I16,
+        ScalarType::U8,
+        ScalarType::U16,
         ScalarType::I32,
         ScalarType::I64,
         ScalarType::U32,
@@ -41,6 +53,10 @@ impl ScalarType {
     /// The Rust spelling of the type (`"f32"`).
     pub fn name(self) -> &'static str {
         match self {
+            ScalarType::I8 => "i8",
+            ScalarType::I16 => "i16",
+            ScalarType::U8 => "u8",
+            ScalarType::U16 => "u16",
             ScalarType::I32 => "i32",
             ScalarType::I64 => "i64",
             ScalarType::U32 => "u32",
@@ -60,6 +76,86 @@ impl ScalarType {
     /// Whether the type is `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// Whether the type is a signed integer.
+    pub fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64
+        )
+    }
+
+    /// Whether the type is an integer narrower than 32 bits (`i8 i16 u8 u16`). Every
+    /// backend computes these in 32-bit registers, as C's integer promotion does, and
+    /// wraps each result back to the type's width.
+    pub fn is_small_int(self) -> bool {
+        matches!(
+            self,
+            ScalarType::I8 | ScalarType::I16 | ScalarType::U8 | ScalarType::U16
+        )
+    }
+
+    /// The width of a value in bits (`bool`: 8, its width in memory).
+    ///
+    /// ```
+    /// use accel_ir::ScalarType;
+    /// assert_eq!(ScalarType::U16.bits(), 16);
+    /// assert_eq!(ScalarType::Usize.bits(), 64);
+    /// ```
+    pub fn bits(self) -> u32 {
+        match self {
+            ScalarType::I8 | ScalarType::U8 | ScalarType::Bool => 8,
+            ScalarType::I16 | ScalarType::U16 => 16,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
+            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize | ScalarType::F64 => 64,
+        }
+    }
+
+    /// The least and greatest values of an integer type (none for floats and `bool`).
+    ///
+    /// ```
+    /// use accel_ir::ScalarType;
+    /// assert_eq!(ScalarType::I8.int_range(), Some((-128, 127)));
+    /// assert_eq!(ScalarType::U16.int_range(), Some((0, 65535)));
+    /// ```
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        if self.is_float() || self == ScalarType::Bool {
+            return None;
+        }
+        let bits = self.bits();
+        Some(if self.is_signed_int() {
+            (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        } else {
+            (0, (1 << bits) - 1)
+        })
+    }
+
+    /// The width of a value in bytes.
+    pub fn bytes(self) -> u32 {
+        self.bits() / 8
+    }
+
+    /// `v`, the value of an integer of this type held in 64 bits (its low bits are the
+    /// value), wrapped to the type's width and extended as its signedness says: what a
+    /// 64-bit computation of the type's operation gives once truncated.
+    ///
+    /// ```
+    /// use accel_ir::ScalarType;
+    /// assert_eq!(ScalarType::U8.wrap(300), 44);
+    /// assert_eq!(ScalarType::I8.wrap(200), (-56i64) as u64);
+    /// ```
+    pub fn wrap(self, v: u64) -> u64 {
+        let bits = self.bits();
+        if bits == 64 || self.is_float() || self == ScalarType::Bool {
+            return v;
+        }
+        let shift = 64 - bits;
+        if self.is_signed_int() {
+            (((v << shift) as i64) >> shift) as u64
+        } else {
+            (v << shift) >> shift
+        }
     }
 }
 
@@ -148,6 +244,25 @@ impl Type {
     /// The type of field `f` (a record field, or a tuple or array element by position).
     pub fn field_type(&self, f: &str) -> Result<Type, String> {
         self.field_offset(f, |_| Ok(0)).map(|(t, _)| t)
+    }
+
+    /// Whether this type holds a scalar type for which `p` holds (in a part, an element,
+    /// a field or a function's signature).
+    ///
+    /// ```
+    /// use accel_ir::{ScalarType, Type};
+    /// let t = Type::Seq(Box::new(Type::Tuple(vec![Type::Scalar(ScalarType::U8)])));
+    /// assert!(t.has_scalar(&|s| s.is_small_int()));
+    /// ```
+    pub fn has_scalar(&self, p: &dyn Fn(ScalarType) -> bool) -> bool {
+        match self {
+            Type::Scalar(s) => p(*s),
+            Type::Tuple(ts) => ts.iter().any(|t| t.has_scalar(p)),
+            Type::Record(_, fs) => fs.iter().any(|(_, t)| t.has_scalar(p)),
+            Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => t.has_scalar(p),
+            Type::Fn(ps, r) => ps.iter().any(|t| t.has_scalar(p)) || r.has_scalar(p),
+            Type::Unit | Type::Named(_) | Type::Infer => false,
+        }
     }
 
     /// Adds the records that appear in this type to `out`.

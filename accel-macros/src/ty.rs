@@ -3,6 +3,9 @@
 use accel_ir::{ScalarType, Type};
 use syn::spanned::Spanned;
 
+/// What accelerated code says of strings and characters, and what to write instead.
+pub const NO_STRINGS: &str = "strings and characters (`String`, `&str`, `char`) are not supported in accelerated code: pass text as bytes (`text.as_bytes()`, a `&[u8]`) and write characters as byte literals (`b'a'`, a `u8`)";
+
 /// Heap types other than sequences, which accelerated code rejects.
 pub const HEAP_TYPES: &[&str] = &[
     "Box",
@@ -101,7 +104,7 @@ fn lower_path_type(p: &syn::TypePath, fn_generics: &[String]) -> syn::Result<Typ
         "Tensor" => Ok(Type::Tensor(Box::new(arg()?))),
         "String" | "str" | "char" => Err(syn::Error::new(
             p.span(),
-            "strings and characters (`String`, `&str`, `char`) are not supported in accelerated code: it handles numbers, booleans, tuples, arrays, sequences, tensors and records",
+            NO_STRINGS,
         )),
         "Option" | "Result" => Err(syn::Error::new(
             p.span(),

@@ -169,3 +169,9 @@ pub fn front_end_runs() -> usize {
 pub fn program_assemblies() -> usize {
     crate::assembly::ASSEMBLIES.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// Stands for the value of a site that failed to compile (its errors are reported
+/// beside it, so this never runs).
+pub fn rejected<T>() -> T {
+    unreachable!("a site with compile errors never runs")
+}

@@ -6,8 +6,9 @@ use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
 /// A Rust type that accelerated code can take, return and capture. Implemented for the
-/// scalars `i32 i64 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`, sequences (`Vec<T>`,
-/// `&[T]`), [`Tensor`](crate::Tensor), and structs with `#[derive(Accel)]`.
+/// scalars `i8 i16 i32 i64 u8 u16 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`,
+/// sequences (`Vec<T>`, `&[T]`), [`Tensor`](crate::Tensor), and structs with
+/// `#[derive(Accel)]`.
 ///
 /// ```
 /// use accel_runtime::prelude::*;
@@ -21,7 +22,7 @@ use accel_ir::{ScalarType, Type};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in accelerated code",
     label = "not an accel type",
-    note = "accelerated code handles i32 i64 u32 u64 usize f32 f64 bool, tuples, [T; N], sequences \
+    note = "accelerated code handles i8 i16 i32 i64 u8 u16 u32 u64 usize f32 f64 bool, tuples, [T; N], sequences \
             (Vec<T>, &[T]), Tensor<T> and structs with #[derive(Accel)]; to pass an #[accel] function \
             to another function, wrap it in a closure: `|x| f(x)`"
 )]
@@ -157,7 +158,10 @@ macro_rules! scalar_abi {
     };
 }
 
-int!(i32 => I32, i64 => I64, u32 => U32, u64 => U64, usize => Usize, bool => Bool);
+int!(
+    i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+    usize => Usize, bool => Bool
+);
 
 macro_rules! float {
     ($($t:ty => $s:ident, $tol:expr),*) => {$(

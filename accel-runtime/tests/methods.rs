@@ -13,29 +13,6 @@ mod common;
 
 use common::agree;
 
-/// The error `f` gives in debug and cpu modes, and cuda on the emulator when it is there.
-fn errors<R: std::fmt::Debug>(
-    f: impl Fn() -> Result<R, accel_runtime::AccelError>,
-) -> Vec<(String, accel_runtime::AccelError)> {
-    #[allow(unused_mut)]
-    let mut out = vec![
-        (
-            "debug".to_string(),
-            with_mode(Mode::Debug, &f).expect_err("debug mode fails"),
-        ),
-        (
-            "cpu".to_string(),
-            with_mode(Mode::Cpu, &f).expect_err("cpu mode fails"),
-        ),
-    ];
-    #[cfg(feature = "cuda")]
-    if common::emulator_present() {
-        let e = accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, &f));
-        out.push(("cuda".to_string(), e.expect_err("cuda mode fails")));
-    }
-    out
-}
-
 /// Edge values of an integer type and pseudo-random ones, 23 in all (not a multiple of
 /// four: the last lanes run as scalar code).
 macro_rules! values {
@@ -101,11 +78,11 @@ macro_rules! int_methods {
             fn failures_have_one_kind_in_every_mode() {
                 let xs = xs();
                 let zs = vec![0 as $t; xs.len()];
-                for (mode, e) in errors(|| try_accelerate!(map2(|x, y| x.rem_euclid(y), &xs, &zs))) {
+                for (mode, e) in common::errors_in_every_mode(|| try_accelerate!(map2(|x, y| x.rem_euclid(y), &xs, &zs))) {
                     assert_eq!(e.kind(), ErrorKind::DivisionByZero, "{mode}: {e}");
                 }
                 let (lo, hi) = (5 as $t, 2 as $t);
-                for (mode, e) in errors(|| try_accelerate!(map(|x| x.clamp(lo, hi), &xs))) {
+                for (mode, e) in common::errors_in_every_mode(|| try_accelerate!(map(|x| x.clamp(lo, hi), &xs))) {
                     assert_eq!(e.kind(), ErrorKind::Panicked, "{mode}: {e}");
                     assert!(e.to_string().contains("min > max"), "{mode}: {e}");
                 }
@@ -114,7 +91,9 @@ macro_rules! int_methods {
     )*};
 }
 
-int_methods!(i32_: i32, i64_: i64, u32_: u32, u64_: u64, usize_: usize);
+int_methods!(
+    i8_: i8, i16_: i16, u8_: u8, u16_: u16, i32_: i32, i64_: i64, u32_: u32, u64_: u64, usize_: usize,
+);
 
 macro_rules! div_ceil {
     ($($name:ident: $t:ty),* $(,)?) => {$(
@@ -129,7 +108,7 @@ macro_rules! div_ceil {
     )*};
 }
 
-div_ceil!(div_ceil_u32: u32, div_ceil_u64: u64, div_ceil_usize: usize);
+div_ceil!(div_ceil_u8: u8, div_ceil_u16: u16, div_ceil_u32: u32, div_ceil_u64: u64, div_ceil_usize: usize);
 
 macro_rules! signum {
     ($($name:ident: $t:ty),* $(,)?) => {$(
@@ -142,7 +121,7 @@ macro_rules! signum {
     )*};
 }
 
-signum!(signum_i32: i32, signum_i64: i64);
+signum!(signum_i8: i8, signum_i16: i16, signum_i32: i32, signum_i64: i64);
 
 macro_rules! float_methods {
     ($($name:ident: $t:ident),* $(,)?) => {$(
@@ -179,7 +158,7 @@ macro_rules! float_methods {
             fn clamp_with_a_nan_or_reversed_bound_fails_in_every_mode() {
                 let xs = xs();
                 for (lo, hi) in [(2.0 as $t, 1.0 as $t), ($t::NAN, 1.0)] {
-                    for (mode, e) in errors(|| try_accelerate!(map(|x| x.clamp(lo, hi), &xs))) {
+                    for (mode, e) in common::errors_in_every_mode(|| try_accelerate!(map(|x| x.clamp(lo, hi), &xs))) {
                         assert_eq!(e.kind(), ErrorKind::Panicked, "{mode}: {e}");
                     }
                 }

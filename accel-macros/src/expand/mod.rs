@@ -115,7 +115,9 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
     let body = l.expr(&expr);
     if !l.errors.is_empty() {
         let errors = errors_to_tokens(std::mem::take(&mut l.errors));
-        return quote! {{ #errors ::core::unreachable!() }};
+        // A value of the site's type that does not diverge: `unreachable!()` would make
+        // rustc warn that the code after the site is unreachable.
+        return quote! {{ #errors ::accel_runtime::__private::rejected() }};
     }
     let resolved = accel_ir::passes::resolve::resolve_site(&body);
     let def = SiteDef {

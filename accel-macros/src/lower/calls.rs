@@ -159,7 +159,7 @@ impl Lowerer {
             return Expr::Assoc { ty, func, args };
         }
         let message = match ty.as_str() {
-            "String" | "str" => "strings (`String`, `&str`) are not supported in accelerated code".to_string(),
+            "String" | "str" => crate::ty::NO_STRINGS.to_string(),
             "Vec" => "sequences are built with `create(n, |i| …)` or `map` in accelerated code, not with `Vec`'s functions".to_string(),
             t if HEAP_TYPES.contains(&t) => format!(
                 "`{t}` is a heap type, which accelerated code does not support: only sequences (`Vec<T>`, `&[T]`) and `Tensor<T>` live on the heap there"
@@ -337,7 +337,7 @@ impl Lowerer {
         } else if MUTATING_METHODS.contains(&n) {
             format!("`.{n}()` is not supported: sequences are immutable in accelerated code; build new ones with `create` or `map` (`Tensor::set` writes tensors)")
         } else if matches!(n, "to_string" | "as_str" | "chars" | "bytes") {
-            "strings (`String`, `&str`) are not supported in accelerated code".to_string()
+            crate::ty::NO_STRINGS.to_string()
         } else if matches!(n, "unwrap" | "expect" | "unwrap_or" | "ok") {
             "`Option` and `Result` are not supported in accelerated code".to_string()
         } else {

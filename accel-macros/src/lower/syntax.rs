@@ -12,7 +12,7 @@ impl Lowerer {
                 let suffix = match i.suffix() {
                     "" => None,
                     s => Some(ScalarType::from_name(s).filter(|t| !t.is_float() && *t != ScalarType::Bool).ok_or_else(|| {
-                        syn::Error::new(i.span(), format!("`{s}` is not supported in accelerated code: use i32, i64, u32, u64 or usize"))
+                        syn::Error::new(i.span(), format!("`{s}` is not supported in accelerated code: use i8, i16, i32, i64, u8, u16, u32, u64 or usize"))
                     })?),
                 };
                 // Negative literals reach here only in patterns; the caller handles the sign.
@@ -32,11 +32,13 @@ impl Lowerer {
                 Ok(Lit::Float(value, suffix))
             }
             syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
-            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => Err(syn::Error::new(
+            syn::Lit::Str(_) | syn::Lit::CStr(_) => Err(syn::Error::new(l.span(), crate::ty::NO_STRINGS)),
+            syn::Lit::ByteStr(_) => Err(syn::Error::new(
                 l.span(),
-                "strings (`String`, `&str`) are not supported in accelerated code: it handles numbers, booleans, tuples, arrays, sequences, tensors and records",
+                "byte strings are not supported inside accelerated code: bind `b\"…\"` to a local outside the site and use it there (a `&[u8]` is captured as a sequence)",
             )),
-            _ => Err(syn::Error::new(l.span(), "characters and bytes are not supported in accelerated code: use integers")),
+            syn::Lit::Byte(b) => Ok(Lit::Int(u64::from(b.value()), Some(ScalarType::U8))),
+            _ => Err(syn::Error::new(l.span(), crate::ty::NO_STRINGS)),
         }
     }
 

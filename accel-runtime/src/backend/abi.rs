@@ -328,7 +328,7 @@ macro_rules! word_int {
         }
     )*};
 }
-word_int!(i32, i64, u32, u64, usize);
+word_int!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
 
 impl ScalarWord for bool {
     fn to_word(self) -> u64 {

@@ -88,11 +88,7 @@ pub fn is_flat(e: &Type) -> bool {
 
 /// The size in bytes of a scalar in memory (a column element).
 pub fn size_of(s: ScalarType) -> usize {
-    match s {
-        ScalarType::Bool => 1,
-        ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
-        _ => 8,
-    }
+    s.bytes() as usize
 }
 
 /// The type and word offset of field `f` of a value of type `t`.

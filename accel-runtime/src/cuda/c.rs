@@ -9,6 +9,10 @@ type R<T> = Result<T, String>;
 /// The C spelling of a scalar type.
 pub fn cty(s: ScalarType) -> &'static str {
     match s {
+        ScalarType::I8 => "signed char",
+        ScalarType::I16 => "short",
+        ScalarType::U8 => "unsigned char",
+        ScalarType::U16 => "unsigned short",
         ScalarType::I32 => "int",
         ScalarType::I64 => "long long",
         ScalarType::U32 => "unsigned",
@@ -44,9 +48,7 @@ pub(crate) fn to_word(w: Word, x: &str) -> String {
         Word::Scalar(ScalarType::F32) => format!("(unsigned long long)__float_as_uint({x})"),
         Word::Scalar(ScalarType::F64) => format!("(unsigned long long)__double_as_longlong({x})"),
         Word::Scalar(ScalarType::Bool) => format!("({x} ? 1ULL : 0ULL)"),
-        Word::Scalar(ScalarType::I32 | ScalarType::I64) => {
-            format!("(unsigned long long)(long long)({x})")
-        }
+        Word::Scalar(s) if s.is_signed_int() => format!("(unsigned long long)(long long)({x})"),
         Word::Scalar(_) => format!("(unsigned long long)({x})"),
         Word::Ptr(_) => format!("(unsigned long long)({x})"),
     }
@@ -56,6 +58,8 @@ pub(crate) fn to_word(w: Word, x: &str) -> String {
 /// `accel_div` and its kin compare with to detect `MIN / -1`).
 pub(crate) fn int_min(s: ScalarType) -> &'static str {
     match s {
+        ScalarType::I8 => "(signed char)-128",
+        ScalarType::I16 => "(short)-32768",
         ScalarType::I32 => "(int)0x80000000",
         ScalarType::I64 => "(long long)0x8000000000000000ULL",
         _ => "0",
@@ -64,16 +68,12 @@ pub(crate) fn int_min(s: ScalarType) -> &'static str {
 
 /// Whether a scalar type is a signed integer.
 pub(crate) fn signed(s: ScalarType) -> bool {
-    matches!(s, ScalarType::I32 | ScalarType::I64)
+    s.is_signed_int()
 }
 
 /// The width of a scalar type in bits.
 pub(crate) fn bits(s: ScalarType) -> u32 {
-    match s {
-        ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
-        ScalarType::Bool => 8,
-        _ => 64,
-    }
+    s.bits()
 }
 
 /// The C type a column word points to.
@@ -151,7 +151,15 @@ pub(crate) fn cast(x: &str, from: ScalarType, to: ScalarType) -> String {
             I32 => "int",
             U32 => "uint",
             I64 => "ll",
-            _ => "ull",
+            U64 | Usize => "ull",
+            small => {
+                // Through `int` (exact for every value in range), then saturated.
+                let (lo, hi) = small.int_range().unwrap_or((0, 0));
+                return format!(
+                    "({})accel_clamp_int(__{f}2int_rz({x}), {lo}, {hi})",
+                    cty(to)
+                );
+            }
         };
         return format!("__{f}2{i}_rz({x})");
     }
@@ -192,5 +200,9 @@ mod tests {
             "(int)(b ? 1 : 0)"
         );
         assert_eq!(cast("x", ScalarType::I64, ScalarType::U32), "(unsigned)(x)");
+        assert_eq!(
+            cast("x", ScalarType::F32, ScalarType::U8),
+            "(unsigned char)accel_clamp_int(__float2int_rz(x), 0, 255)"
+        );
     }
 }

@@ -164,3 +164,26 @@ pub fn panic_message(f: impl FnOnce()) -> String {
         .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
 }
+
+/// The error `f` gives in debug and cpu modes, and cuda on the emulator when it is there.
+pub fn errors_in_every_mode<R: std::fmt::Debug>(
+    f: impl Fn() -> Result<R, accel_runtime::AccelError>,
+) -> Vec<(String, accel_runtime::AccelError)> {
+    #[allow(unused_mut)]
+    let mut out = vec![
+        (
+            "debug".to_string(),
+            with_mode(Mode::Debug, &f).expect_err("debug mode fails"),
+        ),
+        (
+            "cpu".to_string(),
+            with_mode(Mode::Cpu, &f).expect_err("cpu mode fails"),
+        ),
+    ];
+    #[cfg(feature = "cuda")]
+    if emulator_present() {
+        let e = accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, &f));
+        out.push(("cuda".to_string(), e.expect_err("cuda mode fails")));
+    }
+    out
+}

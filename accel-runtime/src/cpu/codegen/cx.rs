@@ -27,6 +27,8 @@ pub(super) fn unsupported(what: impl std::fmt::Display) -> String {
 
 pub(super) fn clif(s: ScalarType) -> CType {
     match s {
+        ScalarType::I8 | ScalarType::U8 => ct::I8,
+        ScalarType::I16 | ScalarType::U16 => ct::I16,
         ScalarType::I32 | ScalarType::U32 => ct::I32,
         ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => ct::I64,
         ScalarType::F32 => ct::F32,
@@ -46,7 +48,7 @@ pub(super) fn scale(b: &mut FunctionBuilder, i: Value, s: ScalarType) -> Value {
 }
 
 pub(super) fn signed(s: ScalarType) -> bool {
-    matches!(s, ScalarType::I32 | ScalarType::I64)
+    s.is_signed_int()
 }
 
 pub(super) fn parts(t: &Type) -> Option<Vec<Type>> {
@@ -168,6 +170,9 @@ pub struct Gen {
     pub(super) spmd: bool,
     /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
     pub(super) spmd_fallbacks: Vec<String>,
+    /// Whether the site computes with 8- or 16-bit integers, which run as scalar code
+    /// (gangs and SIMD loops hold 32- and 64-bit lanes only).
+    pub(super) small_ints: bool,
 }
 
 impl Gen {

@@ -173,11 +173,7 @@ impl FnCx<'_, '_> {
                 let (xa, ya) = (self.widen(x, s), self.widen(y, s));
                 self.fail_if(zero, FailureKind::DivZero, xa, ya);
                 if signed(s) {
-                    let min = if s == ScalarType::I32 {
-                        i32::MIN as i64
-                    } else {
-                        i64::MIN
-                    };
+                    let min = i64::MIN >> (64 - s.bits());
                     let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, x, min);
                     let is_neg1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
                     let overflow = self.b.ins().band(is_min, is_neg1);
@@ -228,8 +224,14 @@ impl FnCx<'_, '_> {
                 let z = self.fconst(from, 0.0);
                 self.b.ins().fcmp(FloatCC::NotEqual, x, z)
             }
+            (true, false) if to.is_small_int() => self.float_to_small(x, to),
             (true, false) if signed(to) => self.b.ins().fcvt_to_sint_sat(tt, x),
             (true, false) => self.b.ins().fcvt_to_uint_sat(tt, x),
+            (false, true) if from.is_small_int() => {
+                // Exact in 32 bits; x64 converts from 32 or 64 bits only.
+                let wide = self.cast(x, from, ScalarType::I32);
+                self.b.ins().fcvt_from_sint(tt, wide)
+            }
             (false, true) if signed(from) => self.b.ins().fcvt_from_sint(tt, x),
             (false, true) => self.b.ins().fcvt_from_uint(tt, x),
             (false, false) => {
@@ -244,6 +246,22 @@ impl FnCx<'_, '_> {
                 }
             }
         }
+    }
+
+    /// A float `as` an 8- or 16-bit integer: saturated to the type's range (NaN is 0), as
+    /// Rust's `as` does, through a saturating conversion to `i32`.
+    fn float_to_small(&mut self, x: Value, to: ScalarType) -> Value {
+        let wide = self.b.ins().fcvt_to_sint_sat(ct::I32, x);
+        let (lo, hi) = to
+            .int_range()
+            .map_or((0, 0), |(lo, hi)| (lo as i64, hi as i64));
+        let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, wide, lo);
+        let lo = self.b.ins().iconst(ct::I32, lo & 0xffff_ffff);
+        let w = self.b.ins().select(below, lo, wide);
+        let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, w, hi);
+        let hi = self.b.ins().iconst(ct::I32, hi);
+        let w = self.b.ins().select(above, hi, w);
+        self.b.ins().ireduce(clif(to), w)
     }
 
     /// Rust's `x.max(y)`/`x.min(y)` on floats (a NaN operand yields the other). The

@@ -31,6 +31,9 @@ impl FnCx<'_, '_> {
         let Some(prim) = primitive(r.op) else {
             return Ok(None);
         };
+        if self.g.small_ints {
+            return Ok(None);
+        }
         let Type::Scalar(s) = self.type_of(r.ne)? else {
             return Ok(None);
         };
@@ -202,7 +205,11 @@ impl FnCx<'_, '_> {
             ScalarType::F64 => Some((ct::F64X2, 2)),
             ScalarType::I32 | ScalarType::U32 => Some((ct::I32X4, 4)),
             ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => Some((ct::I64X2, 2)),
-            ScalarType::Bool => None,
+            ScalarType::Bool
+            | ScalarType::I8
+            | ScalarType::I16
+            | ScalarType::U8
+            | ScalarType::U16 => None,
         }
     }
 
@@ -220,6 +227,9 @@ impl FnCx<'_, '_> {
         let Type::Scalar(s) = *elem else {
             return Ok(None);
         };
+        if self.g.small_ints {
+            return Ok(None);
+        }
         let Some((vt, lanes)) = Self::vector_of(s) else {
             return Ok(None);
         };

@@ -85,7 +85,11 @@ impl FnCx<'_, '_> {
         let (s, w) = match l {
             Lit::Bool(b) => (ScalarType::Bool, self.b.ins().iconst(ct::I8, i64::from(*b))),
             Lit::Int(v, Some(s)) if s.is_float() => (*s, self.fconst(*s, *v as f64)),
-            Lit::Int(v, Some(s)) => (*s, self.b.ins().iconst(clif(*s), *v as i64)),
+            Lit::Int(v, Some(s)) => {
+                // Cranelift takes a narrow constant's bits zero-extended.
+                let bits = u64::MAX >> (64 - clif(*s).bits());
+                (*s, self.b.ins().iconst(clif(*s), (*v & bits) as i64))
+            }
             Lit::Float(v, Some(s)) => (*s, self.fconst(*s, *v)),
             Lit::Int(_, None) | Lit::Float(_, None) => {
                 return Err("an untyped literal reached code generation".into())

@@ -47,6 +47,15 @@ __device__ __forceinline__ T accel_sat_sub(T a, T b) {                          
 __device__ __forceinline__ U accel_abs_diff(T a, T b) {                                     \
     return a < b ? (U)((U)b - (U)a) : (U)((U)a - (U)b);                                     \
 }
+// A float `as` an 8- or 16-bit integer: converted to `int` (saturating), then clamped.
+__device__ __forceinline__ int accel_clamp_int(int x, int lo, int hi) {
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+// 8- and 16-bit types compute in 32 bits (C promotes them) and wrap when cast back.
+ACCEL_INT(signed char, unsigned, 8)
+ACCEL_INT(short, unsigned, 16)
+ACCEL_INT(unsigned char, unsigned, 8)
+ACCEL_INT(unsigned short, unsigned, 16)
 ACCEL_INT(int, unsigned, 32)
 ACCEL_INT(long long, ull, 64)
 ACCEL_INT(unsigned, unsigned, 32)

@@ -66,14 +66,13 @@ pub(crate) fn lit(l: &Lit) -> R<HostVal> {
     })
 }
 
-/// A word in the ABI's canonical form for its type (32-bit integers sign- or
-/// zero-extended).
+/// A word in the ABI's canonical form for its type (integers narrower than 64 bits sign-
+/// or zero-extended).
 pub(crate) fn normalize(s: ScalarType, w: u64) -> u64 {
     match s {
-        ScalarType::I32 => w as i32 as i64 as u64,
-        ScalarType::U32 | ScalarType::F32 => w as u32 as u64,
+        ScalarType::F32 => w as u32 as u64,
         ScalarType::Bool => (w & 1 != 0) as u64,
-        _ => w,
+        s => s.wrap(w),
     }
 }
 
@@ -88,10 +87,8 @@ pub(crate) fn num(s: ScalarType, w: u64) -> Num {
     match s {
         ScalarType::F32 => Num::F(f32::from_bits(w as u32) as f64),
         ScalarType::F64 => Num::F(f64::from_bits(w)),
-        ScalarType::I32 => Num::I(w as i32 as i128),
-        ScalarType::I64 => Num::I(w as i64 as i128),
-        ScalarType::U32 => Num::I(w as u32 as i128),
-        _ => Num::I(w as i128),
+        s if s.is_signed_int() => Num::I(s.wrap(w) as i64 as i128),
+        s => Num::I(s.wrap(w) as i128),
     }
 }
 
@@ -105,12 +102,18 @@ pub(crate) fn word(s: ScalarType, n: Num) -> u64 {
         (ScalarType::F64, Num::I(i)) => (i as f64).to_bits(),
         (ScalarType::Bool, Num::I(i)) => (i != 0) as u64,
         (ScalarType::Bool, Num::F(x)) => (x != 0.0) as u64,
-        (s, Num::F(x)) => match s {
-            ScalarType::I32 => x as i32 as i64 as u64,
-            ScalarType::I64 => x as i64 as u64,
-            ScalarType::U32 => x as u32 as u64,
-            _ => x as u64,
-        },
+        (ScalarType::I64, Num::F(x)) => x as i64 as u64,
+        (ScalarType::U64 | ScalarType::Usize, Num::F(x)) => x as u64,
+        (s, Num::F(x)) => {
+            let (lo, hi) = s.int_range().unwrap_or((0, 0));
+            // `as` from a float: truncated, saturated, NaN as 0 (f64 holds these bounds).
+            let i = if x.is_nan() {
+                0
+            } else {
+                (x.trunc().clamp(lo as f64, hi as f64)) as i128
+            };
+            normalize(s, i as u64)
+        }
         (s, Num::I(i)) => normalize(s, i as u64),
     }
 }
@@ -172,11 +175,7 @@ pub(crate) fn binary(op: BinOp, x: &HostVal, y: &HostVal) -> R<HostVal> {
             }
         }
         (Num::I(p), Num::I(q)) => {
-            let bits = if matches!(s, ScalarType::I32 | ScalarType::U32) {
-                32
-            } else {
-                64
-            };
+            let bits = s.bits();
             Num::I(match op {
                 BinOp::Add => p + q,
                 BinOp::Sub => p - q,
@@ -185,12 +184,8 @@ pub(crate) fn binary(op: BinOp, x: &HostVal, y: &HostVal) -> R<HostVal> {
                     if q == 0 {
                         return Err("attempt to divide by zero".into());
                     }
-                    let (min, signed) = match s {
-                        ScalarType::I32 => (i32::MIN as i128, true),
-                        ScalarType::I64 => (i64::MIN as i128, true),
-                        _ => (0, false),
-                    };
-                    if signed && p == min && q == -1 {
+                    let min = s.int_range().map_or(0, |(lo, _)| lo);
+                    if s.is_signed_int() && p == min && q == -1 {
                         return Err("attempt to divide with overflow".into());
                     }
                     if op == BinOp::Div {

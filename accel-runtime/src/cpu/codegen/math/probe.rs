@@ -66,6 +66,7 @@ impl MathProbe {
             exact_math: config.exact,
             spmd: false,
             spmd_fallbacks: Vec::new(),
+            small_ints: false,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

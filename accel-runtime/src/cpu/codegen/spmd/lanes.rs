@@ -34,7 +34,15 @@ impl FnCx<'_, '_> {
     pub(super) fn lane_vector(s: ScalarType) -> (CType, usize) {
         match s {
             ScalarType::F32 => (ct::F32X4, 1),
-            ScalarType::I32 | ScalarType::U32 | ScalarType::Bool => (ct::I32X4, 1),
+            // 8- and 16-bit integers never reach gangs (`Gen::small_ints`); as lanes they
+            // would be 32-bit, as C promotes them.
+            ScalarType::I32
+            | ScalarType::U32
+            | ScalarType::Bool
+            | ScalarType::I8
+            | ScalarType::I16
+            | ScalarType::U8
+            | ScalarType::U16 => (ct::I32X4, 1),
             ScalarType::F64 => (ct::F64X2, 2),
             ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => (ct::I64X2, 2),
         }
