@@ -16,6 +16,7 @@ use crate::frontend;
 use crate::mode::{self, Mode, ModeError};
 use crate::report;
 use crate::site::SiteDesc;
+use crate::stats::{self, RanOn};
 use crate::structure::TensorName;
 use accel_ir::Type;
 use std::collections::{HashMap, HashSet};
@@ -168,6 +169,9 @@ pub(crate) fn plan<R: Accel>(
 ) -> Result<Plan<R>, AccelError> {
     let mode = mode_at(site)?;
     if mode == Mode::Debug {
+        if !stats::recorded(site.key().id) {
+            stats::record(site.key().id, site.location(), RanOn::Debug, Vec::new());
+        }
         return Ok(Plan::Sequential);
     }
     let constants = site.constants();
@@ -178,6 +182,7 @@ pub(crate) fn plan<R: Accel>(
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
+    let mut fallbacks = Vec::new();
     for step in chain(mode) {
         let name = step.backend.name();
         let described = Captures {
@@ -193,6 +198,9 @@ pub(crate) fn plan<R: Accel>(
         }
         match compiled {
             Ok(code) => {
+                if !hit {
+                    stats::record(key.id, site.location(), ran_on(name), fallbacks);
+                }
                 if logging() {
                     let why = (!hit).then(|| miss_reason(site, name, &described, &result));
                     log_compiled(site, why, name, &*code);
@@ -219,12 +227,32 @@ pub(crate) fn plan<R: Accel>(
             }
             Err(e) => {
                 if !hit {
-                    log::warning!("{}: {name}: {e}; {}", site.location(), step.instead);
+                    log::fallback(
+                        key.id,
+                        format_args!(
+                            "{}: {name}: {e}; {} (what compiles: the guide's performance chapter; ACCEL_LOG=0 silences this)",
+                            site.location(),
+                            step.instead
+                        ),
+                    );
+                    fallbacks.push(format!("{name}: {e}"));
                 }
             }
         }
     }
+    if !fallbacks.is_empty() {
+        stats::record(key.id, site.location(), RanOn::Sequential, fallbacks);
+    }
     Ok(Plan::Sequential)
+}
+
+/// What a backend's name says ran a site.
+fn ran_on(backend: &str) -> RanOn {
+    if backend == "cuda" {
+        RanOn::Cuda
+    } else {
+        RanOn::Cpu
+    }
 }
 
 /// Logs how a backend compiled a site (`why`: the cache missed), or a cache hit.

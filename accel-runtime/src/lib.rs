@@ -59,9 +59,10 @@ mod site;
 // Build-time kernels: a site record to an embedded bundle of PTX.
 #[cfg(feature = "cuda")]
 pub mod build;
-// Modes and dispatch.
+// Modes and dispatch, and the record of what ran each site.
 mod dispatch;
 mod mode;
+mod stats;
 
 #[doc(hidden)]
 pub mod __private;
@@ -170,6 +171,7 @@ pub use ops::{
 };
 pub use seq::Seq;
 pub use site::{FnDesc, OpUse, SiteDesc};
+pub use stats::{site_stats, RanOn, SiteStats};
 pub use structure::max_tensor_rank;
 pub use tensor::Tensor;
 

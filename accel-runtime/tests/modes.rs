@@ -19,6 +19,28 @@ fn child_uses_a_rank_4_tensor() {
     println!("child sum {}", t.to_vec().iter().sum::<i32>());
 }
 
+#[test]
+#[ignore = "run in a child process by `a_fallback_says_so_once_and_site_stats_tell_it`"]
+fn child_runs_a_site_no_backend_compiles() {
+    let n = 2usize;
+    for _ in 0..3 {
+        // Sequences nested three deep as a result: the CPU backend does not compile them.
+        let deep = accelerate!(create(n, |i| create(2, |j| create(2, |k| i + j + k)))); // [deep]
+        assert_eq!(deep[1][1], vec![2, 3]);
+    }
+    let xs = vec![1i64, 2, 3];
+    let s = accelerate!(reduce(|a, b| a + b, 0, &xs)); // [compiled]
+    assert_eq!(s, 6);
+    for st in accel_runtime::site_stats() {
+        println!(
+            "stats {} {:?} {}",
+            st.site,
+            st.ran_on,
+            st.fallbacks.join(" | ")
+        );
+    }
+}
+
 mod common;
 use common::panic_message;
 
@@ -174,4 +196,33 @@ fn broken_assumptions_name_the_site() {
         map2(|a: i32, b: i32| a + b, &xs, &ys);
     });
     assert_eq!(msg, "map2: lengths differ: 3 vs 2");
+}
+
+#[test]
+fn a_fallback_says_so_once_and_site_stats_tell_it() {
+    let deep = site_of("[deep]");
+    let compiled = site_of("[compiled]");
+    // No setting: one warning for the site however often it runs, naming the construct.
+    let (ok, out, err) = common::run_child("child_runs_a_site_no_backend_compiles", &[]);
+    assert!(ok, "{err}");
+    let warning = format!(
+        "[accel] warning: {deep}: cpu: the cpu backend cannot compile sequences nested three or more levels deep as results yet; running sequentially instead"
+    );
+    assert_eq!(err.matches(&warning).count(), 1, "{err}");
+    assert_eq!(err.matches("[accel] warning").count(), 1, "{err}");
+    assert!(
+        out.contains(&format!(
+            "stats {deep} Sequential cpu: the cpu backend cannot compile sequences nested three"
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!("stats {compiled} Cpu \n")), "{out}");
+    // ACCEL_LOG=0 silences it; the stats still tell.
+    let (ok, out, err) = common::run_child(
+        "child_runs_a_site_no_backend_compiles",
+        &[("ACCEL_LOG", "0")],
+    );
+    assert!(ok, "{err}");
+    assert!(!err.contains("[accel]"), "{err}");
+    assert!(out.contains(&format!("stats {deep} Sequential")), "{out}");
 }

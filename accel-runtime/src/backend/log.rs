@@ -39,6 +39,33 @@ macro_rules! warning {
 
 pub(crate) use {info, warning};
 
+/// Reports that a site does not run as the mode asked (a fallback), once per site and
+/// process and without any setting: to the application's logger when it takes `accel`
+/// warnings, else on stderr, unless `ACCEL_LOG=0`.
+pub fn fallback(site: usize, message: std::fmt::Arguments<'_>) {
+    static WARNED: std::sync::Mutex<Option<std::collections::HashSet<usize>>> =
+        std::sync::Mutex::new(None);
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if !warned
+        .get_or_insert_with(std::collections::HashSet::new)
+        .insert(site)
+    {
+        return;
+    }
+    drop(warned);
+    if log::log_enabled!(target: TARGET, Level::Warn) {
+        log::log!(target: TARGET, Level::Warn, "{message}");
+    } else if !env_silenced() {
+        eprintln!("[accel] warning: {message}");
+    }
+}
+
+/// Whether `ACCEL_LOG=0` silences the warnings printed without a setting.
+fn env_silenced() -> bool {
+    static SILENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SILENT.get_or_init(|| std::env::var("ACCEL_LOG").is_ok_and(|v| v == "0"))
+}
+
 /// Whether `ACCEL_LOG` asks for a log (read once per process).
 fn env_log() -> bool {
     static LOG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

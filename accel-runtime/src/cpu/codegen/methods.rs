@@ -16,7 +16,8 @@ impl FnCx<'_, '_> {
         if let Some(v) = self.inline_math(clif(s), name, args) {
             return Ok(v);
         }
-        let key = math_name(name, s).ok_or_else(|| unsupported(format!("`{name}` on {s:?}")))?;
+        let key =
+            math_name(name, s).ok_or_else(|| unsupported(format!("`{name}` on {}", s.name())))?;
         Ok(self.helper(key, args)[0])
     }
 
@@ -239,7 +240,7 @@ impl FnCx<'_, '_> {
             "pow" => self.int_pow(s, x, a[0].w[0]),
             m => match self.int_method_checked(s, x, m, a)? {
                 Some(v) => return Ok(v),
-                None => return Err(unsupported(format!("`.{m}()` on {s:?}"))),
+                None => return Err(unsupported(format!("`.{m}()` on {}", s.name()))),
             },
         };
         Ok(V { ty, w: vec![w] })

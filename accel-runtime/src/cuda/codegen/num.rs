@@ -10,7 +10,8 @@ impl KernelGen<'_> {
     pub(super) fn unary(&mut self, op: UnOp, x: &Expr) -> R<V> {
         let v = self.expr(x)?;
         let Type::Scalar(s) = v.ty else {
-            return Err(unsupported(format!("`{op:?}` on {}", v.ty)));
+            let symbol = if op == UnOp::Neg { "-" } else { "!" };
+            return Err(unsupported(format!("`{symbol}` on {}", v.ty)));
         };
         let x = &v.w[0];
         let r = match (op, s) {
