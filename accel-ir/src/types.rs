@@ -131,6 +131,24 @@ impl ScalarType {
         })
     }
 
+    /// The unsigned integer type of the same width (`abs_diff`'s result); other types
+    /// are their own.
+    ///
+    /// ```
+    /// use accel_ir::ScalarType;
+    /// assert_eq!(ScalarType::I8.unsigned(), ScalarType::U8);
+    /// assert_eq!(ScalarType::F32.unsigned(), ScalarType::F32);
+    /// ```
+    pub fn unsigned(self) -> ScalarType {
+        match self {
+            ScalarType::I8 => ScalarType::U8,
+            ScalarType::I16 => ScalarType::U16,
+            ScalarType::I32 => ScalarType::U32,
+            ScalarType::I64 => ScalarType::U64,
+            other => other,
+        }
+    }
+
     /// The width of a value in bytes.
     pub fn bytes(self) -> u32 {
         self.bits() / 8

@@ -7,7 +7,7 @@
 //! lanes (`cpu_simd_loops`), so a construct that silently fell back to scalar code
 //! fails here.
 
-use accel_runtime::__private::{cpu_simd_loops, cpu_spmd_fallbacks};
+use accel_runtime::__private::cpu_simd_loops;
 use accel_runtime::prelude::*;
 
 mod common;
@@ -87,16 +87,7 @@ const MATH_ULPS: u64 = 2;
 
 /// Asserts the site ran on SIMD lanes (its kernel did not fall back to scalar code).
 fn vectorized(marker: &str) {
-    let site = site_of("simd.rs", SOURCE, marker);
-    assert!(
-        cpu_simd_loops(&site).is_some_and(|n| n >= 1),
-        "{site} ({marker}) did not run on SIMD lanes"
-    );
-    assert_eq!(
-        cpu_spmd_fallbacks(&site),
-        Some(vec![]),
-        "{site} ({marker}) fell back to scalar kernels"
-    );
+    common::assert_vectorized("simd.rs", SOURCE, marker);
 }
 
 #[accel]

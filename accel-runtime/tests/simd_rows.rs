@@ -4,7 +4,7 @@
 //! the blocks' length; results bit-identical, each site checked to run on SIMD lanes
 //! (and, for blocked loops, to take that shape).
 
-use accel_runtime::__private::{cpu_gang_walks, cpu_simd_loops, cpu_spmd_fallbacks};
+use accel_runtime::__private::cpu_gang_walks;
 use accel_runtime::prelude::*;
 
 mod common;
@@ -47,16 +47,7 @@ fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> R {
 
 /// Asserts the site ran on SIMD lanes (its kernel did not fall back to scalar code).
 fn vectorized(marker: &str) {
-    let site = site_of("simd_rows.rs", SOURCE, marker);
-    assert!(
-        cpu_simd_loops(&site).is_some_and(|n| n >= 1),
-        "{site} ({marker}) did not run on SIMD lanes"
-    );
-    assert_eq!(
-        cpu_spmd_fallbacks(&site),
-        Some(vec![]),
-        "{site} ({marker}) fell back to scalar kernels"
-    );
+    common::assert_vectorized("simd_rows.rs", SOURCE, marker);
 }
 
 /// A clamped neighbour of a grey image, as image code reads one.

@@ -13,6 +13,8 @@ use accel_runtime::ErrorKind;
 
 mod common;
 
+const SOURCE: &str = include_str!("small_ints.rs");
+
 use common::agree;
 
 /// Edge values of an integer type and pseudo-random ones, 23 in all (not a multiple of
@@ -293,4 +295,60 @@ fn small_fields_in_tuples_records_and_nested_sequences() {
             .map(|i| (i as u8, (i as i16) - 4, [i as i8; 2]))
             .collect::<Vec<_>>()
     );
+}
+
+/// Byte sites as image and text code writes them run on SIMD lanes in cpu mode (bytes
+/// widened to 32-bit lanes, narrowed when stored), with results exactly Rust's, on whole
+/// gangs and the lanes left over.
+#[test]
+fn byte_sites_run_on_simd_lanes() {
+    let text: Vec<u8> = (0..4099u32)
+        .map(|k| (k.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let cpu = |f: &dyn Fn() -> Vec<u8>| with_mode(Mode::Cpu, f);
+    let upper = cpu(&|| {
+        accelerate!(map(
+            |c: u8| if c >= b'a' && c <= b'z' { c - 32 } else { c },
+            &text
+        )) // [upper]
+    });
+    assert_eq!(upper, text.to_ascii_uppercase());
+    common::assert_vectorized("small_ints.rs", SOURCE, "[upper]");
+    let signed: Vec<i8> = text.iter().map(|&c| c as i8).collect();
+    let halved = with_mode(Mode::Cpu, || {
+        accelerate!(map(|x: i8| (x / 2).wrapping_mul(3) - 1, &signed)) // [halved]
+    });
+    let want: Vec<i8> = signed
+        .iter()
+        .map(|&x| (x / 2).wrapping_mul(3).wrapping_sub(1))
+        .collect();
+    assert_eq!(halved, want);
+    common::assert_vectorized("small_ints.rs", SOURCE, "[halved]");
+    let words: Vec<u16> = text.iter().map(|&c| (c as u16).wrapping_mul(300)).collect();
+    let scaled = with_mode(Mode::Cpu, || {
+        accelerate!(map2(
+            |w: u16, c: u8| w.wrapping_add(c as u16) << 1,
+            &words,
+            &text
+        )) // [scaled]
+    });
+    let want: Vec<u16> = words
+        .iter()
+        .zip(&text)
+        .map(|(&w, &c)| w.wrapping_add(c as u16) << 1)
+        .collect();
+    assert_eq!(scaled, want);
+    common::assert_vectorized("small_ints.rs", SOURCE, "[scaled]");
+    let floats: Vec<f32> = (0..4099).map(|k| k as f32 * 0.37 - 400.0).collect();
+    let bytes = with_mode(Mode::Cpu, || accelerate!(map(|x: f32| x as u8, &floats))); // [saturated]
+    assert_eq!(bytes, floats.iter().map(|&x| x as u8).collect::<Vec<u8>>());
+    common::assert_vectorized("small_ints.rs", SOURCE, "[saturated]");
+    let total = with_mode(Mode::Cpu, || {
+        accelerate!(text.iter().map(|&c| c as u32).sum::<u32>())
+    }); // [total]
+    assert_eq!(total, text.iter().map(|&c| c as u32).sum::<u32>());
+    let wrapped = with_mode(Mode::Cpu, || {
+        accelerate!(reduce(|a: u8, b: u8| a.wrapping_add(b), 0, &text))
+    }); // [wrapped]
+    assert_eq!(wrapped, text.iter().fold(0u8, |a, &b| a.wrapping_add(b)));
 }

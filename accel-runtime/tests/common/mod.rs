@@ -187,3 +187,19 @@ pub fn errors_in_every_mode<R: std::fmt::Debug>(
     }
     out
 }
+
+/// Asserts the site marked `marker` in `file` (whose text is `source`) ran on SIMD lanes
+/// in cpu mode: its kernels did not fall back to scalar code.
+pub fn assert_vectorized(file: &str, source: &str, marker: &str) {
+    use accel_runtime::__private::{cpu_simd_loops, cpu_spmd_fallbacks};
+    let site = site_of(file, source, marker);
+    assert!(
+        cpu_simd_loops(&site).is_some_and(|n| n >= 1),
+        "{site} ({marker}) did not run on SIMD lanes"
+    );
+    assert_eq!(
+        cpu_spmd_fallbacks(&site),
+        Some(vec![]),
+        "{site} ({marker}) fell back to scalar kernels"
+    );
+}

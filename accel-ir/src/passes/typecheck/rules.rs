@@ -311,10 +311,7 @@ impl Checker<'_> {
             Returns::PairOfReceiver => Ty::Tuple(vec![rt.clone(), rt]),
             // Rust knows the receiver's type where a method is called on it.
             Returns::UnsignedOfReceiver => match self.resolve(&rt) {
-                Ty::Scalar(ScalarType::I8) => Ty::Scalar(ScalarType::U8),
-                Ty::Scalar(ScalarType::I16) => Ty::Scalar(ScalarType::U16),
-                Ty::Scalar(ScalarType::I32) => Ty::Scalar(ScalarType::U32),
-                Ty::Scalar(ScalarType::I64) => Ty::Scalar(ScalarType::U64),
+                Ty::Scalar(s) => Ty::Scalar(s.unsigned()),
                 _ => rt,
             },
             Returns::TensorElement => elem,

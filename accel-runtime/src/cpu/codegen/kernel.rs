@@ -131,12 +131,7 @@ impl FnCx<'_, '_> {
         label: ParOp,
         chunk: impl Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
     ) -> R<()> {
-        let kernel = if self.g.small_ints {
-            self.g
-                .spmd_fallbacks
-                .push(format!("{}: 8- and 16-bit integers", label.name()));
-            self.kernel(l, label, &chunk, false)?
-        } else if super::simd_enabled() {
+        let kernel = if super::simd_enabled() {
             match self.kernel(l, label, &chunk, true) {
                 Ok(k) => k,
                 Err(why) => {

@@ -287,11 +287,7 @@ impl FnCx<'_, '_> {
                 let up = self.b.ins().isub(y, x);
                 let down = self.b.ins().isub(x, y);
                 let w = self.b.ins().select(less, up, down);
-                let ty = Type::Scalar(match s {
-                    ScalarType::I32 => ScalarType::U32,
-                    ScalarType::I64 => ScalarType::U64,
-                    other => other,
-                });
+                let ty = Type::Scalar(s.unsigned());
                 return Ok(Some(V { ty, w: vec![w] }));
             }
             "rem_euclid" | "div_euclid" => {

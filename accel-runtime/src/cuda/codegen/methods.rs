@@ -161,11 +161,7 @@ impl KernelGen<'_> {
                 format!("accel_{method}<{t}>({x}, ({t})({}), {min}, err)", arg(0)?)
             }
             "abs_diff" => {
-                let u = match s {
-                    ScalarType::I32 => ScalarType::U32,
-                    ScalarType::I64 => ScalarType::U64,
-                    other => other,
-                };
+                let u = s.unsigned();
                 let v = self.let_(
                     cty(u),
                     method,

@@ -36,7 +36,7 @@ impl FnCx<'_, '_> {
             .collect();
         Ok(G {
             ty: g.ty,
-            w: vec![Part::Var(out)],
+            w: vec![self.wrap_part(s, Part::Var(out))],
         })
     }
 
@@ -84,7 +84,13 @@ impl FnCx<'_, '_> {
         let w = if s.is_float() {
             self.gfloat_arith(op, s, &l.w[0], &r.w[0])?
         } else {
-            self.gint_arith(op, s, &l.w[0], &r.w[0], &r)?
+            let w = self.gint_arith(op, s, &l.w[0], &r.w[0], &r)?;
+            // Division, `>>` and the bitwise operators keep normalized lanes in range.
+            if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl) {
+                self.wrap_part(s, w)
+            } else {
+                w
+            }
         };
         Ok(G {
             ty: l.ty,
@@ -390,8 +396,14 @@ impl FnCx<'_, '_> {
                     Ok(f.shift(op, s, xs[0], amount))
                 });
             };
-            // Cranelift masks vector shift amounts to the lane width, as release Rust does.
+            // Cranelift masks vector shift amounts to the lane width, as release Rust does;
+            // a small integer's 32-bit lanes need its own width's mask.
             let amount = self.cast(*amount, rs, ScalarType::U32);
+            let amount = if s.is_small_int() {
+                self.b.ins().band_imm_u(amount, i64::from(s.bits() - 1))
+            } else {
+                amount
+            };
             let av = self.vectors(a, s);
             let out = av
                 .iter()
@@ -576,6 +588,9 @@ impl FnCx<'_, '_> {
         let (tt, tn) = Self::lane_vector(to);
         if let Part::Uni(x) = p {
             return Ok(Part::Uni(self.cast(*x, from, to)));
+        }
+        if from != to && (from.is_small_int() || to.is_small_int()) {
+            return self.cast_small(p, from, to);
         }
         if from == to || (ft == tt && fn_ == tn && from != S::Bool && to != S::Bool) {
             // The same bits: a reinterpretation (`usize as u64`, `i32 as u32`).

@@ -34,8 +34,7 @@ impl FnCx<'_, '_> {
     pub(super) fn lane_vector(s: ScalarType) -> (CType, usize) {
         match s {
             ScalarType::F32 => (ct::F32X4, 1),
-            // 8- and 16-bit integers never reach gangs (`Gen::small_ints`); as lanes they
-            // would be 32-bit, as C promotes them.
+            // 8- and 16-bit integers as 32-bit lanes, normalized (see `small.rs`).
             ScalarType::I32
             | ScalarType::U32
             | ScalarType::Bool
@@ -202,6 +201,11 @@ impl FnCx<'_, '_> {
             let m = self.b.ins().ineg(w);
             return vec![self.b.ins().splat(ct::I32X4, m); n];
         }
+        let x = if s.is_small_int() {
+            self.small_to_lane(s, x)
+        } else {
+            x
+        };
         let v = self.b.ins().splat(t, x);
         vec![v; n]
     }
@@ -248,6 +252,8 @@ impl FnCx<'_, '_> {
                 let x = self.b.ins().extractlane(v[k / per], (k % per) as u8);
                 if s == ScalarType::Bool {
                     self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+                } else if s.is_small_int() {
+                    self.b.ins().ireduce(clif(s), x)
                 } else {
                     x
                 }
@@ -265,6 +271,8 @@ impl FnCx<'_, '_> {
                 if s == ScalarType::Bool {
                     let w = self.b.ins().uextend(ct::I32, x);
                     self.b.ins().ineg(w)
+                } else if s.is_small_int() {
+                    self.small_to_lane(s, x)
                 } else {
                     x
                 }

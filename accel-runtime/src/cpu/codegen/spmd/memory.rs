@@ -245,9 +245,16 @@ impl FnCx<'_, '_> {
                 let (t, n) = self.lane_vectors(s);
                 let off = self.scaled(*base, s);
                 let addr = self.b.ins().iadd(col, off);
+                let group_bytes = 4 * s.bytes() as i32;
                 Part::Var(
                     (0..n)
-                        .map(|k| self.b.ins().load(t, flags, addr, 16 * k as i32))
+                        .map(|k| {
+                            if s.is_small_int() {
+                                self.load_small_group(s, flags, addr, group_bytes * k as i32)
+                            } else {
+                                self.b.ins().load(t, flags, addr, 16 * k as i32)
+                            }
+                        })
                         .collect(),
                 )
             }
@@ -601,9 +608,14 @@ impl FnCx<'_, '_> {
             let off = self.scaled(*base, s);
             let addr = self.b.ins().iadd(col, off);
             for (k, x) in vs.iter().enumerate() {
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), *x, addr, 16 * k as i32);
+                if s.is_small_int() {
+                    let group_bytes = 4 * s.bytes() as i32;
+                    self.store_small_group(s, *x, addr, group_bytes * k as i32);
+                } else {
+                    self.b
+                        .ins()
+                        .store(MemFlagsData::trusted(), *x, addr, 16 * k as i32);
+                }
             }
             return;
         }

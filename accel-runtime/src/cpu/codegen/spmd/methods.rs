@@ -53,7 +53,11 @@ impl FnCx<'_, '_> {
             if let Some(g) = self.gfloat_method(s, &r, method, &a)? {
                 return Ok(g);
             }
-        } else if let Some(g) = self.gint_method(s, &r, method, &a)? {
+        } else if let Some(mut g) = self.gint_method(s, &r, method, &a)? {
+            if g.ty == r.ty {
+                // `abs` and the wrapping methods may leave a small integer's range.
+                g.w = g.w.into_iter().map(|p| self.wrap_part(s, p)).collect();
+            }
             return Ok(g);
         }
         self.method_per_lane(s, &r, method, &a)

@@ -39,6 +39,7 @@ mod memory;
 mod methods;
 mod reduce;
 mod sequences;
+mod small;
 pub(super) mod state;
 pub(super) mod uniform;
 mod walks;

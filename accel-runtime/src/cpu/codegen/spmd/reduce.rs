@@ -269,6 +269,13 @@ impl FnCx<'_, '_> {
                 let lanes = self.b.func.dfg.value_type(v).lane_count();
                 for l in 0..lanes {
                     let x = self.b.ins().extractlane(v, l as u8);
+                    // A small integer's lanes wrap to its width here (sums and products
+                    // of 32-bit lanes agree with it modulo the width).
+                    let x = if s.is_small_int() {
+                        self.b.ins().ireduce(clif(s), x)
+                    } else {
+                        x
+                    };
                     folded = Some(match folded {
                         Some(a) => self.vprim(p, s, a, x),
                         None => x,

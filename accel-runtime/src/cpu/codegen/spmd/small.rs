@@ -1,0 +1,147 @@
+//! 8- and 16-bit integers in gangs. A lane holds one as a 32-bit integer (C's promotion),
+//! always *normalized*: sign-extended for `i8`/`i16`, zero-extended for `u8`/`u16`, so that
+//! comparisons, division and widening casts of the 32-bit lanes give the narrow type's
+//! results. Loads widen, stores narrow, and every operation that can leave the type's
+//! range (`+ - *`, `<<`, negation, `!`, a cast) wraps its result back. Scalar code holds
+//! them in Cranelift's own 8- and 16-bit types; splats, lanes and gathers convert.
+
+use super::super::cx::*;
+use super::Part;
+use accel_ir::ScalarType;
+use cranelift_codegen::ir::{types as ct, InstBuilder, MemFlagsData, Value};
+
+impl FnCx<'_, '_> {
+    /// A lane vector of `s` wrapped back into the type's range (normalized).
+    pub(super) fn wrap_small(&mut self, s: ScalarType, v: Value) -> Value {
+        let shift = i64::from(32 - s.bits());
+        if s.is_signed_int() {
+            let up = self.b.ins().ishl_imm_u(v, shift);
+            self.b.ins().sshr_imm_u(up, shift)
+        } else {
+            let low = (1u32 << s.bits()) - 1;
+            let bytes = (0..4).flat_map(|_| low.to_le_bytes()).collect();
+            let m = self.vconst_bytes(ct::I32X4, bytes);
+            self.b.ins().band(v, m)
+        }
+    }
+
+    /// A varying word of `s` wrapped back into its range when `s` is a small integer (a
+    /// uniform word is scalar code's, already of the type).
+    pub(super) fn wrap_part(&mut self, s: ScalarType, p: Part) -> Part {
+        match p {
+            Part::Var(vs) if s.is_small_int() => {
+                Part::Var(vs.into_iter().map(|v| self.wrap_small(s, v)).collect())
+            }
+            p => p,
+        }
+    }
+
+    /// A scalar of small type `s` as a 32-bit lane value.
+    pub(super) fn small_to_lane(&mut self, s: ScalarType, x: Value) -> Value {
+        if s.is_signed_int() {
+            self.b.ins().sextend(ct::I32, x)
+        } else {
+            self.b.ins().uextend(ct::I32, x)
+        }
+    }
+
+    /// One group's four consecutive elements of small type `s` at `addr + offset`, widened
+    /// to 32-bit lanes: one 32- or 64-bit load (never past the four elements).
+    pub(super) fn load_small_group(
+        &mut self,
+        s: ScalarType,
+        flags: MemFlagsData,
+        addr: Value,
+        offset: i32,
+    ) -> Value {
+        let widen = |f: &mut Self, v: Value| {
+            if s.is_signed_int() {
+                f.b.ins().swiden_low(v)
+            } else {
+                f.b.ins().uwiden_low(v)
+            }
+        };
+        if s.bits() == 8 {
+            let w = self.b.ins().load(ct::I32, flags, addr, offset);
+            let v = self.b.ins().scalar_to_vector(ct::I32X4, w);
+            let bytes = self.vbitcast(ct::I8X16, v);
+            let halves = widen(self, bytes);
+            widen(self, halves)
+        } else {
+            let w = self.b.ins().load(ct::I64, flags, addr, offset);
+            let v = self.b.ins().scalar_to_vector(ct::I64X2, w);
+            let halves = self.vbitcast(ct::I16X8, v);
+            widen(self, halves)
+        }
+    }
+
+    /// Stores one group's normalized lanes `v` of small type `s` as four consecutive
+    /// elements at `addr + offset`: narrowed (exactly: the lanes are in range) and written
+    /// with one 32- or 64-bit store.
+    pub(super) fn store_small_group(&mut self, s: ScalarType, v: Value, addr: Value, offset: i32) {
+        let narrow = |f: &mut Self, v: Value| {
+            if s.is_signed_int() {
+                f.b.ins().snarrow(v, v)
+            } else {
+                f.b.ins().unarrow(v, v)
+            }
+        };
+        let halves = narrow(self, v);
+        let flags = MemFlagsData::trusted();
+        if s.bits() == 8 {
+            let bytes = narrow(self, halves);
+            let words = self.vbitcast(ct::I32X4, bytes);
+            let w = self.b.ins().extractlane(words, 0);
+            self.b.ins().store(flags, w, addr, offset);
+        } else {
+            let words = self.vbitcast(ct::I64X2, halves);
+            let w = self.b.ins().extractlane(words, 0);
+            self.b.ins().store(flags, w, addr, offset);
+        }
+    }
+
+    /// A word of `from` as `to` per lane where either is a small integer: through the
+    /// 32-bit type of the same signedness that holds its lanes, then wrapped (integers)
+    /// or saturated (floats, as `as` does) into `to`'s range.
+    pub(super) fn cast_small(&mut self, p: &Part, from: ScalarType, to: ScalarType) -> R<Part> {
+        let carrier = |s: ScalarType| match s {
+            s if !s.is_small_int() => s,
+            s if s.is_signed_int() => ScalarType::I32,
+            _ => ScalarType::U32,
+        };
+        if from.is_float() {
+            if from != ScalarType::F32 {
+                return self.per_lane(to, &[(p, from)], |f, xs| Ok(f.cast(xs[0], from, to)));
+            }
+            let (lo, hi) = to.int_range().unwrap_or((0, 0));
+            let (lo, hi) = (self.splat_i32(lo as i32), self.splat_i32(hi as i32));
+            let vs = self.vectors(p, from);
+            let out = vs
+                .into_iter()
+                .map(|v| {
+                    let w = self.b.ins().fcvt_to_sint_sat(ct::I32X4, v);
+                    let w = self.b.ins().smax(w, lo);
+                    self.b.ins().smin(w, hi)
+                })
+                .collect();
+            return Ok(Part::Var(out));
+        }
+        let (cf, ct_) = (carrier(from), carrier(to));
+        let mid = if cf == ct_ {
+            Part::Var(self.vectors(p, from))
+        } else {
+            self.cast_part(p, cf, ct_)?
+        };
+        Ok(if to.is_small_int() {
+            self.wrap_part(to, mid)
+        } else {
+            mid
+        })
+    }
+
+    /// `x` in every lane of an `I32X4`.
+    fn splat_i32(&mut self, x: i32) -> Value {
+        let bytes = (0..4).flat_map(|_| x.to_le_bytes()).collect();
+        self.vconst_bytes(ct::I32X4, bytes)
+    }
+}
