@@ -3,13 +3,14 @@
 //! `benchmarks/peers/peers.py`, which installs them from PyPI; a missing peer is reported
 //! as skipped). Every example runs in every available mode and is checked against its
 //! sequential reference. Prints one line per example; with `--out DIR` writes
-//! `DIR/examples.md` (the table) and `DIR/examples.png` (speedups over the sequential
-//! reference).
+//! `DIR/examples.md` (the table) and, built with the feature `chart`, `DIR/examples.png`
+//! (speedups over the sequential reference).
 //!
-//! `cargo run --release -p accel-examples --bin suite [-- --small] [--no-peers] [--classic] [--out DIR]`
+//! `cargo run --release -p accel-examples --features chart --bin suite [-- --small] [--no-peers] [--classic] [--out DIR]`
 //! (`--classic`: the classic benchmarks only, not the case studies).
 
 use accel_examples::{classic, nn, ode, viterbi, Report};
+#[cfg(feature = "chart")]
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
@@ -85,8 +86,11 @@ fn main() {
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir}: {e}"));
         std::fs::write(format!("{dir}/examples.md"), md)
             .unwrap_or_else(|e| panic!("cannot write {dir}/examples.md: {e}"));
+        #[cfg(feature = "chart")]
         chart(&format!("{dir}/examples.png"), &reports, &series, cores)
             .unwrap_or_else(|e| panic!("cannot draw {dir}/examples.png: {e}"));
+        #[cfg(not(feature = "chart"))]
+        println!("no chart: build with `--features chart` to draw {dir}/examples.png");
     }
 }
 
@@ -186,6 +190,7 @@ fn table(reports: &[Report], series: &[Series]) -> String {
 
 /// Grouped bars: per example, the speedup of each mode and peer over the sequential
 /// reference, on a log scale.
+#[cfg(feature = "chart")]
 fn chart(
     path: &str,
     reports: &[Report],

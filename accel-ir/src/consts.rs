@@ -14,11 +14,7 @@ use crate::types::ScalarType;
 /// The type of a standard constant: the scalar type its path names (`f32::MAX`,
 /// `std::f64::consts::PI`, `i64::MIN`).
 pub fn const_type(path: &str) -> Option<ScalarType> {
-    let segs: Vec<&str> = path.split("::").collect();
-    segs.iter()
-        .rev()
-        .skip(1)
-        .find_map(|s| ScalarType::from_name(s))
+    ScalarType::owner_of_path(path)
 }
 
 /// The value of a named constant (`f32::MAX`, `std::f64::consts::PI`) of scalar type `s`.

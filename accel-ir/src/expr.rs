@@ -671,7 +671,7 @@ impl Expr {
             found |= match x {
                 Expr::Lit(Lit::Int(_, Some(s)) | Lit::Float(_, Some(s))) => p(*s),
                 Expr::Cast(_, t) => t.has_scalar(p),
-                Expr::Const(c) => crate::consts::const_type(c).is_some_and(p),
+                Expr::Const(c) => ScalarType::owner_of_path(c).is_some_and(p),
                 Expr::Assoc { ty, .. } => ScalarType::from_name(ty).is_some_and(p),
                 Expr::Lambda { params, .. } => params.iter().any(|(_, t)| t.has_scalar(p)),
                 Expr::Block { stmts, .. } => stmts

@@ -73,6 +73,16 @@ impl ScalarType {
         ScalarType::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// The scalar type that owns an item at `path`: the last segment before the item's
+    /// name that names one (`f32` in `std::f32::consts::PI`, `u8` in `u8::MAX`).
+    pub fn owner_of_path(path: &str) -> Option<ScalarType> {
+        let segs: Vec<&str> = path.split("::").collect();
+        segs.iter()
+            .rev()
+            .skip(1)
+            .find_map(|s| ScalarType::from_name(s))
+    }
+
     /// Whether the type is `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)

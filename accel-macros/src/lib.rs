@@ -18,27 +18,25 @@ mod ty;
 
 use proc_macro::TokenStream;
 
-/// Accelerates an expression: see the `accel_runtime` crate.
+/// (Defined in `accel-macros`; use it through `accel_runtime`.)
 #[proc_macro]
 pub fn accelerate(input: TokenStream) -> TokenStream {
     expand::site(input.into(), expand::SiteKind::Run).into()
 }
 
-/// Accelerates an expression and returns `Result<T, AccelError>`: every failure that
-/// `accelerate!` panics on is an `Err` instead.
+/// (Defined in `accel-macros`; use it through `accel_runtime`.)
 #[proc_macro]
 pub fn try_accelerate(input: TokenStream) -> TokenStream {
     expand::site(input.into(), expand::SiteKind::Try).into()
 }
 
-/// Like `accelerate!`, but returns the site's `&'static SiteDesc` instead of running it:
-/// `describe!(EXPR).program()` shows what would be extracted.
+/// (Defined in `accel-macros`; use it through `accel_runtime`.)
 #[proc_macro]
 pub fn describe(input: TokenStream) -> TokenStream {
     expand::site(input.into(), expand::SiteKind::Describe).into()
 }
 
-/// Makes a free function usable from accelerated code; it stays an ordinary function.
+/// (Defined in `accel-macros`; use it through `accel_runtime`.)
 #[proc_macro_attribute]
 pub fn accel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::function(attr.into(), item.into()).into()

@@ -28,6 +28,7 @@ use accel_ir::{ScalarType, Type};
 )]
 pub trait Accel: Send + Sync {
     /// Whether values may hold sequences or tensors, which [`check`](Accel::check) inspects.
+    #[doc(hidden)]
     const NESTED: bool;
 
     /// The IR type of values of this type.
@@ -44,34 +45,41 @@ pub trait Accel: Send + Sync {
 
     /// Checks the value's structure: nested sequences are regular, tensors are within the
     /// rank bound (and are remembered, to name them in messages).
+    #[doc(hidden)]
     fn check(&self, _path: &ValuePath<'_>, _ctx: &mut CheckCtx) -> Result<(), String> {
         Ok(())
     }
 
     /// The length, when the value is a sequence.
+    #[doc(hidden)]
     fn seq_len(&self) -> Option<usize> {
         None
     }
 
     /// A copy of the value (tensors: another handle to the same memory).
+    #[doc(hidden)]
     fn clone_value(&self) -> Self
     where
         Self: Sized;
 
     /// Appends the value's words for compiled code (see `cpu::abi`).
+    #[doc(hidden)]
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>);
 
     /// Appends the columns of a sequence of values (structure of arrays).
+    #[doc(hidden)]
     fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
     where
         Self: Sized + 'm;
 
     /// Reads a value from compiled code's words.
+    #[doc(hidden)]
     fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String>
     where
         Self: Sized;
 
     /// Reads `len` values from columns.
+    #[doc(hidden)]
     fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String>
     where
         Self: Sized;

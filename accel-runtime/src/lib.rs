@@ -22,8 +22,35 @@
 //! }
 //! ```
 //!
-//! `ACCEL_MODE` selects how accelerated code runs (see [`Mode`]); `ACCEL_LOG=1` prints what
-//! each site did.
+//! # What accelerated code may use
+//!
+//! - **Parallel operations**: [`map`], [`map2`], [`reduce`], [`scan`], [`filter`],
+//!   [`create`], [`flatten`], [`scatter`], [`reduce_by_index`] (a histogram), and
+//!   [`parallel_loop`] writing [`Tensor`]s. Iterator chains spell the same operations:
+//!   `xs.par_iter().zip(&ys).map(|(x, y)| x * y).sum::<f32>()` (std's `iter` too; `map zip
+//!   enumerate filter`, then `sum product fold reduce count all any collect`).
+//! - **Types**: `i8 i16 i32 i64 u8 u16 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`,
+//!   structs with `#[derive(Accel)]`, sequences (`Vec<T>`, `&[T]`, nested `Vec<Vec<T>>`) and
+//!   tensors. Byte literals are `u8`; text goes in as bytes.
+//! - **Code**: `let`, blocks, `if`, `match`, `for` and `while` loops over mutable locals,
+//!   closures, arithmetic and the usual number methods, calls of `#[accel]` functions.
+//!   Anything else (I/O, `String`, heap types, trait objects, recursion, calls of other
+//!   functions) is a compile error at the offending code that says what to write instead.
+//!
+//! # Modes, features, errors
+//!
+//! `ACCEL_MODE` selects how sites run (see [`Mode`]): `debug` (sequential Rust with every
+//! assumption checked), `cpu` (compiled, all cores), `cuda` (the GPU, feature `cuda`), or,
+//! unset, the best available. A site the chosen backend cannot compile falls back (the GPU
+//! to the CPU, the CPU to sequential code) and says so once on stderr; [`site_stats`] tells
+//! what ran each site. `ACCEL_LOG=1` prints what each site did. The feature `ndarray` makes
+//! `ndarray` arrays accel values (the `arrays` module).
+//!
+//! [`accelerate!`] panics when a site fails (an index out of bounds, a division by zero),
+//! naming the site; [`try_accelerate!`] returns the same failures as [`AccelError`] values.
+//!
+//! The user guide (getting started, the full contract, a cookbook, performance) is the
+//! mdBook in the repository's `book/` directory.
 
 #![warn(missing_docs)]
 
@@ -109,8 +136,6 @@ macro_rules! embed_kernels {
 ///     assert_eq!(clamp01(2.0), 1.0);
 /// }
 /// ```
-///
-/// The macro's own documentation:
 #[doc(inline)]
 pub use accel_macros::accel;
 /// Runs the marked expression as a parallel program on the mode's backend; a failure
@@ -125,8 +150,6 @@ pub use accel_macros::accel;
 /// let evens = accelerate!(v.par_iter().filter(|x| *x % 2 == 0).count());
 /// assert_eq!(evens, 50);
 /// ```
-///
-/// The macro's own documentation:
 #[doc(inline)]
 pub use accel_macros::accelerate;
 /// The site [`accelerate!`] would run, described instead of run: its extracted program,
@@ -140,8 +163,6 @@ pub use accel_macros::accelerate;
 /// assert_eq!(program.site.captures, ["v"]);
 /// assert!(site.location().starts_with("accel-runtime/src/lib.rs:"));
 /// ```
-///
-/// The macro's own documentation:
 #[doc(inline)]
 pub use accel_macros::describe;
 /// Runs the marked expression like [`accelerate!`], returning every failure as an
@@ -156,8 +177,6 @@ pub use accel_macros::describe;
 /// assert!(e.site().starts_with("accel-runtime/src/lib.rs:"));
 /// assert_eq!(try_accelerate!(map(|i| v[i], &[2usize])), Ok(vec![3]));
 /// ```
-///
-/// The macro's own documentation:
 #[doc(inline)]
 pub use accel_macros::try_accelerate;
 pub use accel_macros::Accel;
@@ -170,16 +189,20 @@ pub use ops::{
     create, filter, flatten, map, map2, parallel_loop, reduce, reduce_by_index, scan, scatter,
 };
 pub use seq::Seq;
-pub use site::{FnDesc, OpUse, SiteDesc};
+pub use site::SiteDesc;
+#[doc(hidden)]
+pub use site::{FnDesc, OpUse};
 pub use stats::{site_stats, RanOn, SiteStats};
 pub use structure::max_tensor_rank;
 pub use tensor::Tensor;
 
 /// Everything a user of accelerated code needs: `use accel_runtime::prelude::*;`.
 pub mod prelude {
+    // `crate::mode` would name the private module `mode` too.
+    pub use crate::dispatch::mode;
     pub use crate::{
-        accel, accelerate, create, describe, filter, flatten, map, map2, mode, parallel_loop,
-        reduce, reduce_by_index, scan, scatter, try_accelerate, with_mode, Accel, AccelError, Mode,
-        Seq, Tensor,
+        accel, accelerate, create, describe, filter, flatten, map, map2, parallel_loop, reduce,
+        reduce_by_index, scan, scatter, try_accelerate, with_mode, Accel, AccelError, Mode, Seq,
+        Tensor,
     };
 }

@@ -1,7 +1,8 @@
 //! The site record (`ACCEL_RECORD=FILE`): every site that ran in a compiled mode, with its
 //! assembled program and its captured and result types, kept in a JSON file meant to be
 //! committed beside the code like a lock file. `build.rs` generates the CUDA kernels of
-//! every recorded site from it ([`crate::build`]) and embeds them in the binary.
+//! every recorded site from it (the `build` module, feature `cuda`) and embeds them in the
+//! binary.
 //!
 //! The file holds one entry per site and combination of types, sorted; recording again
 //! replaces an entry (and keeps the others, so every test binary of a crate can add to

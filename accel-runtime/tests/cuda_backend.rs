@@ -297,7 +297,7 @@ fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
     let host = site_of("// host variable");
     assert!(
         err.contains(&format!(
-            "[accel] {host}: cuda: the cuda backend cannot compile assigning to a field or an element outside parallel operations yet; running on the CPU instead"
+            "[accel] warning: {host}: cuda: the cuda backend cannot compile assigning to a field or an element outside parallel operations yet; running on the CPU instead"
         )),
         "{err}"
     );

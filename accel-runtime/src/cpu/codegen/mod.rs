@@ -68,6 +68,16 @@ pub fn simd_enabled() -> bool {
     std::env::var("ACCEL_SIMD").map_or(true, |v| v != "0")
 }
 
+/// The records the captures' and the result's types name.
+fn records_of(captures: &[(String, Type)], result: &Type) -> accel_ir::Records {
+    let mut records = HashMap::new();
+    for (_, t) in captures {
+        t.learn_records(&mut records);
+    }
+    result.learn_records(&mut records);
+    records
+}
+
 /// Whether a site computes with 8- or 16-bit integers anywhere.
 fn small_ints(body: &Expr, captures: &[(String, Type)], result: &Type) -> bool {
     let small = |s: accel_ir::ScalarType| s.is_small_int();
@@ -108,11 +118,7 @@ pub fn compile(
         jb.symbol(h.name, h.address);
     }
     let module = JITModule::new(jb);
-    let mut records = HashMap::new();
-    for (_, t) in captures {
-        t.learn_records(&mut records);
-    }
-    result.learn_records(&mut records);
+    let records = records_of(captures, result);
     let mut g = Gen {
         module,
         helpers: HashMap::new(),
