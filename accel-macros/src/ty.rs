@@ -6,6 +6,18 @@ use syn::spanned::Spanned;
 /// What accelerated code says of strings and characters, and what to write instead.
 pub const NO_STRINGS: &str = "strings and characters (`String`, `&str`, `char`) are not supported in accelerated code: pass text as bytes (`text.as_bytes()`, a `&[u8]`) and write characters as byte literals (`b'a'`, a `u8`)";
 
+/// What accelerated code says of a heap type other than sequences, with what to write
+/// instead.
+pub fn heap_type_message(name: &str) -> String {
+    let instead = match name {
+        "HashMap" | "BTreeMap" => "count or sum by key with `reduce_by_index(bins, op, ne, keys, values)` over small integer keys (`keys: Vec<usize>`), or keep sorted keys and values in two sequences",
+        "HashSet" | "BTreeSet" => "mark members in a sequence of flags indexed by key (`scatter(vec![false; n], &keys, map(|_| true, &keys))`)",
+        "Box" | "Rc" | "Arc" => "pass the value itself (accelerated code copies values and reads sequences in place)",
+        _ => "use sequences (`Vec<T>`, `&[T]`) and `Tensor<T>`, the heap types accelerated code has",
+    };
+    format!("`{name}` is a heap type, which accelerated code does not support: {instead}")
+}
+
 /// Heap types other than sequences, which accelerated code rejects.
 pub const HEAP_TYPES: &[&str] = &[
     "Box",
@@ -111,10 +123,7 @@ fn lower_path_type(p: &syn::TypePath, fn_generics: &[String]) -> syn::Result<Typ
             format!("`{name}` is not supported in accelerated code: use a flag or a sentinel value in a record or tuple"),
         )),
         "Self" => Err(syn::Error::new(p.span(), "`Self` is not supported in accelerated code: name the type")),
-        n if HEAP_TYPES.contains(&n) => Err(syn::Error::new(
-            p.span(),
-            format!("`{n}` is a heap type, which accelerated code does not support: only sequences (`Vec<T>`, `&[T]`) and `Tensor<T>` live on the heap there"),
-        )),
+        n if HEAP_TYPES.contains(&n) => Err(syn::Error::new(p.span(), heap_type_message(n))),
         n if fn_generics.iter().any(|g| g == n) => Ok(Type::Fn(vec![], Box::new(Type::Infer))),
         n if p.path.segments.len() == 1 && n.len() == 1 => Ok(Type::Infer), // a generic parameter `T`
         n => Ok(Type::Named(n.to_string())),

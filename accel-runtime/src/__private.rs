@@ -16,9 +16,11 @@ use crate::error::AccelError;
 /// function (a module with the function's name, so importing the function imports it too).
 #[diagnostic::on_unimplemented(
     message = "accelerated code calls a function that is not #[accel]",
-    label = "this function is not marked #[accel]",
+    label = "not an #[accel] function",
     note = "add #[accel] to its definition (a module-level fn) so accelerated code can call it; \
-            closures must be written inline, as arguments of parallel operations"
+            a closure defined outside the site cannot be called from it: write it inline \
+            (`map(|x| x * 2, &v)`) or bind it inside the site \
+            (`accelerate!({ let f = |x| x * 2; map(f, &v) })`)"
 )]
 pub trait AccelFn {}
 

@@ -103,6 +103,7 @@ fn companion(func: &syn::ItemFn, desc: TokenStream) -> TokenStream {
         #vis mod #ident {
             pub static DESC: ::accel_runtime::__private::FnDesc = #desc;
             pub struct Marker;
+            #[diagnostic::do_not_recommend]
             impl ::accel_runtime::__private::AccelFn for Marker {}
         }
     }

@@ -161,9 +161,7 @@ impl Lowerer {
         let message = match ty.as_str() {
             "String" | "str" => crate::ty::NO_STRINGS.to_string(),
             "Vec" => "sequences are built with `create(n, |i| …)` or `map` in accelerated code, not with `Vec`'s functions".to_string(),
-            t if HEAP_TYPES.contains(&t) => format!(
-                "`{t}` is a heap type, which accelerated code does not support: only sequences (`Vec<T>`, `&[T]`) and `Tensor<T>` live on the heap there"
-            ),
+            t if HEAP_TYPES.contains(&t) => crate::ty::heap_type_message(t),
             _ if first == "std" || first == "core" => format!("`{}` is not supported in accelerated code", segs.join("::")),
             t => format!("`{t}::{func}` is not supported in accelerated code: call an #[accel] free function instead"),
         };
@@ -332,7 +330,14 @@ impl Lowerer {
                 args,
             };
         }
-        let message = if ITERATOR_METHODS.contains(&n) {
+        let message = if matches!(n, "iter_mut" | "par_iter_mut" | "for_each") {
+            format!("`.{n}()` is not supported in accelerated code yet: a site returns new values; build them with `map`/`collect` (`let ys: Vec<f32> = accelerate!(xs.par_iter().map(|x| x * 2.0).collect());`), or write memory in place through a `Tensor` with `parallel_loop` (`parallel_loop(n, |i| t.set([i], 2.0 * t.get([i])))`)")
+        } else if matches!(
+            n,
+            "chunks" | "par_chunks" | "chunks_exact" | "windows" | "par_windows"
+        ) {
+            format!("`.{n}()` is not supported in accelerated code yet: index the sequence instead (`create(n - 2, |i| xs[i] + xs[i + 1] + xs[i + 2])` for `windows(3)`, `create(n / k, |c| xs[c * k..c * k + k].iter().sum::<f32>())` for `chunks_exact(k)`)")
+        } else if ITERATOR_METHODS.contains(&n) {
             format!("the iterator method `.{n}()` is not supported in accelerated code: iterator chains may use `map`, `zip`, `enumerate`, `filter` and the consumers `sum`, `product`, `fold`, `reduce`, `count`, `all`, `any`, `collect`; otherwise use the parallel operations or a `for i in 0..n` loop")
         } else if MUTATING_METHODS.contains(&n) {
             format!("`.{n}()` is not supported: sequences are immutable in accelerated code; build new ones with `create` or `map` (`Tensor::set` writes tensors)")

@@ -112,7 +112,10 @@ impl Lowerer {
             }
             syn::Expr::Paren(p) => self.place(&p.expr),
             syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => self.place(expr),
-            other => self.error(other, "this cannot be assigned to in accelerated code"),
+            other => self.error(
+                other,
+                "this cannot be assigned to in accelerated code: assign to a mutable local, a field or element of one, or write a Tensor with `t.set([i], value)`",
+            ),
         }
     }
 
