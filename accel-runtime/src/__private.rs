@@ -20,7 +20,7 @@ use crate::error::AccelError;
     note = "add #[accel] to its definition (a module-level fn) so accelerated code can call it; \
             a closure defined outside the site cannot be called from it: write it inline \
             (`map(|x| x * 2, &v)`) or bind it inside the site \
-            (`accelerate!({ let f = |x| x * 2; map(f, &v) })`)"
+            (`accelerate!({{ let f = |x| x * 2; map(f, &v) }})`)"
 )]
 pub trait AccelFn {}
 
@@ -177,3 +177,5 @@ pub fn program_assemblies() -> usize {
 pub fn rejected<T>() -> T {
     unreachable!("a site with compile errors never runs")
 }
+
+pub use crate::dispatch::BUILT_OPT_LEVEL;

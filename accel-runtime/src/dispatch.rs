@@ -255,16 +255,36 @@ fn ran_on(backend: &str) -> RanOn {
     }
 }
 
+/// The optimisation level accel-runtime was built at (`OPT_LEVEL` of its build script).
+pub const BUILT_OPT_LEVEL: &str = env!("ACCEL_BUILT_OPT_LEVEL");
+
+/// Says once, in the log, when accel-runtime was built without optimisations: in a user's
+/// dev profile without an override Cranelift is too, and compiling a site takes 5-10
+/// times longer.
+fn notice_unoptimised_build() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if BUILT_OPT_LEVEL == "0" {
+        ONCE.call_once(|| {
+            log::info!(
+                "accel-runtime was built without optimisations (opt-level 0); unless your profile optimises Cranelift, compiling a site takes 5-10x longer: add `[profile.dev.package.\"*\"] opt-level = 2` to your Cargo.toml"
+            )
+        });
+    }
+}
+
 /// Logs how a backend compiled a site (`why`: the cache missed), or a cache hit.
 fn log_compiled(site: &SiteDesc, why: Option<String>, backend: &str, code: &dyn CompiledSite) {
     match why {
         None => log::info!("{}: {backend}: cache hit", site.location()),
-        Some(why) => log::info!(
-            "{}: {backend}: compiled in {:.3} ms ({}); {why}",
-            site.location(),
-            code.compile_ms(),
-            code.summary()
-        ),
+        Some(why) => {
+            notice_unoptimised_build();
+            log::info!(
+                "{}: {backend}: compiled in {:.3} ms ({}); {why}",
+                site.location(),
+                code.compile_ms(),
+                code.summary()
+            )
+        }
     }
 }
 

@@ -226,3 +226,18 @@ fn a_fallback_says_so_once_and_site_stats_tell_it() {
     assert!(!err.contains("[accel]"), "{err}");
     assert!(out.contains(&format!("stats {deep} Sequential")), "{out}");
 }
+
+#[test]
+fn an_unoptimised_build_is_noticed_once_in_the_log() {
+    let (ok, _, err) = child(&[("ACCEL_MODE", "cpu"), ("ACCEL_LOG", "1")]);
+    assert!(ok, "{err}");
+    let notice = "accel-runtime was built without optimisations (opt-level 0)";
+    let expected = usize::from(accel_runtime::__private::BUILT_OPT_LEVEL == "0");
+    assert_eq!(err.matches(notice).count(), expected, "{err}");
+    if expected == 1 {
+        assert!(
+            err.contains("[profile.dev.package.\"*\"] opt-level = 2"),
+            "{err}"
+        );
+    }
+}
