@@ -156,23 +156,47 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// Asks for the cache lines of element `i` of columns `cols` ahead of their use: each
-    /// scalar column's element `PREFETCH_BYTES` past `i`'s (rows are not followed).
-    pub(super) fn prefetch_elem(&mut self, elem: &Type, cols: &[Value], i: Value) -> R<()> {
+    /// Asks for the cache lines of elements `i..i + run` of columns `cols` ahead of their
+    /// use: each scalar column's element `PREFETCH_BYTES` past `i`'s (rows are not
+    /// followed). A column whose `run` elements fill less than a cache line asks only when
+    /// the run starts a line's worth of elements (bytes: one call per 64 elements).
+    pub(super) fn prefetch_elem(
+        &mut self,
+        elem: &Type,
+        cols: &[Value],
+        i: Value,
+        run: i64,
+    ) -> R<()> {
         match elem {
             Type::Scalar(s) => {
+                let per_line = CACHE_LINE / i64::from(s.bytes());
+                let skip = (per_line > run).then(|| {
+                    let within = self.b.ins().band_imm_u(i, per_line - 1);
+                    let starts = self
+                        .b
+                        .ins()
+                        .icmp_imm_u(IntCC::UnsignedLessThan, within, run);
+                    let (ask, done) = (self.b.create_block(), self.b.create_block());
+                    self.b.ins().brif(starts, ask, &[], done, &[]);
+                    self.b.switch_to_block(ask);
+                    done
+                });
                 let (at, offset) = element_address(&mut self.b, cols[0], i, *s);
                 let ahead = self
                     .b
                     .ins()
                     .iadd_imm_s(at, i64::from(offset) + PREFETCH_BYTES);
                 self.helper("accel_prefetch", &[ahead]);
+                if let Some(done) = skip {
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(done);
+                }
                 Ok(())
             }
             Type::Seq(_) => Ok(()),
             t => {
                 for (p, c) in split_columns(t, cols)? {
-                    self.prefetch_elem(&p, c, i)?;
+                    self.prefetch_elem(&p, c, i, run)?;
                 }
                 Ok(())
             }
@@ -366,6 +390,9 @@ impl FnCx<'_, '_> {
         }
     }
 }
+
+/// The bytes of a cache line.
+const CACHE_LINE: i64 = 64;
 
 /// How far ahead of a loop's reads [`FnCx::prefetch_elem`] asks for a sequence's memory:
 /// two 4 KiB pages, far enough for the line to arrive before its element is used by loops

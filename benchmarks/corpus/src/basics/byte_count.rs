@@ -1,6 +1,6 @@
 //! The number of occurrences of each of the 256 byte values in 2^26 bytes (a histogram),
-//! the bytes skewed towards small values (each the smaller of two uniform bytes) and
-//! stored as `u32` in 0..256 in all three forms. The sequential form counts in a loop,
+//! the bytes skewed towards small values (each the smaller of two uniform bytes), as `u8`
+//! in all three forms. The sequential form counts in a loop,
 //! the rayon form with `par_iter().fold(..).reduce(..)` over per-thread counts, the accel
 //! form with `reduce_by_index` of ones into 256 bins. The test size is 1001 bytes.
 
@@ -11,7 +11,7 @@ use accel_runtime::prelude::*;
 use rayon::prelude::*;
 
 pub struct ByteCount {
-    bytes: Vec<u32>,
+    bytes: Vec<u8>,
 }
 
 impl ByteCount {
@@ -20,7 +20,7 @@ impl ByteCount {
         let bytes = (0..n as u64)
             .map(|i| {
                 let r = bits(630, i);
-                (r & 0xff).min((r >> 8) & 0xff) as u32
+                (r & 0xff).min((r >> 8) & 0xff) as u8
             })
             .collect();
         ByteCount { bytes }

@@ -1,6 +1,5 @@
 //! Counting the words of at least eight letters in a text: random lowercase words of 1 to
-//! 12 letters separated by one to three spaces. The text is bytes widened to `u32` in all
-//! three forms (accelerated code has no `u8` yet).
+//! 12 letters separated by one to three spaces, as bytes (`u8`) in all three forms.
 
 use crate::check::same;
 use crate::random::bits;
@@ -12,19 +11,19 @@ use rayon::prelude::*;
 pub const LONG: usize = 8;
 
 pub struct WordCount {
-    text: Vec<u32>,
+    text: Vec<u8>,
 }
 
 /// Whether `c` is a letter.
 #[allow(clippy::manual_range_contains)]
 #[accel]
-pub fn is_letter(c: u32) -> bool {
-    c >= 97 && c <= 122
+pub fn is_letter(c: u8) -> bool {
+    c >= b'a' && c <= b'z'
 }
 
 /// Whether a word of at least `LONG` letters starts at `i`.
 #[accel]
-pub fn long_word_at(text: &[u32], i: usize) -> bool {
+pub fn long_word_at(text: &[u8], i: usize) -> bool {
     if !is_letter(text[i]) || (i > 0 && is_letter(text[i - 1])) {
         false
     } else {
@@ -46,9 +45,9 @@ impl WordCount {
             i += 1;
             let letters = 1 + (r % 12) as usize;
             for k in 0..letters {
-                text.push(97 + ((r >> (8 + 4 * k)) % 26) as u32);
+                text.push(b'a' + ((r >> (8 + 4 * k)) % 26) as u8);
             }
-            text.extend(std::iter::repeat_n(32, 1 + (r >> 60) as usize % 3));
+            text.extend(std::iter::repeat_n(b' ', 1 + (r >> 60) as usize % 3));
         }
         text.truncate(n);
         WordCount { text }

@@ -221,7 +221,7 @@ impl FnCx<'_, '_> {
             }
             let v = self.manifested(e)?;
             if let Type::Seq(elem) = &v.ty {
-                self.prefetch_elem(elem, &v.w[1..], i)?;
+                self.prefetch_elem(elem, &v.w[1..], i, UNROLL)?;
             }
         }
         Ok(())
