@@ -50,6 +50,17 @@ pub fn capture<'a, T: Accel>(name: &'a str, value: &'a T) -> (&'a str, &'a dyn I
     (name, value)
 }
 
+/// A captured sequence that the site writes in place (`xs.par_iter_mut()`), lent as a
+/// tensor over its own memory.
+pub fn capture_mut<'a, 'b, T: Accel>(
+    name: &'a str,
+    value: &'a MutSeq<'b, T>,
+) -> (&'a str, &'a dyn Inspect) {
+    (name, value)
+}
+
+pub use crate::tensor::MutSeq;
+
 /// A constant named by an `#[accel]` function, as its description holds it; requires at
 /// compile time that its type is an accel type.
 pub const fn const_value<T: Accel + Sync>(value: &'static T) -> &'static (dyn Inspect + Sync) {

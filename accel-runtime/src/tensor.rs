@@ -375,6 +375,67 @@ impl<T: Accel + Clone> Accel for Tensor<T> {
     }
 }
 
+/// A captured mutable sequence (`xs` in `xs.par_iter_mut().for_each(..)`): lent to
+/// compiled code as a rank-1 tensor over the sequence's own memory, so an in-place form
+/// writes where the caller's `Vec` or slice lives, without a copy. It holds the exclusive
+/// borrow for as long as the site runs.
+#[doc(hidden)]
+pub struct MutSeq<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `MutSeq` is an exclusive borrow of `[T]` (which is `Send`/`Sync` when `T` is);
+// compiled code writes through its pointer only while the site runs, and distinct
+// iterations write distinct elements (the in-place forms give each iteration its own).
+unsafe impl<T: Send> Send for MutSeq<'_, T> {}
+// SAFETY: as above; shared access reads the pointer and length only.
+unsafe impl<T: Sync> Sync for MutSeq<'_, T> {}
+
+impl<'a, T> MutSeq<'a, T> {
+    /// Lends `xs` to a site that writes it in place.
+    pub fn new(xs: &'a mut [T]) -> MutSeq<'a, T> {
+        MutSeq {
+            ptr: xs.as_mut_ptr(),
+            len: xs.len(),
+            _borrow: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Accel> crate::accel_type::Inspect for MutSeq<'_, T> {
+    fn inspect(&self, _: &str, _: &mut CheckCtx) -> Result<(), String> {
+        // Debug mode runs the in-place form as the Rust it is.
+        Ok(())
+    }
+    fn ir_type(&self) -> Type {
+        Type::Tensor(Box::new(T::accel_type()))
+    }
+    /// A rank-1 tensor's words: the first element's address, the rank, the length.
+    fn marshal_into<'m>(&'m self, m: &mut Marshal<'m>) {
+        if !matches!(T::accel_type(), Type::Scalar(_)) {
+            m.fail(format!(
+                "writing a sequence of {} in place is not supported by the compiled backends yet: write a sequence of numbers, or return a new sequence",
+                T::accel_type()
+            ));
+            return;
+        }
+        let base = self.ptr as usize;
+        let bytes = self.len * std::mem::size_of::<T>();
+        if m.buffers.insert(base, base).is_none() {
+            m.bytes += bytes;
+            m.tensor_buffers.push((base, bytes));
+        }
+        m.push(base as u64);
+        m.push(1);
+        m.push(self.len as u64);
+        for _ in 1..MAX_RANK {
+            m.push(1);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

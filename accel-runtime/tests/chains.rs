@@ -244,3 +244,47 @@ fn fold_and_reduce_carry_reduces_assumptions() {
         "{message}"
     );
 }
+
+/// `windows(k)` and `chunks(k)` (`chunks_exact`, rayon's `par_` forms) are sequences of
+/// views: a stencil and per-block sums, as Rust computes them, in every mode; sizes
+/// below, at and past `k`, and a last short chunk.
+#[test]
+fn windows_and_chunks_are_sequences_of_views() {
+    for n in [0usize, 1, 2, 3, 7, 64, 1001] {
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 37) % 23) as f32 - 11.0).collect();
+        let got = agree(|| {
+            accelerate!(xs
+                .windows(3)
+                .map(|w| w[0] + 2.0 * w[1] + w[2])
+                .collect::<Vec<f32>>())
+        });
+        let want: Vec<f32> = xs.windows(3).map(|w| w[0] + 2.0 * w[1] + w[2]).collect();
+        assert_eq!(got, want, "windows, n = {n}");
+        let got =
+            agree(|| accelerate!(xs.par_windows(2).map(|w| w[1] - w[0]).collect::<Vec<f32>>()));
+        let want: Vec<f32> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(got, want, "par_windows, n = {n}");
+        let got = agree(|| {
+            accelerate!(xs
+                .chunks(8)
+                .map(|c| c.iter().sum::<f32>())
+                .collect::<Vec<f32>>())
+        });
+        let want: Vec<f32> = xs.chunks(8).map(|c| c.iter().sum::<f32>()).collect();
+        assert_eq!(got, want, "chunks, n = {n}");
+        let got = agree(|| {
+            accelerate!(xs
+                .par_chunks_exact(4)
+                .map(|c| c.len() as f32 * c[3])
+                .collect::<Vec<f32>>())
+        });
+        let want: Vec<f32> = xs.chunks_exact(4).map(|c| c.len() as f32 * c[3]).collect();
+        assert_eq!(got, want, "chunks_exact, n = {n}");
+        let big = agree(|| accelerate!(xs.chunks(5).map(|c| c[0]).filter(|x| *x > 0.0).count()));
+        assert_eq!(
+            big,
+            xs.chunks(5).map(|c| c[0]).filter(|x| *x > 0.0).count(),
+            "n = {n}"
+        );
+    }
+}

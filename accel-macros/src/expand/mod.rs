@@ -147,13 +147,14 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
             }
         },
     );
-    let inspect = capture_entries(&expr, &resolved.captures);
+    let (lent, inspect) = capture_entries(&expr, &resolved.captures, &l.in_place_targets);
     let sequential = rust_form::expr(&expr);
     let tail = match kind {
         SiteKind::Run | SiteKind::Try => {
             let result = quote! {
                 // The captures are borrowed to plan and marshal; only the sequential path (run
                 // after their last use) may move them.
+                #(#lent)*
                 let __accel_captures: &[(&str, &dyn ::accel_runtime::__private::Inspect)] = &[#(#inspect),*];
                 match ::accel_runtime::__private::plan(__ACCEL_SITE, __accel_captures) {
                     ::core::result::Result::Ok(__accel_plan @ ::accel_runtime::__private::Plan::Compiled(..)) => {
@@ -181,6 +182,7 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
         }
         SiteKind::Describe => quote! {
             // The captures are checked (accel types) as at a running site.
+            #(#lent)*
             let _ = (#(#inspect,)*);
             __ACCEL_SITE
         },
@@ -194,20 +196,36 @@ pub fn site(input: TokenStream, kind: SiteKind) -> TokenStream {
 
 /// For every captured local, the `capture("v", &v)` entry through which debug mode
 /// inspects it, spanned at its first use so that a capture of a type accelerated code
-/// cannot use is a compile error pointing at it.
-fn capture_entries(expr: &syn::Expr, captures: &[String]) -> Vec<TokenStream> {
+/// cannot use is a compile error pointing at it. A sequence the site writes in place is
+/// first lent (`let __accel_lent_v = MutSeq::new(&mut v[..]);`, the statements returned
+/// first) and captured as that loan.
+fn capture_entries(
+    expr: &syn::Expr,
+    captures: &[String],
+    in_place: &[String],
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let mut first_use = std::collections::HashMap::new();
     find_idents(expr.to_token_stream(), &mut first_use);
-    captures
+    let mut lent = Vec::new();
+    let entries = captures
         .iter()
         .map(|name| {
             let ident = first_use
                 .get(name)
                 .cloned()
                 .unwrap_or_else(|| syn::Ident::new(name, Span::call_site()));
-            quote_spanned! {ident.span()=> ::accel_runtime::__private::capture(#name, &#ident) }
+            if in_place.contains(name) {
+                let loan = syn::Ident::new(&format!("__accel_lent_{name}"), ident.span());
+                lent.push(quote_spanned! {ident.span()=>
+                    let #loan = ::accel_runtime::__private::MutSeq::new(&mut #ident[..]);
+                });
+                quote_spanned! {ident.span()=> ::accel_runtime::__private::capture_mut(#name, &#loan) }
+            } else {
+                quote_spanned! {ident.span()=> ::accel_runtime::__private::capture(#name, &#ident) }
+            }
         })
-        .collect()
+        .collect();
+    (lent, entries)
 }
 
 fn find_idents(tokens: TokenStream, out: &mut std::collections::HashMap<String, syn::Ident>) {

@@ -40,6 +40,19 @@ impl VisitMut for Sequential {
                     quote_spanned!(span=> ::accel_runtime::__private::ChainSource::chain_iter(&(#recv))),
                 );
             }
+            (
+                "par_iter_mut"
+                | "par_chunks_mut"
+                | "par_chunks_exact_mut"
+                | "par_windows"
+                | "par_chunks"
+                | "par_chunks_exact",
+                _,
+            ) => {
+                // rayon's in-place forms, as std's: the same items in order.
+                let std_name = name.trim_start_matches("par_");
+                m.method = syn::Ident::new(std_name, span);
+            }
             ("into_par_iter", []) => {
                 // `(a..b)` needs no parentheses as an argument (a lint would say so).
                 let recv = match &*m.receiver {

@@ -9,8 +9,7 @@ use syn::spanned::Spanned;
 
 /// Iterator methods outside the chains accelerated code supports (`super::chains`).
 const ITERATOR_METHODS: &[&str] = &[
-    "iter_mut", "for_each", "rev", "chunks", "windows", "position", "skip", "take", "step_by",
-    "flat_map", "chain", "last", "nth", "find",
+    "rev", "position", "skip", "take", "step_by", "flat_map", "chain", "last", "nth", "find",
 ];
 const MUTATING_METHODS: &[&str] = &[
     "push", "pop", "insert", "remove", "extend", "resize", "truncate", "clear", "append", "swap",
@@ -311,6 +310,9 @@ impl Lowerer {
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        if let Some(e) = self.in_place(m) {
+            return e;
+        }
         let name = m.method.to_string();
         // `x.min(y)` is a number's method; `xs.iter().min()` a chain's.
         let number_method = matches!(name.as_str(), "min" | "max") && m.args.len() == 1;
@@ -330,13 +332,11 @@ impl Lowerer {
                 args,
             };
         }
-        let message = if matches!(n, "iter_mut" | "par_iter_mut" | "for_each") {
-            format!("`.{n}()` is not supported in accelerated code yet: a site returns new values; build them with `map`/`collect` (`let ys: Vec<f32> = accelerate!(xs.par_iter().map(|x| x * 2.0).collect());`), or write memory in place through a `Tensor` with `parallel_loop` (`parallel_loop(n, |i| t.set([i], 2.0 * t.get([i])))`)")
-        } else if matches!(
+        let message = if matches!(
             n,
-            "chunks" | "par_chunks" | "chunks_exact" | "windows" | "par_windows"
+            "iter_mut" | "par_iter_mut" | "for_each" | "chunks_mut" | "par_chunks_mut"
         ) {
-            format!("`.{n}()` is not supported in accelerated code yet: index the sequence instead (`create(n - 2, |i| xs[i] + xs[i + 1] + xs[i + 2])` for `windows(3)`, `create(n / k, |c| xs[c * k..c * k + k].iter().sum::<f32>())` for `chunks_exact(k)`)")
+            format!("`.{n}()` is supported in accelerated code only as an in-place form over a captured sequence: `xs.par_iter_mut().for_each(|x| ..)` or `xs.par_chunks_mut(k).for_each(|row| ..)`, with `.enumerate()` or `.zip(ys)` before `.for_each`; to make new values, `map`/`collect` (`let ys: Vec<f32> = accelerate!(xs.par_iter().map(|x| x * 2.0).collect());`)")
         } else if ITERATOR_METHODS.contains(&n) {
             format!("the iterator method `.{n}()` is not supported in accelerated code: iterator chains may use `map`, `zip`, `enumerate`, `filter` and the consumers `sum`, `product`, `fold`, `reduce`, `count`, `all`, `any`, `collect`; otherwise use the parallel operations or a `for i in 0..n` loop")
         } else if MUTATING_METHODS.contains(&n) {

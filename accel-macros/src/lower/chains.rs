@@ -12,9 +12,20 @@ use syn::spanned::Spanned;
 /// Methods that start a chain over a sequence or a range.
 const SOURCES: &[&str] = &["iter", "par_iter", "into_iter", "into_par_iter"];
 
+/// Methods that start a chain over a sequence's slices (rayon's and std's).
+const SLICES: &[&str] = &[
+    "windows",
+    "par_windows",
+    "chunks",
+    "par_chunks",
+    "chunks_exact",
+    "par_chunks_exact",
+];
+
 /// Whether `name` is a method that this module lowers.
 pub(super) fn is_chain_method(name: &str) -> bool {
     SOURCES.contains(&name)
+        || SLICES.contains(&name)
         || matches!(
             name,
             "copied"
@@ -45,6 +56,7 @@ impl Lowerer {
         let arity = |n: usize| args.len() == n;
         match name.as_str() {
             s if SOURCES.contains(&s) && arity(0) => self.chain_source(&m.receiver),
+            s if SLICES.contains(&s) && arity(1) => self.slices(&name, &m.receiver, args[0], here),
             "copied" | "cloned" if arity(0) => self.chain_source(&m.receiver),
             "map" if arity(1) => {
                 let xs = self.chain_source(&m.receiver);
@@ -140,7 +152,7 @@ impl Lowerer {
 
     /// The sequence a chain step reads: a range (`(a..b)`), a chain, or any sequence
     /// (`&ys`, `ys`).
-    fn chain_source(&mut self, e: &syn::Expr) -> Expr {
+    pub(super) fn chain_source(&mut self, e: &syn::Expr) -> Expr {
         match e {
             syn::Expr::Paren(p) => self.chain_source(&p.expr),
             syn::Expr::Group(g) => self.chain_source(&g.expr),
@@ -171,6 +183,83 @@ impl Lowerer {
         );
         let body = self.par_at(ParOp::Create, vec![n, lambda(&[&i], index)], here);
         let_in(&lo_name, lo, body)
+    }
+
+    /// `xs.windows(k)` and `xs.chunks(k)` (`chunks_exact`, rayon's `par_` forms): the
+    /// sequence of views `&xs[i..i + k]` (windows: `len - k + 1` of them, none when `len <
+    /// k`) or `&xs[c * k..min(c * k + k, len)]` (chunks, the last shorter; exact chunks drop
+    /// it). A zero `k` is a division by zero, where Rust panics "size must be non-zero".
+    fn slices(&mut self, name: &str, xs: &syn::Expr, k: &syn::Expr, here: Loc) -> Expr {
+        let mut lets = Vec::new();
+        let xs = self.chain_source(xs);
+        let (xs, len) = self.with_length(xs, "xs", &mut lets);
+        // A literal or a variable is used as it is: a `let` would hide the producer from
+        // the consumer's fusion.
+        let k = match self.expr(k) {
+            k @ (Expr::Lit(_) | Expr::Var(_)) => k,
+            k => {
+                let size = self.fresh_name("k");
+                lets.push((size.clone(), k));
+                Expr::var(&size)
+            }
+        };
+        let bin = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
+        let usize_lit = |v| Expr::Lit(Lit::Int(v, Some(ScalarType::Usize)));
+        let i = self.fresh_name("i");
+        let slice = |lo: Expr, hi: Expr| Expr::Slice {
+            seq: Box::new(xs.clone()),
+            lo: Box::new(lo),
+            hi: Box::new(hi),
+        };
+        let (count, view) = if name.contains("windows") {
+            // `k / k` fails for a zero `k`, as Rust's `windows(0)` does.
+            let some = bin(
+                BinOp::Sub,
+                bin(BinOp::Add, len.clone(), usize_lit(1)),
+                k.clone(),
+            );
+            let some = bin(BinOp::Mul, some, bin(BinOp::Div, k.clone(), k.clone()));
+            let count = Expr::If {
+                cond: Box::new(bin(BinOp::Ge, len.clone(), k.clone())),
+                then: Box::new(some),
+                els: Some(Box::new(usize_lit(0))),
+            };
+            let hi = bin(BinOp::Add, Expr::var(&i), k.clone());
+            (count, slice(Expr::var(&i), hi))
+        } else {
+            let lo = bin(BinOp::Mul, Expr::var(&i), k.clone());
+            let exact = name.contains("exact");
+            let count = if exact {
+                bin(BinOp::Div, len.clone(), k.clone())
+            } else {
+                let up = bin(
+                    BinOp::Sub,
+                    bin(BinOp::Add, len.clone(), k.clone()),
+                    usize_lit(1),
+                );
+                bin(BinOp::Div, up, k.clone())
+            };
+            let end = bin(BinOp::Add, lo.clone(), k.clone());
+            let hi = if exact {
+                end
+            } else {
+                Expr::Method {
+                    recv: Box::new(end),
+                    method: "min".into(),
+                    args: vec![len.clone()],
+                }
+            };
+            (count, slice(lo, hi))
+        };
+        // The count bound first: fusion delays a `create` whose length is a variable.
+        let n = self.fresh_name("n");
+        lets.push((n.clone(), count));
+        let body = self.par_at(
+            ParOp::Create,
+            vec![Expr::var(&n), lambda(&[&i], view)],
+            here,
+        );
+        within_lets(lets, body)
     }
 
     /// `xs.zip(ys)`: pairs of the first `min(len xs, len ys)` elements, as in Rust: `map2`
@@ -223,7 +312,7 @@ impl Lowerer {
     }
 
     /// A parallel operation the chain spells, recorded as used at `here`.
-    fn par_at(&mut self, op: ParOp, args: Vec<Expr>, here: Loc) -> Expr {
+    pub(super) fn par_at(&mut self, op: ParOp, args: Vec<Expr>, here: Loc) -> Expr {
         self.ops.push((op, here));
         Expr::Par {
             op,
@@ -281,7 +370,7 @@ fn lambda(params: &[&str], body: Expr) -> Expr {
 }
 
 /// `body` inside the `lets`, the first outermost.
-fn within_lets(lets: Vec<(String, Expr)>, body: Expr) -> Expr {
+pub(super) fn within_lets(lets: Vec<(String, Expr)>, body: Expr) -> Expr {
     lets.into_iter()
         .rev()
         .fold(body, |body, (name, init)| let_in(&name, init, body))

@@ -10,6 +10,7 @@ use quote::ToTokens;
 
 mod calls;
 mod chains;
+mod in_place;
 mod patterns;
 mod syntax;
 #[cfg(test)]
@@ -41,6 +42,9 @@ pub struct Lowerer {
     captures_allowed: bool,
     /// The temporaries named so far (iterator chains bind some).
     fresh: usize,
+    /// The captured sequences the body writes in place (`xs.par_iter_mut()`), which the
+    /// site lends as tensors over their own memory.
+    pub in_place_targets: Vec<String>,
 }
 
 fn path_string(p: &syn::Path) -> String {
@@ -99,6 +103,7 @@ impl Lowerer {
             fn_name,
             captures_allowed,
             fresh: 0,
+            in_place_targets: Vec::new(),
         }
     }
 

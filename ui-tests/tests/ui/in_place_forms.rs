@@ -2,10 +2,15 @@ use accel_runtime::prelude::*;
 
 fn main() {
     let mut xs = vec![1.0f32, 2.0, 3.0];
-    // rayon's in-place forms: each message says what to write instead.
-    accelerate!(xs.par_iter_mut().for_each(|x| *x *= 2.0));
-    let _ = accelerate!(xs.windows(2).map(|w| w[0] + w[1]).collect::<Vec<f32>>());
-    let _ = accelerate!(xs.chunks(2).map(|c| c[0]).collect::<Vec<f32>>());
+    // An in-place form must end in `.for_each`: a map over `iter_mut` is not one.
+    let _: Vec<f32> = accelerate!(xs.iter_mut().map(|x| *x * 2.0).collect());
+    // It writes a captured sequence, not one made inside the site.
+    accelerate!({
+        let mut ys = vec![0.0f32; 3];
+        ys.par_iter_mut().for_each(|y| *y = 1.0)
+    });
+    // Its closure names the parts of a pair.
+    accelerate!(xs.par_iter_mut().enumerate().for_each(|pair| *pair.1 = 0.0));
     // A closure defined outside the site.
     let double = |x: f32| x * 2.0;
     let _: Vec<f32> = accelerate!(map(double, &xs));

@@ -444,6 +444,44 @@ impl FnCx<'_, '_> {
                 ty: usize_ty,
                 w: vec![t.w[1]],
             }),
+            // The dimensions past the rank are 1.
+            "len" => {
+                let mut n = t.w[2];
+                for k in 1..MAX_RANK {
+                    n = self.b.ins().imul(n, t.w[2 + k]);
+                }
+                Ok(V {
+                    ty: usize_ty,
+                    w: vec![n],
+                })
+            }
+            "sub" => {
+                // Rows `offset..offset + len` along the first dimension, a view.
+                let (offset, len) = (a[0].w[0], a[1].w[0]);
+                let rows = t.w[2];
+                if checked {
+                    let past = self.b.ins().icmp(IntCC::UnsignedGreaterThan, offset, rows);
+                    let room = self.b.ins().isub(rows, offset);
+                    let long = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, room);
+                    let bad = self.b.ins().bor(past, long);
+                    let end = self.b.ins().iadd(offset, len);
+                    self.fail_if(bad, FailureKind::Slice, offset, end);
+                }
+                let mut row_size = self.iconst(1);
+                for k in 1..MAX_RANK {
+                    row_size = self.b.ins().imul(row_size, t.w[2 + k]);
+                }
+                let first = self.b.ins().imul(offset, row_size);
+                let bytes = self.scaled(first, s);
+                let base = self.b.ins().iadd(t.w[0], bytes);
+                let mut w = t.w.clone();
+                w[0] = base;
+                w[2] = len;
+                Ok(V {
+                    ty: t.ty.clone(),
+                    w,
+                })
+            }
             "get" | "set" => {
                 let idx = &a[0];
                 let coords = idx.w.len();

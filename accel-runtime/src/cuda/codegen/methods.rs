@@ -218,6 +218,30 @@ impl KernelGen<'_> {
                 );
                 Ok(usize_v(v))
             }
+            "sub" => {
+                // Rows `offset..offset + len` along the first dimension, a view.
+                let (offset, len) = (&a[0].w[0], &a[1].w[0]);
+                let rows = &t.w[2];
+                self.line(&format!(
+                    "if ({offset} > {rows} || {len} > {rows} - {offset}) accel_fail(err, {FAIL_SLICE}, {offset}, {offset} + {len});"
+                ));
+                let row_size = (1..MAX_RANK)
+                    .map(|k| t.w[2 + k].clone())
+                    .collect::<Vec<_>>()
+                    .join(" * ");
+                let base = self.let_(
+                    &format!("{}*", cty(s)),
+                    "sub",
+                    &format!("{} + {offset} * {row_size}", t.w[0]),
+                );
+                let mut w = t.w.clone();
+                w[0] = base;
+                w[2] = len.clone();
+                Ok(V {
+                    ty: t.ty.clone(),
+                    w,
+                })
+            }
             "get" | "set" => {
                 let idx = a
                     .first()

@@ -1,0 +1,172 @@
+//! rayon's in-place forms inside `accelerate!`: `par_iter_mut().for_each`, with `zip` and
+//! `enumerate`, and `par_chunks_mut(k)` (std's `iter_mut`/`chunks_mut` alike) write into
+//! the captured sequence's own memory. Each site runs in debug, cpu and cuda (emulator)
+//! modes on a copy of the same input, and every mode must leave exactly Rust's result.
+
+// Rows are indexed: accelerated code has no iterator over a row written in place.
+#![allow(clippy::needless_range_loop)]
+
+use accel_runtime::prelude::*;
+
+mod common;
+
+/// Runs `f` on a copy of `xs` in every mode; each must leave the same sequence, which is
+/// returned. Floats are compared exactly: every form here computes each element once.
+fn in_every_mode<T: Clone + PartialEq + std::fmt::Debug>(
+    xs: &[T],
+    f: impl Fn(&mut Vec<T>),
+) -> Vec<T> {
+    let mut modes = vec![Mode::Debug, Mode::Cpu];
+    #[cfg(feature = "cuda")]
+    if common::emulator_present() {
+        modes.push(Mode::Cuda);
+    }
+    let mut results = Vec::new();
+    for mode in modes {
+        let mut v = xs.to_vec();
+        #[cfg(feature = "cuda")]
+        if mode == Mode::Cuda {
+            accel_runtime::cuda::with_emulator(|| with_mode(mode, || f(&mut v)));
+            results.push((mode, v));
+            continue;
+        }
+        with_mode(mode, || f(&mut v));
+        results.push((mode, v));
+    }
+    let (_, first) = results[0].clone();
+    for (mode, r) in &results {
+        assert_eq!(r, &first, "{mode:?} differs from debug");
+    }
+    first
+}
+
+#[test]
+fn par_iter_mut_writes_each_element_in_place() {
+    let xs: Vec<f32> = (0..1003).map(|i| i as f32 * 0.5).collect();
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v.par_iter_mut().for_each(|x| *x = 2.0 * *x + 1.0))
+    });
+    assert_eq!(got, xs.iter().map(|x| 2.0 * x + 1.0).collect::<Vec<f32>>());
+    let got = in_every_mode(&xs, |v| accelerate!(v.iter_mut().for_each(|x| *x *= 3.0)));
+    assert_eq!(got, xs.iter().map(|x| x * 3.0).collect::<Vec<f32>>());
+}
+
+#[test]
+fn zip_and_enumerate_give_each_iteration_its_pair() {
+    let xs: Vec<f64> = (0..517).map(|i| (i % 13) as f64).collect();
+    let ys: Vec<f64> = (0..500).map(|i| i as f64 * 0.25).collect();
+    // zip: the shorter length wins; the rest of xs is left as it was.
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v.par_iter_mut().zip(&ys).for_each(|(x, y)| *x += *y))
+    });
+    let mut want = xs.clone();
+    want.iter_mut().zip(&ys).for_each(|(x, y)| *x += *y);
+    assert_eq!(got, want);
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v
+            .par_iter_mut()
+            .zip(ys.par_iter())
+            .for_each(|(x, &y)| *x = *x * y - 1.0))
+    });
+    let mut want = xs.clone();
+    want.iter_mut()
+        .zip(&ys)
+        .for_each(|(x, &y)| *x = *x * y - 1.0);
+    assert_eq!(got, want);
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = if i % 2 == 0 { *x } else { -*x }))
+    });
+    let mut want = xs.clone();
+    want.iter_mut()
+        .enumerate()
+        .for_each(|(i, x)| *x = if i % 2 == 0 { *x } else { -*x });
+    assert_eq!(got, want);
+    let counts: Vec<u32> = (0..300).map(|i| (i * 7 % 11) as u32).collect();
+    let got = in_every_mode(&counts, |v| {
+        accelerate!(v.par_iter_mut().for_each(|c| *c = c.wrapping_mul(3) ^ 1))
+    });
+    assert_eq!(
+        got,
+        counts
+            .iter()
+            .map(|c| c.wrapping_mul(3) ^ 1)
+            .collect::<Vec<u32>>()
+    );
+}
+
+#[test]
+fn chunks_mut_writes_rows_in_place() {
+    let (rows, cols) = (37, 24);
+    let m: Vec<f32> = (0..rows * cols).map(|i| (i % 17) as f32).collect();
+    // Each row scaled by its first element's parity, written through the row view.
+    let got = in_every_mode(&m, |v| {
+        accelerate!(v.par_chunks_mut(cols).for_each(|row| {
+            let s = if row[0] > 8.0 { 0.5 } else { 2.0 };
+            for j in 0..row.len() {
+                row[j] *= s;
+            }
+        }))
+    });
+    let mut want = m.clone();
+    want.chunks_mut(cols).for_each(|row| {
+        let s = if row[0] > 8.0 { 0.5 } else { 2.0 };
+        for j in 0..row.len() {
+            row[j] *= s;
+        }
+    });
+    assert_eq!(got, want);
+    // A last, shorter chunk; rows numbered by enumerate.
+    let xs: Vec<i64> = (0..103).collect();
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v.chunks_mut(10).enumerate().for_each(|(r, row)| {
+            let n = row.len();
+            row[n - 1] = r as i64 * 1000 + n as i64;
+        }))
+    });
+    let mut want = xs.clone();
+    want.chunks_mut(10).enumerate().for_each(|(r, row)| {
+        let n = row.len();
+        row[n - 1] = r as i64 * 1000 + n as i64;
+    });
+    assert_eq!(got, want);
+    // Exact chunks leave the remainder alone.
+    let got = in_every_mode(&xs, |v| {
+        accelerate!(v.par_chunks_exact_mut(10).for_each(|row| row[0] = -1))
+    });
+    let mut want = xs.clone();
+    want.chunks_exact_mut(10).for_each(|row| row[0] = -1);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn out_of_row_indices_and_zero_chunks_fail_naming_the_site() {
+    let xs: Vec<f32> = vec![1.0; 20];
+    for (mode, e) in common::errors_in_every_mode(|| {
+        let mut v = xs.clone();
+        try_accelerate!(v.par_chunks_mut(6).for_each(|row| row[5] = 0.0))
+    }) {
+        assert_eq!(
+            e.kind(),
+            accel_runtime::ErrorKind::IndexOutOfBounds,
+            "{mode}: {e}"
+        );
+        assert!(e.to_string().contains("in_place.rs"), "{mode}: {e}");
+    }
+    let k = 0usize;
+    for (mode, e) in common::errors_in_every_mode(|| {
+        let mut v = xs.clone();
+        try_accelerate!(v.par_chunks_mut(k).for_each(|row| row[0] = 0.0))
+    }) {
+        // Rust panics "chunk size must be non-zero"; compiled code divides by the size.
+        assert!(
+            matches!(
+                e.kind(),
+                accel_runtime::ErrorKind::DivisionByZero | accel_runtime::ErrorKind::Panicked
+            ),
+            "{mode}: {e}"
+        );
+    }
+}
