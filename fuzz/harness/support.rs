@@ -42,7 +42,7 @@ macro_rules! ints {
         }
     )*};
 }
-ints!(i32, i64, u32, u64, usize);
+ints!(i8, i16, i32, i64, u8, u16, u32, u64, usize);
 
 impl Sample for f32 {
     fn sample(r: &mut Rng) -> f32 {

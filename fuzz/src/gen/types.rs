@@ -3,8 +3,30 @@
 /// A scalar type: accel's own.
 pub use accel_ir::ScalarType as S;
 
-pub const INTS: [S; 5] = [S::I64, S::I32, S::U32, S::U64, S::Usize];
-pub const NUMBERS: [S; 7] = [S::I64, S::F64, S::I32, S::F32, S::U32, S::U64, S::Usize];
+pub const INTS: [S; 9] = [
+    S::I64,
+    S::I32,
+    S::U32,
+    S::U64,
+    S::Usize,
+    S::U8,
+    S::I16,
+    S::I8,
+    S::U16,
+];
+pub const NUMBERS: [S; 11] = [
+    S::I64,
+    S::F64,
+    S::I32,
+    S::F32,
+    S::U32,
+    S::U64,
+    S::Usize,
+    S::U8,
+    S::I16,
+    S::I8,
+    S::U16,
+];
 
 /// What the generator asks of a scalar type beyond what accel-ir's gives.
 pub trait ScalarKind {
@@ -17,7 +39,7 @@ impl ScalarKind for S {
         !self.is_float() && *self != S::Bool
     }
     fn signed(&self) -> bool {
-        matches!(self, S::I32 | S::I64)
+        self.is_signed_int()
     }
 }
 

@@ -65,9 +65,10 @@ impl Gen {
             )));
         }
         let scalars = words(&elem)?;
+        // GPUs have no atomics of 8- or 16-bit words: those bins take the lock.
         let atomic = scalars
             .iter()
-            .all(|w| !matches!(w, Word::Scalar(ScalarType::Bool)));
+            .all(|w| !matches!(w, Word::Scalar(s) if *s == ScalarType::Bool || s.is_small_int()));
         let update = match componentwise(h.op) {
             Some(prims) if atomic && prims.len() == scalars.len() => Update::Atomic {
                 prims,
