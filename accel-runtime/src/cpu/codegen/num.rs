@@ -237,6 +237,11 @@ impl FnCx<'_, '_> {
             (false, false) => {
                 if ft == tt {
                     x
+                } else if let Some(wide) = (tt.bits() >= 32 && ft.bits() < 32)
+                    .then(|| self.extending_load(x, signed(from), tt))
+                    .flatten()
+                {
+                    wide
                 } else if ft.bits() > tt.bits() {
                     self.b.ins().ireduce(tt, x)
                 } else if signed(from) {
@@ -246,6 +251,41 @@ impl FnCx<'_, '_> {
                 }
             }
         }
+    }
+
+    /// `x` loaded again as the wider integer type `to`, extended by the load itself
+    /// (`movzx`), when `x` is a load of an 8- or 16-bit integer: x64 does not merge a
+    /// load with the extension that follows it, and a byte loop pays an instruction per
+    /// element for it. Only for read-only memory (sequences), which no store between the two
+    /// loads can change; the narrow load, unused then, is removed (it cannot trap).
+    fn extending_load(&mut self, x: Value, signed: bool, to: CType) -> Option<Value> {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let ValueDef::Result(inst, 0) = self.b.func.dfg.value_def(x) else {
+            return None;
+        };
+        let InstructionData::Load {
+            opcode: Opcode::Load,
+            arg,
+            flags,
+            offset,
+        } = self.b.func.dfg.insts[inst]
+        else {
+            return None;
+        };
+        let flags = self.b.func.dfg.mem_flags[flags];
+        // Only memory nothing writes during a run (sequences) may be read again later.
+        if !flags.notrap() || !flags.readonly() {
+            return None;
+        }
+        let offset: i32 = offset.into();
+        let from = self.b.func.dfg.value_type(x);
+        Some(match (from, signed) {
+            (ct::I8, false) => self.b.ins().uload8(to, flags, arg, offset),
+            (ct::I8, true) => self.b.ins().sload8(to, flags, arg, offset),
+            (ct::I16, false) => self.b.ins().uload16(to, flags, arg, offset),
+            (ct::I16, true) => self.b.ins().sload16(to, flags, arg, offset),
+            _ => return None,
+        })
     }
 
     /// A float `as` an 8- or 16-bit integer: saturated to the type's range (NaN is 0), as
