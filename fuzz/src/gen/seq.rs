@@ -26,16 +26,8 @@ impl Gen<'_> {
     /// An element type for a sequence: mostly scalars, sometimes pairs and records.
     pub(super) fn elem_type(&mut self) -> Ty {
         match self.c.below(10) {
-            0..=6 => Ty::S(self.c.pick(&[
-                S::I64,
-                S::F64,
-                S::I32,
-                S::F32,
-                S::U32,
-                S::U64,
-                S::Usize,
-                S::Bool,
-            ])),
+            0 => Ty::S(S::Bool),
+            1..=6 => Ty::S(self.c.pick(&NUMBERS)),
             7 | 8 => Ty::Pair(self.c.pick(&NUMBERS), self.c.pick(&NUMBERS)),
             _ => Ty::Rec(self.c.pick(&[Rec::Pt, Rec::Px])),
         }

@@ -3,29 +3,13 @@
 /// A scalar type: accel's own.
 pub use accel_ir::ScalarType as S;
 
-pub const INTS: [S; 9] = [
-    S::I64,
-    S::I32,
-    S::U32,
-    S::U64,
-    S::Usize,
-    S::U8,
-    S::I16,
-    S::I8,
-    S::U16,
-];
+/// Every integer type, and every number type (the 64- and 32-bit ones first: choices
+/// that are lowered while reducing a failing program move towards them).
+#[rustfmt::skip]
+pub const INTS: [S; 9] = [S::I64, S::I32, S::U32, S::U64, S::Usize, S::U8, S::I16, S::I8, S::U16];
+#[rustfmt::skip]
 pub const NUMBERS: [S; 11] = [
-    S::I64,
-    S::F64,
-    S::I32,
-    S::F32,
-    S::U32,
-    S::U64,
-    S::Usize,
-    S::U8,
-    S::I16,
-    S::I8,
-    S::U16,
+    S::I64, S::F64, S::I32, S::F32, S::U32, S::U64, S::Usize, S::U8, S::I16, S::I8, S::U16,
 ];
 
 /// What the generator asks of a scalar type beyond what accel-ir's gives.
