@@ -14,7 +14,11 @@ use crate::types::ScalarType;
 /// The type of a standard constant: the scalar type its path names (`f32::MAX`,
 /// `std::f64::consts::PI`, `i64::MIN`).
 pub fn const_type(path: &str) -> Option<ScalarType> {
-    ScalarType::owner_of_path(path)
+    let segs: Vec<&str> = path.split("::").collect();
+    segs.iter()
+        .rev()
+        .skip(1)
+        .find_map(|s| ScalarType::from_name(s))
 }
 
 /// The value of a named constant (`f32::MAX`, `std::f64::consts::PI`) of scalar type `s`.

@@ -661,28 +661,6 @@ impl Expr {
         self.for_each_child(&mut |c| c.walk(f));
     }
 
-    /// Whether a scalar type for which `p` holds is written anywhere in this expression:
-    /// a literal's type, a cast, a `let`'s or a closure parameter's type, a constant's or
-    /// an associated function's type (`u8::MAX`). With the types of a program's captures
-    /// and result, these are where every value of a type comes from.
-    pub fn names_scalar(&self, p: &dyn Fn(ScalarType) -> bool) -> bool {
-        let mut found = false;
-        self.walk(&mut |x| {
-            found |= match x {
-                Expr::Lit(Lit::Int(_, Some(s)) | Lit::Float(_, Some(s))) => p(*s),
-                Expr::Cast(_, t) => t.has_scalar(p),
-                Expr::Const(c) => ScalarType::owner_of_path(c).is_some_and(p),
-                Expr::Assoc { ty, .. } => ScalarType::from_name(ty).is_some_and(p),
-                Expr::Lambda { params, .. } => params.iter().any(|(_, t)| t.has_scalar(p)),
-                Expr::Block { stmts, .. } => stmts
-                    .iter()
-                    .any(|st| matches!(st, Stmt::Let { ty, .. } if ty.has_scalar(p))),
-                _ => false,
-            };
-        });
-        found
-    }
-
     /// Whether this expression binds `name` anywhere inside it: a `let`, a closure's
     /// parameter, a `for` loop's variable or a `match` arm's pattern (where a reference
     /// to `name` would mean that binding, not an outer one).

@@ -73,16 +73,6 @@ impl ScalarType {
         ScalarType::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The scalar type that owns an item at `path`: the last segment before the item's
-    /// name that names one (`f32` in `std::f32::consts::PI`, `u8` in `u8::MAX`).
-    pub fn owner_of_path(path: &str) -> Option<ScalarType> {
-        let segs: Vec<&str> = path.split("::").collect();
-        segs.iter()
-            .rev()
-            .skip(1)
-            .find_map(|s| ScalarType::from_name(s))
-    }
-
     /// Whether the type is `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
@@ -272,25 +262,6 @@ impl Type {
     /// The type of field `f` (a record field, or a tuple or array element by position).
     pub fn field_type(&self, f: &str) -> Result<Type, String> {
         self.field_offset(f, |_| Ok(0)).map(|(t, _)| t)
-    }
-
-    /// Whether this type holds a scalar type for which `p` holds (in a part, an element,
-    /// a field or a function's signature).
-    ///
-    /// ```
-    /// use accel_ir::{ScalarType, Type};
-    /// let t = Type::Seq(Box::new(Type::Tuple(vec![Type::Scalar(ScalarType::U8)])));
-    /// assert!(t.has_scalar(&|s| s.is_small_int()));
-    /// ```
-    pub fn has_scalar(&self, p: &dyn Fn(ScalarType) -> bool) -> bool {
-        match self {
-            Type::Scalar(s) => p(*s),
-            Type::Tuple(ts) => ts.iter().any(|t| t.has_scalar(p)),
-            Type::Record(_, fs) => fs.iter().any(|(_, t)| t.has_scalar(p)),
-            Type::Array(t, _) | Type::Seq(t) | Type::Tensor(t) => t.has_scalar(p),
-            Type::Fn(ps, r) => ps.iter().any(|t| t.has_scalar(p)) || r.has_scalar(p),
-            Type::Unit | Type::Named(_) | Type::Infer => false,
-        }
     }
 
     /// Adds the records that appear in this type to `out`.

@@ -169,9 +169,7 @@ pub(crate) fn plan<R: Accel>(
 ) -> Result<Plan<R>, AccelError> {
     let mode = mode_at(site)?;
     if mode == Mode::Debug {
-        if !stats::recorded(site.key().id) {
-            stats::record(site.key().id, site.location(), RanOn::Debug, Vec::new());
-        }
+        stats::record_first(site.key().id, || site.location(), RanOn::Debug);
         return Ok(Plan::Sequential);
     }
     let constants = site.constants();

@@ -59,10 +59,18 @@ pub(crate) fn record(id: usize, site: String, ran_on: RanOn, fallbacks: Vec<Stri
     );
 }
 
-/// Whether the site with key `id` has a record already.
-pub(crate) fn recorded(id: usize) -> bool {
-    let stats = STATS.lock().unwrap_or_else(|e| e.into_inner());
-    stats.as_ref().is_some_and(|s| s.contains_key(&id))
+/// Records what ran the site with key `id` unless it has a record already (debug mode,
+/// which plans every run: `site` is only made for the first).
+pub(crate) fn record_first(id: usize, site: impl FnOnce() -> String, ran_on: RanOn) {
+    let mut stats = STATS.lock().unwrap_or_else(|e| e.into_inner());
+    stats
+        .get_or_insert_with(HashMap::new)
+        .entry(id)
+        .or_insert_with(|| SiteStats {
+            site: site(),
+            ran_on,
+            fallbacks: Vec::new(),
+        });
 }
 
 /// What ran each site that has run in this process, in the order of their locations: the

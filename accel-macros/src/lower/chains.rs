@@ -229,16 +229,7 @@ impl Lowerer {
         } else {
             let lo = bin(BinOp::Mul, Expr::var(&i), k.clone());
             let exact = name.contains("exact");
-            let count = if exact {
-                bin(BinOp::Div, len.clone(), k.clone())
-            } else {
-                let up = bin(
-                    BinOp::Sub,
-                    bin(BinOp::Add, len.clone(), k.clone()),
-                    usize_lit(1),
-                );
-                bin(BinOp::Div, up, k.clone())
-            };
+            let count = chunk_count(len.clone(), k.clone(), exact);
             let end = bin(BinOp::Add, lo.clone(), k.clone());
             let hi = if exact {
                 end
@@ -355,6 +346,23 @@ pub(super) fn length_of(e: &Expr) -> Option<Expr> {
         } if matches!(args[0], Expr::Var(_) | Expr::Lit(_)) => Some(args[0].clone()),
         _ => None,
     }
+}
+
+/// How many chunks of `k` elements `len` elements make: `len / k` for exact chunks, else
+/// rounded up as `(len + k - 1) / k` (the CUDA backend's host program divides but has no
+/// `div_ceil`). A zero `k` is a division by zero, where Rust panics "size must be
+/// non-zero".
+pub(super) fn chunk_count(len: Expr, k: Expr, exact: bool) -> Expr {
+    let bin = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
+    if exact {
+        return bin(BinOp::Div, len, k);
+    }
+    let one = Expr::Lit(Lit::Int(1, Some(ScalarType::Usize)));
+    bin(
+        BinOp::Div,
+        bin(BinOp::Sub, bin(BinOp::Add, len, k.clone()), one),
+        k,
+    )
 }
 
 /// `0` or `1` of whatever number type the context needs (`sum` of `f32`s or of `u8`s).

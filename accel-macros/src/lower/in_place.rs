@@ -6,7 +6,7 @@
 //! `xs.sub(i * k, len)`, whose indices are checked against the row. Debug mode runs the
 //! form as the Rust it is (`expand::rust_form`).
 
-use super::chains::{let_in, within_lets};
+use super::chains::{chunk_count, let_in, within_lets};
 use super::*;
 use accel_ir::{Pat, Stmt};
 
@@ -99,7 +99,7 @@ impl Lowerer {
             ("par_iter_mut" | "iter_mut", 0) => {
                 let target = self.in_place_target(&m.receiver)?;
                 Some(Source {
-                    count: target_len(&target),
+                    count: len_of(&target),
                     target,
                     chunks: None,
                     item: Item::Place,
@@ -111,23 +111,7 @@ impl Lowerer {
                 let exact = name.contains("exact");
                 let k = self.fresh_name("k");
                 let lets = vec![(k.clone(), self.expr(&m.args[0]))];
-                // `len / k` (exact) or rounded up: a zero `k` is a division by zero.
-                let count = if exact {
-                    Expr::Binary(BinOp::Div, Box::new(target_len(&target)), Box::new(var(&k)))
-                } else {
-                    // `(len + k - 1) / k`: the host program of the CUDA backend divides
-                    // but has no `div_ceil`.
-                    let up = Expr::Binary(
-                        BinOp::Sub,
-                        Box::new(Expr::Binary(
-                            BinOp::Add,
-                            Box::new(target_len(&target)),
-                            Box::new(var(&k)),
-                        )),
-                        Box::new(Expr::int(1)),
-                    );
-                    Expr::Binary(BinOp::Div, Box::new(up), Box::new(var(&k)))
-                };
+                let count = chunk_count(len_of(&target), var(&k), exact);
                 Some(Source {
                     target,
                     chunks: Some((var(&k), exact)),
@@ -218,7 +202,7 @@ impl Lowerer {
                 } else {
                     let left = Expr::Binary(
                         BinOp::Sub,
-                        Box::new(target_len(&s.target)),
+                        Box::new(len_of(&s.target)),
                         Box::new(start.clone()),
                     );
                     method(k, "min", vec![left])
@@ -319,11 +303,6 @@ fn var(name: &str) -> Expr {
 
 fn len_of(name: &str) -> Expr {
     method(var(name), "len", vec![])
-}
-
-/// The length of the captured sequence written in place (a rank-1 tensor there).
-fn target_len(name: &str) -> Expr {
-    len_of(name)
 }
 
 fn method(recv: Expr, name: &str, args: Vec<Expr>) -> Expr {

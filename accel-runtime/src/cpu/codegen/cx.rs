@@ -170,9 +170,6 @@ pub struct Gen {
     pub(super) spmd: bool,
     /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
     pub(super) spmd_fallbacks: Vec<String>,
-    /// Whether the site computes with 8- or 16-bit integers, which the SIMD loops of
-    /// `simd.rs` (one vector type per loop) leave to gangs and scalar code.
-    pub(super) small_ints: bool,
 }
 
 impl Gen {

@@ -78,14 +78,6 @@ fn records_of(captures: &[(String, Type)], result: &Type) -> accel_ir::Records {
     records
 }
 
-/// Whether a site computes with 8- or 16-bit integers anywhere.
-fn small_ints(body: &Expr, captures: &[(String, Type)], result: &Type) -> bool {
-    let small = |s: accel_ir::ScalarType| s.is_small_int();
-    body.names_scalar(&small)
-        || result.has_scalar(&small)
-        || captures.iter().any(|(_, t)| t.has_scalar(&small))
-}
-
 /// Whether `ACCEL_EXACT_MATH=1`: math functions then call the platform's libm, so results
 /// are bit-identical to debug mode's.
 pub fn exact_math() -> bool {
@@ -132,7 +124,6 @@ pub fn compile(
         exact_math: exact_math(),
         spmd: false,
         spmd_fallbacks: Vec::new(),
-        small_ints: small_ints(body, captures, result),
     };
     g.declare_helpers()?;
 

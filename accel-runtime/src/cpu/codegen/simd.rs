@@ -31,9 +31,6 @@ impl FnCx<'_, '_> {
         let Some(prim) = primitive(r.op) else {
             return Ok(None);
         };
-        if self.g.small_ints {
-            return Ok(None);
-        }
         let Type::Scalar(s) = self.type_of(r.ne)? else {
             return Ok(None);
         };
@@ -227,9 +224,6 @@ impl FnCx<'_, '_> {
         let Type::Scalar(s) = *elem else {
             return Ok(None);
         };
-        if self.g.small_ints {
-            return Ok(None);
-        }
         let Some((vt, lanes)) = Self::vector_of(s) else {
             return Ok(None);
         };

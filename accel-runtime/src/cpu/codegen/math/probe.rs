@@ -66,7 +66,6 @@ impl MathProbe {
             exact_math: config.exact,
             spmd: false,
             spmd_fallbacks: Vec::new(),
-            small_ints: false,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

@@ -18,9 +18,7 @@ impl FnCx<'_, '_> {
             let up = self.b.ins().ishl_imm_u(v, shift);
             self.b.ins().sshr_imm_u(up, shift)
         } else {
-            let low = (1u32 << s.bits()) - 1;
-            let bytes = (0..4).flat_map(|_| low.to_le_bytes()).collect();
-            let m = self.vconst_bytes(ct::I32X4, bytes);
+            let m = self.splat_i32((1 << s.bits()) - 1);
             self.b.ins().band(v, m)
         }
     }
