@@ -10,6 +10,8 @@ use accel_runtime::prelude::*;
 
 mod common;
 
+const SOURCE: &str = include_str!("in_place.rs");
+
 /// Runs `f` on a copy of `xs` in every mode; each must leave the same sequence, which is
 /// returned. Floats are compared exactly: every form here computes each element once.
 fn in_every_mode<T: Clone + PartialEq + std::fmt::Debug>(
@@ -139,6 +141,136 @@ fn chunks_mut_writes_rows_in_place() {
     let mut want = xs.clone();
     want.chunks_exact_mut(10).for_each(|row| row[0] = -1);
     assert_eq!(got, want);
+}
+
+/// LU's step `k` on an `n` by `n` matrix, as rayon writes it: the rows below the pivot
+/// divided by it in its column and updated by the pivot row.
+fn lu_step(a: &mut [f64], n: usize, k: usize) {
+    let (top, below) = a.split_at_mut((k + 1) * n);
+    let pivot = &top[k * n..];
+    below.chunks_mut(n).for_each(|row| {
+        row[k] /= pivot[k];
+        let l = row[k];
+        for j in k + 1..n {
+            row[j] -= l * pivot[j];
+        }
+    });
+}
+
+#[test]
+fn a_rows_independent_loop_runs_on_lanes_bit_for_bit() {
+    // Loops along the row of every length from none to past two gangs, starting anywhere.
+    for n in [1usize, 2, 5, 16, 17, 33, 40] {
+        let m: Vec<f64> = (0..n * n)
+            .map(|p| {
+                ((p * 7919) % 101) as f64 / 7.0 + if p % (n + 1) == 0 { n as f64 } else { 0.0 }
+            })
+            .collect();
+        let got = in_every_mode(&m, |a| {
+            for k in 0..n {
+                let (top, below) = a.split_at_mut((k + 1) * n);
+                let pivot = &top[k * n..];
+                accelerate!(below.par_chunks_mut(n).for_each(|row| {
+                    row[k] /= pivot[k];
+                    let l = row[k];
+                    for j in k + 1..n {
+                        row[j] -= l * pivot[j]; // [lu row]
+                    }
+                }));
+            }
+        });
+        let mut want = m.clone();
+        for k in 0..n {
+            lu_step(&mut want, n, k);
+        }
+        assert_eq!(got, want, "n = {n}");
+    }
+    assert!(
+        accel_runtime::__private::cpu_simd_loops(&common::site_of(
+            "in_place.rs",
+            SOURCE,
+            "[lu row]"
+        ))
+        .is_some_and(|loops| loops >= 1),
+        "the loop along the row did not run on lanes"
+    );
+    // The same step in a 2-D tensor: row `i` written, the pivot's row `k` read.
+    let n = 29;
+    let m: Vec<f64> = (0..n * n).map(|p| ((p * 31) % 13) as f64 + 1.0).collect();
+    let mut want = m.clone();
+    lu_step(&mut want, n, 3);
+    let a = Tensor::from_vec(m, &[n, n]);
+    let k = 3;
+    with_mode(Mode::Cpu, || {
+        accelerate!(parallel_loop(n - k - 1, |r| {
+            let i = k + 1 + r;
+            let l = a.get([i, k]) / a.get([k, k]);
+            a.set([i, k], l);
+            for j in k + 1..n {
+                a.set([i, j], a.get([i, j]) - l * a.get([k, j])); // [tensor row]
+            }
+        }))
+    });
+    assert_eq!(a.to_vec(), want);
+    assert!(
+        accel_runtime::__private::cpu_simd_loops(&common::site_of(
+            "in_place.rs",
+            SOURCE,
+            "[tensor row]"
+        ))
+        .is_some_and(|loops| loops >= 1),
+        "the loop along the tensor's row did not run on lanes"
+    );
+}
+
+#[test]
+fn a_loop_that_reads_what_it_wrote_keeps_its_order() {
+    // Each element from the one before it (a running sum along the row), and one read at
+    // a fixed index the loop also writes: lanes in lockstep would compute other values.
+    let (rows, cols) = (5, 43);
+    let m: Vec<f32> = (0..rows * cols).map(|p| (p % 11) as f32 * 0.25).collect();
+    let got = in_every_mode(&m, |v| {
+        accelerate!(v.par_chunks_mut(cols).for_each(|row| {
+            for j in 1..row.len() {
+                row[j] += row[j - 1];
+            }
+            for j in 0..row.len() {
+                row[j] = row[j] - row[7];
+            }
+        }))
+    });
+    let mut want = m.clone();
+    want.chunks_mut(cols).for_each(|row| {
+        for j in 1..row.len() {
+            row[j] += row[j - 1];
+        }
+        for j in 0..row.len() {
+            row[j] = row[j] - row[7];
+        }
+    });
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_lane_past_the_end_of_what_the_loop_reads_fails_as_rust_does() {
+    // The pivot row is one short: iteration `j = 19` reads past it.
+    let pivot: Vec<f64> = vec![2.0; 19];
+    for (mode, e) in common::errors_in_every_mode(|| {
+        let mut v = vec![1.0f64; 60];
+        try_accelerate!(v.par_chunks_mut(20).for_each(|row| {
+            for j in 0..row.len() {
+                row[j] -= pivot[j];
+            }
+        }))
+    }) {
+        assert_eq!(
+            e.kind(),
+            accel_runtime::ErrorKind::IndexOutOfBounds,
+            "{mode}: {e}"
+        );
+        assert!(e.to_string().contains("in_place.rs"), "{mode}: {e}");
+        assert!(e.to_string().contains("19"), "{mode}: {e}");
+    }
 }
 
 #[test]

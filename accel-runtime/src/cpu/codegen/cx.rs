@@ -168,6 +168,9 @@ pub struct Gen {
     pub(super) exact_math: bool,
     /// Whether the kernel being generated runs elements for gangs of lanes (SPMD).
     pub(super) spmd: bool,
+    /// Whether the kernel being generated runs independent inner loops of its scalar
+    /// code for gangs of iterations (see `spmd::inner`).
+    pub(super) inner_gangs: bool,
     /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
     pub(super) spmd_fallbacks: Vec<String>,
 }

@@ -124,27 +124,30 @@ impl FnCx<'_, '_> {
     /// Compiles a kernel whose chunk body is `chunk` (`label` names it in listings) and
     /// runs it over the launch's chunks on all cores. The kernel is first generated with
     /// elements for gangs of lanes (SPMD); when some construct has no SPMD form, it is
-    /// generated again as scalar code.
+    /// generated again with only its independent inner loops on lanes (see
+    /// `spmd::inner`: an in-place form's rows), and then as scalar code.
     pub(super) fn run_chunks(
         &mut self,
         l: &Launch,
         label: ParOp,
         chunk: impl Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
     ) -> R<()> {
-        let kernel = if super::simd_enabled() {
-            match self.kernel(l, label, &chunk, true) {
-                Ok(k) => k,
-                Err(why) => {
-                    self.g
-                        .spmd_fallbacks
-                        .push(format!("{}: {why}", label.name()));
-                    self.kernel(l, label, &chunk, false)?
-                }
-            }
-        } else {
-            self.kernel(l, label, &chunk, false)?
+        let attempts: &[Lanes] = match super::simd_enabled() {
+            true => &[Lanes::Elements, Lanes::InnerLoops, Lanes::None],
+            false => &[Lanes::None],
         };
-        self.run_kernel(kernel, l)
+        let mut kernel = Err(String::new());
+        for &lanes in attempts {
+            kernel = self.kernel(l, label, &chunk, lanes);
+            match &kernel {
+                Err(why) if lanes != Lanes::None => self
+                    .g
+                    .spmd_fallbacks
+                    .push(format!("{}: {why}", label.name())),
+                _ => break,
+            }
+        }
+        self.run_kernel(kernel?, l)
     }
 
     /// The address and value of chunk `c`'s partial result of type `t`.
@@ -206,20 +209,22 @@ impl FnCx<'_, '_> {
     }
 
     /// Compiles the kernel of a launch: `(env, lo, hi, partial, ctx) -> status`, loading
-    /// the environment and the output columns, then the chunk body; `spmd` lets the body
-    /// run elements for gangs. Nothing is left in the module when it fails.
+    /// the environment and the output columns, then the chunk body; `lanes` says what
+    /// runs for gangs. Nothing is left in the module when it fails.
     fn kernel(
         &mut self,
         l: &Launch,
         label: ParOp,
         chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
-        spmd: bool,
+        lanes: Lanes,
     ) -> R<FuncId> {
         let g: &mut Gen = self.g;
         let (simd_loops, walks) = (g.simd_loops, g.walks.len());
-        g.spmd = spmd;
+        g.spmd = lanes == Lanes::Elements;
+        g.inner_gangs = lanes != Lanes::None;
         let r = Self::kernel_function(g, l, label, chunk);
         g.spmd = false;
+        g.inner_gangs = false;
         if r.is_err() {
             g.simd_loops = simd_loops;
             g.walks.truncate(walks);
@@ -296,6 +301,17 @@ impl FnCx<'_, '_> {
         g.kernels += 1;
         Ok(id)
     }
+}
+
+/// What code of a kernel runs for gangs of lanes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lanes {
+    /// Elements (or iterations) of the launch, and inner loops of the scalar code left.
+    Elements,
+    /// Only independent inner loops of the elements' scalar code.
+    InnerLoops,
+    /// Nothing: scalar code.
+    None,
 }
 
 /// The grain of a parallel operation: iterations with loops or nested parallel operations

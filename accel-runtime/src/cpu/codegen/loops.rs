@@ -14,7 +14,10 @@ impl FnCx<'_, '_> {
         let lo = self.expr(lo)?;
         let hi = self.expr(hi)?;
         let s = self.scalar(&lo)?;
-        let (lo, hi) = (lo.w[0], hi.w[0]);
+        let (mut lo, hi) = (lo.w[0], hi.w[0]);
+        if s == ScalarType::Usize && self.inner_loop_on_lanes(var, body) {
+            lo = self.gang_inner_loop(var, body, (lo, hi))?;
+        }
         let recycling = self.start_recycling(body);
         self.for_loop_recycling(var, lo, hi, s, body, recycling.as_ref())?;
         Ok(V::unit())

@@ -123,6 +123,7 @@ pub fn compile(
         blendv,
         exact_math: exact_math(),
         spmd: false,
+        inner_gangs: false,
         spmd_fallbacks: Vec::new(),
     };
     g.declare_helpers()?;

@@ -65,6 +65,7 @@ impl MathProbe {
             blendv: false,
             exact_math: config.exact,
             spmd: false,
+            inner_gangs: false,
             spmd_fallbacks: Vec::new(),
         };
         g.declare_helpers()?;

@@ -162,7 +162,7 @@ impl FnCx<'_, '_> {
     /// Enters the gang state for `body` over `param` (its variables `vars`), the
     /// divisors of a row walk computed: the walk, and whether a divisor is zero (a zero
     /// one runs no gang: the caller's checked scalar loop then reports the division).
-    fn start_gang(
+    pub(super) fn start_gang(
         &mut self,
         body: &Expr,
         param: &str,
@@ -266,7 +266,7 @@ impl FnCx<'_, '_> {
 
     /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,
     /// `zero`: whether a divisor is zero); returns whether it ran.
-    fn run_gangs_proved(
+    pub(super) fn run_gangs_proved(
         &mut self,
         proofs: &Proofs,
         param: &str,
@@ -415,7 +415,8 @@ impl FnCx<'_, '_> {
     }
 
     /// A `parallel_loop` chunk for gangs: four iterations at a time. Returns where the
-    /// scalar loop continues, or `None` when the body is not a closure over a named index.
+    /// scalar loop continues, or `None` when the body is not a closure over a named index
+    /// or has an inner loop better run on lanes (see `inner`).
     pub(in crate::cpu::codegen) fn gang_iterations(
         &mut self,
         p: ParallelLoop<'_>,
@@ -428,6 +429,9 @@ impl FnCx<'_, '_> {
         let Some((Pat::Bind { name, .. }, _)) = params.first() else {
             return Ok(None);
         };
+        if super::inner::prefers_inner_loops(body) {
+            return Ok(None);
+        }
         let mut scalar = |f: &mut Self, i: Value| f.iteration(p.f, i);
         let rest = self.gang_loop(
             body,

@@ -32,6 +32,7 @@ mod blocked;
 mod bounds;
 mod control;
 mod expr;
+mod inner;
 mod kernels;
 mod lanes;
 mod lockstep;

@@ -3,9 +3,10 @@
 //! = min(path[i][j], path[i][k] + path[k][j])` for every `k` in turn, in `i32` as
 //! PolyBench's default type for this kernel. The edge lengths are random in `1..=100`,
 //! with a quarter of the pairs unconnected at length 999 (PolyBench's "no edge" value).
-//! The accel form is one `create` over the whole matrix per `k`; the rayon form updates
-//! rows in parallel against a copy of row `k` (which step `k` leaves unchanged, the
-//! lengths being positive).
+//! Both parallel forms update the rows in place, in parallel, against a copy of row `k`
+//! (which step `k` leaves unchanged, the lengths being positive): rayon's
+//! `par_chunks_mut`, and the same form inside `accelerate!` with the loop along the row
+//! written with indices.
 
 use crate::check::exact;
 use crate::random::below;
@@ -75,14 +76,11 @@ impl Program for FloydWarshall {
         let n = self.n;
         let mut path = self.path.clone();
         for k in 0..n {
-            path = accelerate!(create(n * n, |p| {
-                let i = p / n;
-                let j = p % n;
-                let through_k = path[i * n + k] + path[k * n + j];
-                if path[p] < through_k {
-                    path[p]
-                } else {
-                    through_k
+            let row_k = path[k * n..(k + 1) * n].to_vec();
+            accelerate!(path.par_chunks_mut(n).for_each(|row| {
+                let ik = row[k];
+                for j in 0..n {
+                    row[j] = row[j].min(ik + row_k[j]);
                 }
             }));
         }

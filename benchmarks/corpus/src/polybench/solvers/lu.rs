@@ -5,8 +5,8 @@
 //! pivoting (PolyBench builds `B B^T` instead). The rayon and accel forms are the
 //! right-looking factorisation, pivot by pivot (the same operations on every element, in
 //! the same order): the rows below the pivot in parallel, each divided by the pivot in
-//! the pivot's column and updated by the pivot row; the accel form is one `create` over
-//! the whole matrix per pivot, the elements the step leaves alone copied.
+//! the pivot's column and updated by the pivot row, in place: rayon's `par_chunks_mut`,
+//! and the same form inside `accelerate!`.
 
 use crate::check::close;
 use crate::polybench::matrix;
@@ -77,15 +77,13 @@ impl Program for Lu {
         let n = self.n;
         let mut a = self.a.clone();
         for k in 0..n {
-            a = accelerate!(create(n * n, |p| {
-                let i = p / n;
-                let j = p % n;
-                if i <= k || j < k {
-                    a[p]
-                } else if j == k {
-                    a[p] / a[k * n + k]
-                } else {
-                    a[p] - a[i * n + k] / a[k * n + k] * a[k * n + j]
+            let (top, below) = a.split_at_mut((k + 1) * n);
+            let pivot = &top[k * n..];
+            accelerate!(below.par_chunks_mut(n).for_each(|row| {
+                row[k] /= pivot[k];
+                let l = row[k];
+                for j in k + 1..n {
+                    row[j] -= l * pivot[j];
                 }
             }));
         }
