@@ -235,7 +235,7 @@ fn a_loop_that_reads_what_it_wrote_keeps_its_order() {
                 row[j] += row[j - 1];
             }
             for j in 0..row.len() {
-                row[j] = row[j] - row[7];
+                row[j] -= row[7];
             }
         }))
     });
@@ -245,7 +245,7 @@ fn a_loop_that_reads_what_it_wrote_keeps_its_order() {
             row[j] += row[j - 1];
         }
         for j in 0..row.len() {
-            row[j] = row[j] - row[7];
+            row[j] -= row[7];
         }
     });
     assert_eq!(got, want);
