@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
 
+mod linger;
+
 /// The number of threads a site's compiled CPU code uses when it runs on this thread: the
 /// size of the rayon pool the caller is running on (inside [`rayon::ThreadPool::install`]
 /// or a parallel iterator), else `ACCEL_NUM_THREADS` when it is set, else the size of
@@ -179,12 +181,17 @@ pub extern "C" fn accel_par(
         1 => return kernel(env as *const u64, 0, n, partials as *mut u64, ctx),
         _ => {}
     }
+    let threads = rayon::current_num_threads() as u64;
+    let chunks = accel_chunks(n, grain);
+    // A launch from outside every pool (a site called from the program's own threads)
+    // takes helpers still awake from the launches before (see `linger`).
+    let shared = rayon::current_thread_index().is_none();
     let launch = Arc::new(Launch {
         kernel,
         env,
         n,
         size: chunk_size(n, grain),
-        chunks: accel_chunks(n, grain),
+        chunks,
         partials,
         partial_words,
         ctx: ctx as usize,
@@ -193,13 +200,17 @@ pub extern "C" fn accel_par(
         helpers_ran: AtomicUsize::new(0),
         status: AtomicU32::new(0),
         launcher: std::thread::current(),
+        seats: AtomicU64::new((threads - 1).min(chunks - 1)),
+        shared,
     });
+    if shared {
+        linger::publish(&launch);
+    }
     // Unless the launch is eager, chunks run on this thread, in order, while the launch
     // has taken less than `SEQUENTIAL_BUDGET`: a small launch never pays for waking the
-    // pool. Then helpers on the pool claim chunks beside this thread, which goes on
-    // claiming too, so it never sleeps waiting for them to wake. The partition is the same
-    // either way, so results are too.
-    let threads = rayon::current_num_threads() as u64;
+    // pool (helpers already awake join it meanwhile). Then helpers on the pool claim
+    // chunks beside this thread, which goes on claiming too, so it never sleeps waiting
+    // for them to wake. The partition is the same either way, so results are too.
     let mut launcher_counted = true;
     if eager == 0 && threads > 1 {
         run_within_budget(&launch, &mut launcher_counted);
@@ -207,13 +218,13 @@ pub extern "C" fn accel_par(
     let left = launch
         .chunks
         .saturating_sub(launch.next.load(Ordering::Relaxed));
-    let helpers = (threads - 1).min(left.saturating_sub(1));
+    let helpers = launch
+        .seats
+        .load(Ordering::Relaxed)
+        .min(left.saturating_sub(1));
     for _ in 0..helpers {
         let l = Arc::clone(&launch);
-        rayon::spawn(move || {
-            let mut counted = false;
-            while l.claim_one(&mut counted) {}
-        });
+        rayon::spawn(move || linger::help(l));
     }
     while launch.claim_one(&mut launcher_counted) {}
     // Only chunks that helpers claimed are still running: spin briefly, then sleep until
@@ -287,9 +298,27 @@ struct Launch {
     helpers_ran: AtomicUsize,
     /// Woken when the last chunk is done.
     launcher: std::thread::Thread,
+    /// How many more helpers may join (the pool's threads beside the launcher).
+    seats: AtomicU64,
+    /// Whether the launcher works for no pool: helpers of such launches wait a while
+    /// for the next one (see `linger`).
+    shared: bool,
 }
 
 impl Launch {
+    /// Takes a helper's seat; false when the launch has all the helpers it may have.
+    fn take_seat(&self) -> bool {
+        self.seats
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| s.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Runs chunks until none is left, as a helper.
+    fn help(&self) {
+        let mut counted = false;
+        while self.claim_one(&mut counted) {}
+    }
+
     /// Claims the next chunk and runs it; false when none is left. A helper's first chunk
     /// counts it among those that ran (`counted` is its own flag).
     fn claim_one(&self, counted: &mut bool) -> bool {

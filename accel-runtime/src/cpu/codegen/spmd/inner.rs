@@ -141,7 +141,7 @@ impl FnCx<'_, '_> {
 
     /// The whole gangs of `for var in lo..hi { body }` (iterations independent, see
     /// [`independent_iterations`]), behind one bounds test for the accesses indexed by
-    /// `var`; returns where the iterations left begin (`lo` when the test failed: then
+    /// `var` or affine in it; returns where the iterations left begin (`lo` when the test failed: then
     /// the caller's checked scalar loop runs them all and reports the first failure).
     pub(in crate::cpu::codegen) fn gang_inner_loop(
         &mut self,
@@ -169,6 +169,8 @@ impl FnCx<'_, '_> {
         let proofs = Proofs {
             indexed: self.indexed_by(body, var),
             tensors: self.tensor_accesses(body, var),
+            // A stencil's row: `from[i * n + j - 1]`, `from[(i + 1) * n + j]`.
+            affine: self.affine_loads(body, var),
             ..Proofs::default()
         };
         let gangs_run = |f: &mut Self| {
