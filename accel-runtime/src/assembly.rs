@@ -8,8 +8,10 @@ use crate::backend::SiteKey;
 use crate::site::{FnDesc, SiteDesc};
 use accel_ir::passes::{classify, extract, resolve, IrError};
 use accel_ir::{FnDef, Program, SiteDef};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, RwLock};
 
 impl FnDesc {
     /// The name that identifies the function in a program: its full path.
@@ -115,7 +117,7 @@ impl SiteDesc {
         program
             .site
             .captures
-            .extend(self.constants().into_iter().map(|(name, _)| name));
+            .extend(self.constants().iter().map(|(name, _)| name.clone()));
         program.records = self.records.iter().map(|record| record()).collect();
         for f in &reached {
             program
@@ -141,15 +143,31 @@ impl SiteDesc {
     }
 
     /// The constants the reached functions name, as extra captures (name, value), in the
-    /// order the compiled code takes them.
-    pub(crate) fn constants(&'static self) -> Vec<(String, &'static (dyn Inspect + Sync))> {
+    /// order the compiled code takes them. Worked out once per site: every call of the
+    /// site reads them.
+    pub(crate) fn constants(&'static self) -> &'static [(String, &'static (dyn Inspect + Sync))] {
+        type Constants = &'static [(String, &'static (dyn Inspect + Sync))];
+        type BySite = HashMap<usize, Constants, BuildHasherDefault<rustc_hash::FxHasher>>;
+        static BY_SITE: OnceLock<RwLock<BySite>> = OnceLock::new();
+        let by_site = BY_SITE.get_or_init(Default::default);
+        let key = self as *const SiteDesc as usize;
+        if let Some(c) = by_site.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return c;
+        }
+        let mut sites = by_site.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = sites.get(&key) {
+            return c;
+        }
         let mut out = Vec::new();
         for f in self.reached_functions() {
             for (name, value) in f.consts {
                 out.push((format!("{}::{name}", f.path), *value));
             }
         }
-        out
+        // One small list per site of the program, kept for the process's life.
+        let constants: Constants = Box::leak(out.into_boxed_slice());
+        sites.insert(key, constants);
+        constants
     }
 }
 

@@ -173,7 +173,7 @@ pub(crate) fn plan<R: Accel>(
         return Ok(Plan::Sequential);
     }
     let constants = site.constants();
-    let all = all_captures(captures, &constants);
+    let all = all_captures(captures, constants);
     let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
     let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
     let scalar = |k: usize| all.get(k).and_then(|(_, v)| scalar_word(*v));
@@ -338,7 +338,7 @@ pub(crate) fn run_compiled<R: Accel>(
 ) -> Result<R, AccelError> {
     let start = logging().then(Instant::now);
     let constants = site.constants();
-    let all = all_captures(captures, &constants);
+    let all = all_captures(captures, constants);
     match run_marshaled::<R>(&*c.code, &all) {
         Ok((r, report)) => {
             if let Some(start) = start {

@@ -3,7 +3,7 @@
 //! concurrent first calls wait for that one compilation.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Compiled values of type `T` by key `K`; a failure is cached too (as its message).
@@ -18,7 +18,7 @@ pub struct CompileCache<K, T> {
 type CacheSlot<T> = Arc<OnceLock<Result<Arc<T>, String>>>;
 
 /// Entries by the hash of their key (keys that collide share a bucket).
-type Buckets<K, T> = HashMap<u64, Vec<(K, CacheSlot<T>)>>;
+type Buckets<K, T> = HashMap<u64, Vec<(K, CacheSlot<T>)>, BuildHasherDefault<rustc_hash::FxHasher>>;
 
 /// The hash entries are filed under: of the key, or of borrowed parts that hash alike
 /// (a `Vec` hashes as its slice, a reference as what it points to).

@@ -217,7 +217,7 @@ impl CompiledSite for CpuSite {
     }
 
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
-        let ctx = RunCtx::new(pool::num_threads());
+        let mut ctx = RunCtx::new(pool::num_threads());
         let mut out = vec![0u64; self.code.result_words.max(1)];
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
         // Addresses, so that the call can move to the pool's thread.

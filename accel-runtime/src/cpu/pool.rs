@@ -76,8 +76,10 @@ fn pool_size(value: &str) -> Result<usize, String> {
 /// The state of one compiled run, shared by all its kernels.
 pub struct RunCtx {
     /// One arena per pool thread (and one for the calling thread), so that kernels that
-    /// allocate (a row per element) do not contend for one lock.
-    arenas: Vec<Mutex<Arena>>,
+    /// allocate (a row per element) do not contend for one lock; made on the first such
+    /// allocation (most runs make none).
+    arenas: OnceLock<Box<[Mutex<Arena>]>>,
+    threads: usize,
     /// What the site function (between launches) allocates: each its own allocation,
     /// recycled at each step of its loops once no variable holds it.
     host: Mutex<Arena>,
@@ -90,9 +92,8 @@ impl RunCtx {
     /// The context of a run on a pool of `threads` threads.
     pub fn new(threads: usize) -> Self {
         RunCtx {
-            arenas: (0..threads + 1)
-                .map(|_| Mutex::new(Arena::default()))
-                .collect(),
+            arenas: OnceLock::new(),
+            threads,
             host: Mutex::new(Arena::default()),
             error: Mutex::new(None),
             peak_threads: AtomicUsize::new(1),
@@ -101,16 +102,21 @@ impl RunCtx {
 
     /// This thread's arena.
     fn arena(&self) -> &Mutex<Arena> {
+        let arenas = self.arenas.get_or_init(|| {
+            (0..self.threads + 1)
+                .map(|_| Mutex::new(Arena::default()))
+                .collect()
+        });
         let shard = rayon::current_thread_index().map_or(0, |i| i + 1);
-        &self.arenas[shard.min(self.arenas.len() - 1)]
+        &arenas[shard.min(arenas.len() - 1)]
     }
 
     /// Everything the run allocated, in one arena.
-    pub fn take_arena(&self) -> Arena {
-        let mut all = std::mem::take(&mut *self.host.lock().unwrap_or_else(|e| e.into_inner()));
-        for a in &self.arenas {
+    pub fn take_arena(&mut self) -> Arena {
+        let mut all = std::mem::take(self.host.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for a in self.arenas.get_mut().into_iter().flat_map(|a| a.iter_mut()) {
             all.absorb(std::mem::take(
-                &mut *a.lock().unwrap_or_else(|e| e.into_inner()),
+                a.get_mut().unwrap_or_else(|e| e.into_inner()),
             ));
         }
         all
