@@ -286,3 +286,23 @@ fn a_cuda_mode_that_cannot_run_is_an_error() {
         assert!(out.contains("built without its `cuda` feature"), "{out}");
     }
 }
+
+#[test]
+fn of_many_failing_elements_the_first_in_index_order_is_reported() {
+    // A million elements in many chunks, run by every thread; in the second half every
+    // 1009th index reads past the end, each at its own index, so the message tells which
+    // failed. The threads reach the last failures first as often as the first.
+    let n = 1usize << 20;
+    let xs: Vec<f32> = vec![1.5; n];
+    let fails = |i: usize| i > n / 2 && i % 1009 == 0;
+    let at: Vec<usize> = (0..n).map(|i| if fails(i) { n + i } else { i }).collect();
+    let first = n + (0..n).find(|&i| fails(i)).expect("some index fails");
+    for mode in [Mode::Debug, Mode::Cpu] {
+        for _ in 0..5 {
+            let e = with_mode(mode, || try_accelerate!(create(n, |i| xs[at[i]])))
+                .expect_err("a read past the end fails");
+            assert_eq!(e.kind(), accel_runtime::ErrorKind::IndexOutOfBounds, "{e}");
+            assert!(e.to_string().contains(&first.to_string()), "{mode:?}: {e}");
+        }
+    }
+}

@@ -242,7 +242,7 @@ impl CompiledSite for CpuSite {
             )
         })?;
         if status != 0 {
-            let failure = ctx.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let failure = ctx.take_failure();
             return Err(
                 failure.map_or_else(|| "compiled code failed".to_string(), |f| f.describe())
             );

@@ -83,7 +83,8 @@ pub struct RunCtx {
     /// What the site function (between launches) allocates: each its own allocation,
     /// recycled at each step of its loops once no variable holds it.
     host: Mutex<Arena>,
-    pub error: Mutex<Option<Failure>>,
+    /// The failure to report, with the chunk it happened in.
+    error: Mutex<Option<(u64, Failure)>>,
     /// The most threads that ran chunks of one launch, for `ACCEL_LOG`.
     pub peak_threads: AtomicUsize,
 }
@@ -109,6 +110,12 @@ impl RunCtx {
         });
         let shard = rayon::current_thread_index().map_or(0, |i| i + 1);
         &arenas[shard.min(arenas.len() - 1)]
+    }
+
+    /// The failure the run reports, if one happened.
+    pub fn take_failure(&mut self) -> Option<Failure> {
+        let e = self.error.get_mut().unwrap_or_else(|e| e.into_inner());
+        e.take().map(|(_, f)| f)
     }
 
     /// Everything the run allocated, in one arena.
@@ -201,7 +208,8 @@ pub extern "C" fn accel_par(
         partials,
         partial_words,
         ctx: ctx as usize,
-        next: AtomicU64::new(0),
+        ends: AtomicU64::new(chunks << 32),
+        failed: AtomicU64::new(u64::MAX),
         done: AtomicU64::new(0),
         helpers_ran: AtomicUsize::new(0),
         status: AtomicU32::new(0),
@@ -221,9 +229,7 @@ pub extern "C" fn accel_par(
     if eager == 0 && threads > 1 {
         run_within_budget(&launch, &mut launcher_counted);
     }
-    let left = launch
-        .chunks
-        .saturating_sub(launch.next.load(Ordering::Relaxed));
+    let left = launch.unclaimed();
     let helpers = launch
         .seats
         .load(Ordering::Relaxed)
@@ -232,7 +238,7 @@ pub extern "C" fn accel_par(
         let l = Arc::clone(&launch);
         rayon::spawn(move || linger::help(l));
     }
-    while launch.claim_one(&mut launcher_counted) {}
+    while launch.claim_one(&mut launcher_counted, End::Front) {}
     // Only chunks that helpers claimed are still running: spin briefly, then sleep until
     // the last one wakes this thread (a timeout guards against a lost wake-up).
     let mut spins = 0u32;
@@ -258,7 +264,7 @@ pub extern "C" fn accel_par(
 fn run_within_budget(launch: &Launch, counted: &mut bool) {
     let start = std::time::Instant::now();
     let (mut claimed, mut check_every) = (0u32, 1u32);
-    while launch.claim_one(counted) {
+    while launch.claim_one(counted, End::Front) {
         claimed += 1;
         if claimed % check_every != 0 {
             continue;
@@ -294,7 +300,16 @@ struct Launch {
     partials: u64,
     partial_words: u64,
     ctx: usize,
-    next: AtomicU64,
+    /// The chunks not claimed yet, `front..back`, packed as `back << 32 | front`. The
+    /// launcher claims from the front, helpers from the back: each thread then walks a
+    /// contiguous run of the data, as rayon's halving does (a stencil whose chunks two
+    /// threads took in turn ran 1.4x slower: every chunk restarts the memory streams and
+    /// rereads its neighbours' border rows).
+    ends: AtomicU64,
+    /// The lowest chunk that failed (`u64::MAX`: none). Chunks after it are skipped and
+    /// those before still run, so the failure reported is the first in index order,
+    /// whichever thread ran what.
+    failed: AtomicU64,
     /// Chunks run (or skipped after a failure); the launcher waits for all of them.
     done: AtomicU64,
     /// The first non-zero status.
@@ -322,24 +337,52 @@ impl Launch {
     /// Runs chunks until none is left, as a helper.
     fn help(&self) {
         let mut counted = false;
-        while self.claim_one(&mut counted) {}
+        while self.claim_one(&mut counted, End::Back) {}
     }
 
-    /// Claims the next chunk and runs it; false when none is left. A helper's first chunk
-    /// counts it among those that ran (`counted` is its own flag).
-    fn claim_one(&self, counted: &mut bool) -> bool {
-        let c = self.next.fetch_add(1, Ordering::Relaxed);
-        if c >= self.chunks {
-            return false;
+    /// How many chunks no thread has claimed yet.
+    fn unclaimed(&self) -> u64 {
+        let ends = self.ends.load(Ordering::Relaxed);
+        (ends >> 32).saturating_sub(ends & 0xffff_ffff)
+    }
+
+    /// Claims the chunk at `end` of those left; `None` when none is left.
+    fn claim(&self, end: End) -> Option<u64> {
+        let mut ends = self.ends.load(Ordering::Relaxed);
+        loop {
+            let (front, back) = (ends & 0xffff_ffff, ends >> 32);
+            if front >= back {
+                return None;
+            }
+            let (next, c) = match end {
+                End::Front => (back << 32 | (front + 1), front),
+                End::Back => ((back - 1) << 32 | front, back - 1),
+            };
+            match self
+                .ends
+                .compare_exchange_weak(ends, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(c),
+                Err(now) => ends = now,
+            }
         }
+    }
+
+    /// Claims a chunk at `end` and runs it; false when none is left. A helper's first
+    /// chunk counts it among those that ran (`counted` is its own flag).
+    fn claim_one(&self, counted: &mut bool, end: End) -> bool {
+        let Some(c) = self.claim(end) else {
+            return false;
+        };
         if !*counted {
             *counted = true;
             self.helpers_ran.fetch_add(1, Ordering::Relaxed);
         }
-        if self.status.load(Ordering::Relaxed) == 0 {
+        if c < self.failed.load(Ordering::Relaxed) {
             let lo = c * self.size;
             let hi = (lo + self.size).min(self.n);
             let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
+            CHUNK.set(c);
             let s = (self.kernel)(
                 self.env as *const u64,
                 lo,
@@ -347,7 +390,9 @@ impl Launch {
                 slot,
                 self.ctx as *const RunCtx,
             );
+            CHUNK.set(0);
             if s != 0 {
+                self.failed.fetch_min(c, Ordering::Relaxed);
                 let _ = self
                     .status
                     .compare_exchange(0, s, Ordering::Relaxed, Ordering::Relaxed);
@@ -359,6 +404,18 @@ impl Launch {
         }
         true
     }
+}
+
+/// Which end of a launch's chunks left a thread claims from.
+#[derive(Clone, Copy)]
+enum End {
+    Front,
+    Back,
+}
+
+thread_local! {
+    /// The chunk this thread runs (0 outside launches): a failure's place in index order.
+    static CHUNK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How long a launch runs its chunks on the calling thread before handing the rest to
@@ -413,12 +470,16 @@ pub extern "C" fn accel_copy(dst: u64, src: u64, bytes: u64) {
     }
 }
 
-/// Records a failure (the first one wins); the reporting code then returns non-zero.
+/// Records a failure: the one of the lowest chunk wins (the first of a chunk, which runs
+/// in order); the reporting code then returns non-zero.
 pub extern "C" fn accel_fail(ctx: *const RunCtx, kind: u32, a: u64, b: u64) {
     // SAFETY: as in `accel_alloc`.
     let ctx = unsafe { &*ctx };
+    let chunk = CHUNK.get();
     let mut e = ctx.error.lock().unwrap_or_else(|e| e.into_inner());
-    e.get_or_insert(Failure { code: kind, a, b });
+    if e.as_ref().is_none_or(|(first, _)| chunk < *first) {
+        *e = Some((chunk, Failure { code: kind, a, b }));
+    }
 }
 
 #[cfg(test)]
