@@ -294,7 +294,7 @@ fn of_many_failing_elements_the_first_in_index_order_is_reported() {
     // failed. The threads reach the last failures first as often as the first.
     let n = 1usize << 20;
     let xs: Vec<f32> = vec![1.5; n];
-    let fails = |i: usize| i > n / 2 && i % 1009 == 0;
+    let fails = |i: usize| i > n / 2 && i.is_multiple_of(1009);
     let at: Vec<usize> = (0..n).map(|i| if fails(i) { n + i } else { i }).collect();
     let first = n + (0..n).find(|&i| fails(i)).expect("some index fails");
     for mode in [Mode::Debug, Mode::Cpu] {

@@ -721,3 +721,38 @@ fn sequences_per_lane_are_bit_identical() {
         "{message}"
     );
 }
+
+#[test]
+fn a_condition_on_the_index_and_a_shorter_sequence_split_the_range_exactly() {
+    // `i < k` holds in every lane of the gangs below `k`, in none above, in some of one;
+    // `y` is `k` long and read only where `i < k`, so the launch's last indices run as
+    // scalar code after the gangs (Durbin's step, a padded copy).
+    let mut rng = Rng(9);
+    for &k in SIZES {
+        let y = rng.f64s(k, -1.0, 1.0);
+        let alpha = 0.375f64;
+        let got = exact(|| {
+            accelerate!(create(k + 1, |i| if i < k {
+                y[i] + alpha * y[k - i - 1] // padded
+            } else {
+                alpha
+            }))
+        });
+        let mut want: Vec<f64> = (0..k).map(|i| y[i] + alpha * y[k - i - 1]).collect();
+        want.push(alpha);
+        assert_eq!(got, want, "k = {k}");
+        for cut in [0, k / 3, k] {
+            exact(|| accelerate!(create(k, |i| if i >= cut { y[i] * 2.0 } else { -y[i] })));
+        }
+    }
+    vectorized("// padded");
+    // Read past the end with no guard: the first index past it fails, as in Rust.
+    let xs: Vec<f32> = vec![2.0; 100];
+    let message = panic_message(|| {
+        with_mode(Mode::Cpu, || accelerate!(create(133, |i| xs[i] + 1.0)));
+    });
+    assert!(
+        message.contains("the len is 100 but the index is 100"),
+        "{message}"
+    );
+}

@@ -4,7 +4,6 @@
 //! on) and `for` over uniform bounds (one loop for the gang, versioned as scalar code's).
 
 use super::super::cx::*;
-use super::super::num::comparison;
 use super::super::proofs::Proofs;
 use super::uniform::target_root;
 use super::{not_spmd, Mask, Part, G};
@@ -140,33 +139,46 @@ impl FnCx<'_, '_> {
             && (self.loads(then) || els.is_some_and(|e| self.loads(e)));
         if coherent {
             if let Some(none) = self.holds_in_no_lane(cond)? {
-                return self.gif_summarized(none, cond, then, els, &ty);
+                let every = self.holds_in_every_lane(cond)?;
+                return self.gif_summarized((none, every), cond, then, els, &ty);
             }
         }
         self.gif_varying(cond, then, els, &ty)
     }
 
     /// [`Self::gif`] on a condition `none` says holds in no lane of the gang (a stencil's
-    /// interior, away from the borders its condition tests): the else arm alone for every
-    /// lane, without the condition's masks; elsewhere the condition per lane.
+    /// interior, away from the borders its condition tests) and `every` (when known) says
+    /// holds in every lane (`i < k` for a gang below `k`): the one arm for every lane,
+    /// without the condition's masks; elsewhere the condition per lane.
     fn gif_summarized(
         &mut self,
-        none: Value,
+        (none, every): (Value, Option<Value>),
         cond: &Expr,
         then: &Expr,
         els: Option<&Expr>,
         ty: &Type,
     ) -> R<G> {
         let result = self.result_vars(ty)?;
-        let (interior, per_lane, join) = (
+        let (interior, undecided, per_lane, join) = (
+            self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
         );
-        self.b.ins().brif(none, interior, &[], per_lane, &[]);
+        self.b.ins().brif(none, interior, &[], undecided, &[]);
         self.b.switch_to_block(interior);
         self.arm_into(els, ty, &result)?;
         self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(undecided);
+        if let Some(every) = every {
+            let all = self.b.create_block();
+            self.b.ins().brif(every, all, &[], per_lane, &[]);
+            self.b.switch_to_block(all);
+            self.arm_into(Some(then), ty, &result)?;
+            self.b.ins().jump(join, &[]);
+        } else {
+            self.b.ins().jump(per_lane, &[]);
+        }
         self.b.switch_to_block(per_lane);
         let v = self.gif_varying(cond, then, els, ty)?;
         if *ty != Type::Unit {
@@ -436,38 +448,6 @@ impl FnCx<'_, '_> {
                 || matches!(x, Expr::Method { method, .. } if method == "get") && self.varies(x)
         });
         any
-    }
-
-    /// A scalar that is true only when `cond` holds in no lane of the gang, computed
-    /// without the condition's masks, for conditions made of `||`, `&&` and comparisons
-    /// of the gang's consecutive index (plus uniform terms) or uniform values with
-    /// uniform values (`i == 0 || j == 0 || i == n - 1 || j == n - 1` of a row walk).
-    /// `None` for other conditions. It may be false where no lane holds (the gang wraps
-    /// around the type's largest value), never true where one does.
-    fn holds_in_no_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
-        match cond {
-            Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
-                let (Some(x), Some(y)) = (self.holds_in_no_lane(a)?, self.holds_in_no_lane(b)?)
-                else {
-                    return Ok(None);
-                };
-                // `a || b` holds nowhere when neither does; `a && b` when either does not.
-                Ok(Some(match op {
-                    BinOp::Or => self.b.ins().band(x, y),
-                    _ => self.b.ins().bor(x, y),
-                }))
-            }
-            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
-                if !plain_arithmetic(a) || !plain_arithmetic(b) {
-                    return Ok(None);
-                }
-                let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
-                let s = Self::g_scalar(&l)?;
-                let cmp = comparison(*op).expect("checked");
-                Ok(self.compare_holds_nowhere(cmp, s, &l.w[0], &r.w[0]))
-            }
-            _ => Ok(None),
-        }
     }
 
     /// `a && b`, `a || b`: `b` runs for the lanes `a` leaves undecided.
@@ -761,18 +741,5 @@ fn place_in(target: &Expr, t: &Type) -> R<(Type, usize)> {
             Ok((ft, at + off))
         }
         _ => Err(unsupported("this assignment target")),
-    }
-}
-
-/// Whether `e` is variables and literals under `+`, `-`, `*` and casts: code that cannot
-/// fail or have effects, so that evaluating it once more for a test costs nothing.
-fn plain_arithmetic(e: &Expr) -> bool {
-    match e {
-        Expr::Var(_) | Expr::Lit(_) => true,
-        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-            plain_arithmetic(a) && plain_arithmetic(b)
-        }
-        Expr::Cast(x, _) => plain_arithmetic(x),
-        _ => false,
     }
 }

@@ -71,6 +71,7 @@ impl FnCx<'_, '_> {
             }
             _ => (lo, hi),
         };
+        let hi = self.within_indexed(body, param, safe, (lo, hi), walk)?;
         let index = self.b.declare_var(ct::I64);
         let mut vars = HashMap::new();
         vars.insert(
@@ -157,6 +158,35 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
+    }
+
+    /// The end of the part of `lo..hi` that the sequences `body` indexes by `param` (and
+    /// `safe` does not vouch for) are long enough for: gangs run there behind one bounds
+    /// test, and the caller's checked scalar loop takes the indices after (a walk of rows
+    /// takes every index itself: `hi`). A sequence read under a condition may be shorter
+    /// than the launch (`create(k + 1, |i| if i < k { y[i] } else { a })`, a padded
+    /// copy): then the whole chunk ran as scalar code.
+    fn within_indexed(
+        &mut self,
+        body: &Expr,
+        param: &str,
+        safe: &[String],
+        (lo, hi): (Value, Value),
+        walk: bool,
+    ) -> R<Value> {
+        if walk {
+            return Ok(hi);
+        }
+        let mut end = hi;
+        for seq in self.indexed_by(body, param) {
+            let vouched =
+                safe.contains(&seq) || self.safe.iter().any(|(s, p)| *s == seq && p == param);
+            if !vouched {
+                let len = self.var(&seq)?.w[0];
+                end = self.b.ins().umin(end, len);
+            }
+        }
+        Ok(self.b.ins().umax(end, lo))
     }
 
     /// Enters the gang state for `body` over `param` (its variables `vars`), the

@@ -30,6 +30,7 @@ mod aliases;
 mod arith;
 mod blocked;
 mod bounds;
+mod coherence;
 mod control;
 mod expr;
 mod inner;

@@ -1,0 +1,90 @@
+//! Where a condition holds across a gang, decided with scalar tests instead of masks: a
+//! comparison of the gang's consecutive index with a uniform value (`i < k`, a stencil's
+//! `i == 0 || j == n - 1`) holds in no lane, in every lane, or in some, which the first
+//! and last lanes tell. An `if` on such a condition then runs one arm for the whole gang
+//! where it can (see `control`'s `gif_summarized`).
+
+use super::super::cx::*;
+use super::super::num::comparison;
+use accel_ir::{BinOp, Expr};
+use cranelift_codegen::ir::condcodes::CondCode;
+use cranelift_codegen::ir::{InstBuilder, Value};
+
+impl FnCx<'_, '_> {
+    /// A scalar that is true only when `cond` holds in no lane of the gang, computed
+    /// without the condition's masks, for conditions made of `||`, `&&` and comparisons
+    /// of the gang's consecutive index (plus uniform terms) or uniform values with
+    /// uniform values (`i == 0 || j == 0 || i == n - 1 || j == n - 1` of a row walk).
+    /// `None` for other conditions. It may be false where no lane holds (the gang wraps
+    /// around the type's largest value), never true where one does.
+    pub(super) fn holds_in_no_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
+        match cond {
+            Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
+                let (Some(x), Some(y)) = (self.holds_in_no_lane(a)?, self.holds_in_no_lane(b)?)
+                else {
+                    return Ok(None);
+                };
+                // `a || b` holds nowhere when neither does; `a && b` when either does not.
+                Ok(Some(match op {
+                    BinOp::Or => self.b.ins().band(x, y),
+                    _ => self.b.ins().bor(x, y),
+                }))
+            }
+            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
+                if !plain_arithmetic(a) || !plain_arithmetic(b) {
+                    return Ok(None);
+                }
+                let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
+                let s = Self::g_scalar(&l)?;
+                let cmp = comparison(*op).expect("checked");
+                Ok(self.compare_holds_nowhere(cmp, s, &l.w[0], &r.w[0]))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A scalar that is true only when `cond` holds in every lane of the gang, for the
+    /// conditions [`Self::holds_in_no_lane`] knows (a comparison holds everywhere where
+    /// its opposite holds nowhere). `None` for other conditions; it may be false where
+    /// every lane holds, never true where one does not.
+    pub(super) fn holds_in_every_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
+        match cond {
+            Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
+                let (Some(x), Some(y)) =
+                    (self.holds_in_every_lane(a)?, self.holds_in_every_lane(b)?)
+                else {
+                    return Ok(None);
+                };
+                // `a && b` holds everywhere when both do; `a || b` at least when either
+                // does.
+                Ok(Some(match op {
+                    BinOp::And => self.b.ins().band(x, y),
+                    _ => self.b.ins().bor(x, y),
+                }))
+            }
+            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
+                if !plain_arithmetic(a) || !plain_arithmetic(b) {
+                    return Ok(None);
+                }
+                let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
+                let s = Self::g_scalar(&l)?;
+                let opposite = comparison(*op).expect("checked").complement();
+                Ok(self.compare_holds_nowhere(opposite, s, &l.w[0], &r.w[0]))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Whether `e` is variables and literals under `+`, `-`, `*` and casts: code that cannot
+/// fail or have effects, so that evaluating it once more for a test costs nothing.
+fn plain_arithmetic(e: &Expr) -> bool {
+    match e {
+        Expr::Var(_) | Expr::Lit(_) => true,
+        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+            plain_arithmetic(a) && plain_arithmetic(b)
+        }
+        Expr::Cast(x, _) => plain_arithmetic(x),
+        _ => false,
+    }
+}
