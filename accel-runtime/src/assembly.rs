@@ -149,9 +149,25 @@ impl SiteDesc {
         type Constants = &'static [(String, &'static (dyn Inspect + Sync))];
         type BySite = HashMap<usize, Constants, BuildHasherDefault<rustc_hash::FxHasher>>;
         static BY_SITE: OnceLock<RwLock<BySite>> = OnceLock::new();
-        let by_site = BY_SITE.get_or_init(Default::default);
+        thread_local! {
+            // The site this thread asked for last: a site called in a loop.
+            static LAST: std::cell::Cell<Option<(usize, Constants)>> =
+                const { std::cell::Cell::new(None) };
+        }
         let key = self as *const SiteDesc as usize;
-        if let Some(c) = by_site.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        if let Some((k, c)) = LAST.get() {
+            if k == key {
+                return c;
+            }
+        }
+        let by_site = BY_SITE.get_or_init(Default::default);
+        let found = by_site
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied();
+        if let Some(c) = found {
+            LAST.set(Some((key, c)));
             return c;
         }
         let mut sites = by_site.write().unwrap_or_else(|e| e.into_inner());

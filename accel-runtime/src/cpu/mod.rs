@@ -29,7 +29,22 @@ pub struct CpuSite {
 /// their word.
 type Fixed = Vec<(usize, u64)>;
 
-static CACHE: CompileCache<(usize, Vec<Type>, Type, Fixed), CpuSite> = CompileCache::new();
+/// What a site's code is compiled for: the site, its captures' types, its result's type
+/// and the constants compiled in.
+type CodeKey = (usize, Vec<Type>, Type, Fixed);
+
+static CACHE: CompileCache<CodeKey, CpuSite> = CompileCache::new();
+
+/// How many sites a thread remembers the code of (see `RECENT_SITES`).
+const RECENT: usize = 4;
+
+thread_local! {
+    /// The code this thread ran last, by the shared cache's key: a site called in a loop
+    /// (a stencil's steps, a solver's rows) finds it without the shared cache's lock and
+    /// hashing.
+    static RECENT_SITES: std::cell::RefCell<Vec<(CodeKey, Arc<CpuSite>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
 
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
@@ -48,6 +63,17 @@ impl Backend for CpuBackend {
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let fixed = fixed_values(site, captures);
+        let recent = RECENT_SITES.with_borrow(|sites| {
+            sites
+                .iter()
+                .find(|((id, types, r, f), _)| {
+                    *id == site.id && types[..] == *captures.types && r == result && *f == fixed
+                })
+                .map(|(_, code)| Arc::clone(code))
+        });
+        if let Some(code) = recent {
+            return (Ok(code as Arc<dyn CompiledSite>), true);
+        }
         let (compiled, hit) = CACHE.get_borrowed(
             &(site.id, captures.types, result, &fixed),
             |(id, types, r, f)| {
@@ -63,6 +89,15 @@ impl Backend for CpuBackend {
             },
             || compile(site, &*front()?, &fixed),
         );
+        if let Ok(code) = &compiled {
+            RECENT_SITES.with_borrow_mut(|sites| {
+                if sites.len() == RECENT {
+                    sites.remove(0);
+                }
+                let key = (site.id, captures.types.to_vec(), result.clone(), fixed);
+                sites.push((key, Arc::clone(code)));
+            });
+        }
         (compiled.map(|c| c as Arc<dyn CompiledSite>), hit)
     }
 }
