@@ -665,20 +665,34 @@ impl Expr {
     /// parameter, a `for` loop's variable or a `match` arm's pattern (where a reference
     /// to `name` would mean that binding, not an outer one).
     pub fn binds(&self, name: &str) -> bool {
-        let named = |p: &Pat| p.bound_names().iter().any(|n| n == name);
-        let mut found = false;
-        self.walk(&mut |x| {
-            found |= match x {
-                Expr::Block { stmts, .. } => stmts
-                    .iter()
-                    .any(|st| matches!(st, Stmt::Let { pat, .. } if named(pat))),
-                Expr::Lambda { params, .. } => params.iter().any(|(p, _)| named(p)),
-                Expr::For { var, .. } => var == name,
-                Expr::Match { arms, .. } => arms.iter().any(|a| named(&a.pat)),
-                _ => false,
-            };
+        self.bound_inside().iter().any(|n| n == name)
+    }
+
+    /// Every name this expression binds inside it (see [`Expr::binds`]).
+    pub fn bound_inside(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        self.walk(&mut |x| match x {
+            Expr::Block { stmts, .. } => {
+                for st in stmts {
+                    if let Stmt::Let { pat, .. } = st {
+                        names.extend(pat.bound_names());
+                    }
+                }
+            }
+            Expr::Lambda { params, .. } => {
+                for (p, _) in params {
+                    names.extend(p.bound_names());
+                }
+            }
+            Expr::For { var, .. } => names.push(var.clone()),
+            Expr::Match { arms, .. } => {
+                for arm in arms {
+                    names.extend(arm.pat.bound_names());
+                }
+            }
+            _ => {}
         });
-        found
+        names
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::cx::*;
 use crate::backend::abi::MAX_RANK;
-use accel_ir::{BinOp, Expr, Lit, ScalarType, Stmt, Type};
+use accel_ir::{BinOp, Expr, Lit, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use std::collections::HashSet;
@@ -366,40 +366,27 @@ pub(super) struct AffineLoad {
 
 /// The variables `body` binds or assigns (which a loop over it may change).
 pub(super) fn changed_in(body: &Expr) -> HashSet<String> {
-    let mut changed: HashSet<String> = HashSet::new();
-    body.walk(&mut |e| match e {
-        Expr::Assign { target, .. } => {
-            let mut root = &**target;
-            while let Expr::Field(b, _) | Expr::Index(b, _) = root {
-                root = b;
-            }
-            if let Expr::Var(x) = root {
-                changed.insert(x.clone());
+    let mut changed: HashSet<String> = body.bound_inside().into_iter().collect();
+    body.walk(&mut |e| {
+        if let Expr::Assign { target, .. } = e {
+            if let Some(x) = assigned_variable(target) {
+                changed.insert(x.to_string());
             }
         }
-        Expr::Block { stmts, .. } => {
-            for st in stmts {
-                if let Stmt::Let { pat, .. } = st {
-                    changed.extend(pat.bound_names());
-                }
-            }
-        }
-        Expr::For { var, .. } => {
-            changed.insert(var.clone());
-        }
-        Expr::Lambda { params, .. } => {
-            for (p, _) in params {
-                changed.extend(p.bound_names());
-            }
-        }
-        Expr::Match { arms, .. } => {
-            for arm in arms {
-                changed.extend(arm.pat.bound_names());
-            }
-        }
-        _ => {}
     });
     changed
+}
+
+/// The variable an assignment to `target` changes: `x` of `x`, `x.f` or `x[i]`.
+pub(super) fn assigned_variable(target: &Expr) -> Option<&str> {
+    let mut root = target;
+    while let Expr::Field(b, _) | Expr::Index(b, _) = root {
+        root = b;
+    }
+    match root {
+        Expr::Var(x) => Some(x),
+        _ => None,
+    }
 }
 
 pub(super) fn affine_offset(i: &Expr, param: &str, locals: &[String]) -> Option<Expr> {

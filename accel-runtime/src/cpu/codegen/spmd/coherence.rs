@@ -18,16 +18,35 @@ impl FnCx<'_, '_> {
     /// `None` for other conditions. It may be false where no lane holds (the gang wraps
     /// around the type's largest value), never true where one does.
     pub(super) fn holds_in_no_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
+        self.holds_alike(cond, Lanes::None)
+    }
+
+    /// A scalar that is true only when `cond` holds in every lane of the gang, for the
+    /// conditions [`Self::holds_in_no_lane`] knows (a comparison holds everywhere where
+    /// its opposite holds nowhere). `None` for other conditions; it may be false where
+    /// every lane holds, never true where one does not.
+    pub(super) fn holds_in_every_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
+        self.holds_alike(cond, Lanes::Every)
+    }
+
+    /// Whether `cond` holds in `lanes` of the gang (see the two callers).
+    fn holds_alike(&mut self, cond: &Expr, lanes: Lanes) -> R<Option<Value>> {
         match cond {
             Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
-                let (Some(x), Some(y)) = (self.holds_in_no_lane(a)?, self.holds_in_no_lane(b)?)
+                let (Some(x), Some(y)) = (self.holds_alike(a, lanes)?, self.holds_alike(b, lanes)?)
                 else {
                     return Ok(None);
                 };
-                // `a || b` holds nowhere when neither does; `a && b` when either does not.
-                Ok(Some(match op {
-                    BinOp::Or => self.b.ins().band(x, y),
-                    _ => self.b.ins().bor(x, y),
+                // In no lane: `a || b` when neither holds, `a && b` when either does not.
+                // In every lane: `a && b` when both hold, `a || b` at least when either
+                // does.
+                let both = matches!(
+                    (op, lanes),
+                    (BinOp::Or, Lanes::None) | (BinOp::And, Lanes::Every)
+                );
+                Ok(Some(match both {
+                    true => self.b.ins().band(x, y),
+                    false => self.b.ins().bor(x, y),
                 }))
             }
             Expr::Binary(op, a, b) if comparison(*op).is_some() => {
@@ -37,43 +56,22 @@ impl FnCx<'_, '_> {
                 let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
                 let s = Self::g_scalar(&l)?;
                 let cmp = comparison(*op).expect("checked");
-                Ok(self.compare_holds_nowhere(cmp, s, &l.w[0], &r.w[0]))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// A scalar that is true only when `cond` holds in every lane of the gang, for the
-    /// conditions [`Self::holds_in_no_lane`] knows (a comparison holds everywhere where
-    /// its opposite holds nowhere). `None` for other conditions; it may be false where
-    /// every lane holds, never true where one does not.
-    pub(super) fn holds_in_every_lane(&mut self, cond: &Expr) -> R<Option<Value>> {
-        match cond {
-            Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
-                let (Some(x), Some(y)) =
-                    (self.holds_in_every_lane(a)?, self.holds_in_every_lane(b)?)
-                else {
-                    return Ok(None);
+                let nowhere = match lanes {
+                    Lanes::None => cmp,
+                    Lanes::Every => cmp.complement(),
                 };
-                // `a && b` holds everywhere when both do; `a || b` at least when either
-                // does.
-                Ok(Some(match op {
-                    BinOp::And => self.b.ins().band(x, y),
-                    _ => self.b.ins().bor(x, y),
-                }))
-            }
-            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
-                if !plain_arithmetic(a) || !plain_arithmetic(b) {
-                    return Ok(None);
-                }
-                let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
-                let s = Self::g_scalar(&l)?;
-                let opposite = comparison(*op).expect("checked").complement();
-                Ok(self.compare_holds_nowhere(opposite, s, &l.w[0], &r.w[0]))
+                Ok(self.compare_holds_nowhere(nowhere, s, &l.w[0], &r.w[0]))
             }
             _ => Ok(None),
         }
     }
+}
+
+/// The lanes a condition is tested to hold in.
+#[derive(Clone, Copy)]
+enum Lanes {
+    None,
+    Every,
 }
 
 /// Whether `e` is variables and literals under `+`, `-`, `*` and casts: code that cannot

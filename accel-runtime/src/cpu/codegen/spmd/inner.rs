@@ -13,10 +13,10 @@
 //! the scalar loop's, so results are bit for bit the same.
 
 use super::super::cx::*;
-use super::super::proofs::Proofs;
+use super::super::proofs::{assigned_variable, Proofs};
 use super::aliases::Aliases;
 use super::{Slot, G, GROUP};
-use accel_ir::{Expr, ScalarType, Stmt, Type};
+use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -27,18 +27,14 @@ pub(in crate::cpu::codegen) fn independent_iterations(
     body: &Expr,
     is_tensor: &dyn Fn(&str) -> bool,
 ) -> bool {
-    let bound = bound_in(body);
+    let bound: HashSet<String> = body.bound_inside().into_iter().collect();
     let mut ok = true;
     let mut tensor_uses = 0usize;
     // Every access of a tensor: its name, coordinates and whether it writes.
     let mut accesses: Vec<(&str, &Vec<Expr>, bool)> = Vec::new();
     body.walk(&mut |e| match e {
         Expr::Assign { target, .. } => {
-            let mut root = &**target;
-            while let Expr::Field(b, _) | Expr::Index(b, _) = root {
-                root = b;
-            }
-            ok &= matches!(root, Expr::Var(x) if bound.contains(x));
+            ok &= assigned_variable(target).is_some_and(|x| bound.contains(x));
         }
         // Nested launches and function values keep their own order.
         Expr::Par { .. } | Expr::Apply { .. } | Expr::Closure { .. } | Expr::Lambda { .. } => {
@@ -102,30 +98,6 @@ pub(in crate::cpu::codegen) fn prefers_inner_loops(body: &Expr) -> bool {
         }
     });
     found
-}
-
-/// The names `body` binds: `let`s, loop variables, patterns of `match` arms.
-fn bound_in(body: &Expr) -> HashSet<String> {
-    let mut bound = HashSet::new();
-    body.walk(&mut |e| match e {
-        Expr::Block { stmts, .. } => {
-            for st in stmts {
-                if let Stmt::Let { pat, .. } = st {
-                    bound.extend(pat.bound_names());
-                }
-            }
-        }
-        Expr::For { var, .. } => {
-            bound.insert(var.clone());
-        }
-        Expr::Match { arms, .. } => {
-            for arm in arms {
-                bound.extend(arm.pat.bound_names());
-            }
-        }
-        _ => {}
-    });
-    bound
 }
 
 impl FnCx<'_, '_> {
@@ -197,7 +169,7 @@ impl FnCx<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accel_ir::{BinOp, Pat};
+    use accel_ir::{BinOp, Pat, Stmt};
 
     fn v(x: &str) -> Expr {
         Expr::var(x)
