@@ -18,6 +18,7 @@ fn in_every_mode<T: Clone + PartialEq + std::fmt::Debug>(
     xs: &[T],
     f: impl Fn(&mut Vec<T>),
 ) -> Vec<T> {
+    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
     let mut modes = vec![Mode::Debug, Mode::Cpu];
     #[cfg(feature = "cuda")]
     if common::emulator_present() {

@@ -186,6 +186,37 @@ fn accel_num_threads_sizes_the_pool_sites_use_outside_a_users_pool() {
 }
 
 #[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_runs_a_long_site_alone() {
+    install_logger();
+    let v: Vec<i64> = (1..=1_000_000).collect();
+    let s = accelerate!(reduce(|a, b| a + b, 0, &v)); // alone
+    println!("threads {} sum {s}", accel_runtime::num_threads());
+    for (_, _, message) in RECORDS.lock().unwrap().iter() {
+        println!("record {message}");
+    }
+}
+
+#[test]
+fn one_thread_runs_every_chunk_of_a_long_launch_on_the_calling_thread() {
+    // `ACCEL_NUM_THREADS=1`: the site runs on the caller (a pool of one thread would only
+    // hand it over and back), still in many chunks, and no other thread joins.
+    let (ok, out, err) = common::run_child(
+        "child_runs_a_long_site_alone",
+        &[("ACCEL_NUM_THREADS", "1"), ("ACCEL_MODE", "cpu"), ("ACCEL_LOG", "1")],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("threads 1 sum 500000500000\n"), "{out}");
+    let site = site_of("// alone");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("record {site}: cpu: ran in"))
+                && l.ends_with("on 1 thread(s)")),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_bad_thread_count_is_an_error_naming_the_site() {
     let (ok, out, err) = common::run_child(
         "child_reports_threads_and_runs_a_site",

@@ -341,6 +341,60 @@ fn stencil_borders_are_bit_identical() {
 }
 
 #[test]
+fn one_dimensional_stencils_are_bit_identical_at_every_length() {
+    // Gangs start right after the border the shifted loads would cross and a `create`
+    // ends with a gang overlapping the one before (its last indices stored twice, alike):
+    // every length around the gangs' widths, f64 (16 lanes) and f32, and an element that
+    // divides by a multiple of the width (its gangs stay aligned to share the quotient).
+    let mut rng = Rng(29);
+    for n in (0..70).chain([127, 128, 129, 2000]) {
+        let a = rng.f64s(n, -1.0, 1.0);
+        let got = exact(|| {
+            accelerate!(create(n, |i| {
+                if i == 0 || i == n - 1 {
+                    a[i]
+                } else {
+                    0.33333 * (a[i - 1] + a[i] + a[i + 1])
+                }
+            }))
+        }); // jacobi
+        let want: Vec<f64> = (0..n)
+            .map(|i| match i {
+                0 => a[i],
+                i if i == n - 1 => a[i],
+                i => 0.33333 * (a[i - 1] + a[i] + a[i + 1]),
+            })
+            .collect();
+        assert_eq!(got, want, "n = {n}");
+        let b: Vec<f32> = a.iter().map(|x| *x as f32).collect();
+        let m = n.saturating_sub(3);
+        exact(|| accelerate!(create(m, |i| b[i + 3] - 2.0 * b[i + 1] + b[i]))); // shifted only
+        exact(|| {
+            accelerate!(create(n, |i| if i >= 2 {
+                b[i - 2] * (i / 32) as f32 + (i % 32) as f32
+            } else {
+                b[i]
+            }))
+        }); // aligned quotient
+    }
+    for marker in ["// jacobi", "// shifted only", "// aligned quotient"] {
+        vectorized(marker);
+    }
+    // A lane failing in the overlapped last gang reports the first failing index.
+    let xs: Vec<f64> = vec![1.0; 40];
+    let ks: Vec<usize> = (0..37).map(|i| if i >= 35 { 99 } else { i }).collect();
+    let message = panic_message(|| {
+        with_mode(Mode::Cpu, || {
+            accelerate!(create(37, |i| xs[i + 1] + xs[ks[i]]))
+        });
+    });
+    assert!(
+        message.contains("the len is 40 but the index is 99"),
+        "{message}"
+    );
+}
+
+#[test]
 fn strided_walks_are_bit_identical() {
     let mut rng = Rng(23);
     for (n, m) in [

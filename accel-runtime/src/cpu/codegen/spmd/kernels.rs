@@ -63,9 +63,14 @@ impl FnCx<'_, '_> {
         // borders they would cross: the indices before run first as scalar code, those
         // after are left to the caller's scalar loop.
         let shifted = self.shifted_loads(body, param);
+        // Gangs start anywhere unless the element divides (by a multiple of their width,
+        // the quotient an aligned gang's lanes share): a stencil's first gang then starts
+        // right after the border, not up to a gang's width later, and a `create` may end
+        // with an overlapping gang.
+        let align = !walk && divides(body);
         let (lo, hi) = match scalar.as_mut() {
             Some(element) if !shifted.is_empty() => {
-                let (from, to) = self.inner_range(&shifted, (lo, hi), !walk, shift)?;
+                let (from, to) = self.inner_range(&shifted, (lo, hi), align, shift)?;
                 self.counted_loop(lo, from, ScalarType::Usize, |f, i| element(f, i))?;
                 (from, to)
             }
@@ -78,8 +83,8 @@ impl FnCx<'_, '_> {
             param.to_string(),
             (
                 Type::Scalar(ScalarType::Usize),
-                // Rows start anywhere: the gang's index is then not a multiple of its width.
-                vec![Slot::Seq(index, !walk)],
+                // A multiple of the gang's width only where the element divides (above).
+                vec![Slot::Seq(index, align)],
             ),
         );
         self.vars
@@ -91,15 +96,8 @@ impl FnCx<'_, '_> {
         }
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
-        let top = match walk {
-            // Rows: every index of the chunk.
-            true => hi,
-            false => {
-                let gangs = self.b.ins().ushr_imm_u(len, shift);
-                let top = self.b.ins().ishl_imm_u(gangs, shift);
-                self.b.ins().iadd(lo, top)
-            }
-        };
+        let overlap = store.is_some() && !align;
+        let top = self.gangs_end((lo, hi, len), shift, walk, overlap);
         // Sequences and tensors indexed by the gang's index checked once for the whole
         // chunk; when the test fails no gang runs, and the caller's checked scalar loop
         // takes every index (reporting the first that fails, as it would).
@@ -133,20 +131,14 @@ impl FnCx<'_, '_> {
                     }
                     _ => {
                         f.g.walks.push("rows");
-                        let overlap = store.is_some();
                         f.walk_rows(rows, index, (lo, hi), overlap, each, scalar)
                     }
                 }
             }
             _ => {
-                let zero = f.iconst(0);
-                let gangs = f.b.ins().ushr_imm_u(len, shift);
-                f.counted_loop(zero, gangs, ScalarType::Usize, |f, j| {
-                    let off = f.b.ins().ishl_imm_u(j, shift);
-                    let base = f.b.ins().iadd(lo, off);
-                    f.b.def_var(index, base);
-                    (each.borrow_mut())(f, base)
-                })
+                let each = &mut *each.borrow_mut();
+                f.gangs_over(index, (lo, len, hi), shift, overlap, each)
+                    .map(|_| ())
             }
         };
         let r = self.run_gangs_proved(&proofs, param, (lo, top), zero, &gangs_run);
@@ -158,6 +150,33 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
+    }
+
+    /// Where the indices `lo..hi` (`len` of them) left to scalar code begin once gangs
+    /// `1 << shift` wide ran: `hi` for a walk of rows (which takes every index itself) or
+    /// with an overlapping last gang (see [`Self::gangs_over`]) when there is a gang's
+    /// width, else after the whole gangs.
+    fn gangs_end(
+        &mut self,
+        (lo, hi, len): (Value, Value, Value),
+        shift: i64,
+        walk: bool,
+        overlap: bool,
+    ) -> Value {
+        if walk {
+            return hi;
+        }
+        let gangs = self.b.ins().ushr_imm_u(len, shift);
+        let whole = self.b.ins().ishl_imm_u(gangs, shift);
+        let top = self.b.ins().iadd(lo, whole);
+        if !overlap {
+            return top;
+        }
+        let wide = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, 1i64 << shift);
+        self.b.ins().select(wide, hi, top)
     }
 
     /// The end of the part of `lo..hi` that the sequences `body` indexes by `param` (and
@@ -479,4 +498,12 @@ impl FnCx<'_, '_> {
         )?;
         Ok(Some(rest))
     }
+}
+
+/// Whether `body` divides or takes a remainder anywhere (an aligned gang index may then
+/// share one quotient across its lanes).
+fn divides(body: &Expr) -> bool {
+    let mut found = false;
+    body.walk(&mut |e| found |= matches!(e, Expr::Binary(BinOp::Div | BinOp::Rem, ..)));
+    found
 }

@@ -14,11 +14,9 @@ use cranelift_frontend::Variable;
 impl FnCx<'_, '_> {
     /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
     /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
-    /// then its last indices one by one. With `overlap` (elements that only compute and
-    /// store their own index: a `create`'s), a row at least a gang wide ends with a gang
-    /// at its last indices instead, overlapping the one before and storing the same
-    /// values again: a 120-wide row's last 8 elements ran as scalar code, dividing the
-    /// index by each divisor (heat-3d).
+    /// then its last indices one by one; with `overlap`, rows at least a gang wide end
+    /// with an overlapping gang instead (see [`Self::gangs_over`]: a 120-wide row's last
+    /// 8 elements ran as scalar code, dividing the index by each divisor in heat-3d).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn walk_rows(
         &mut self,
@@ -68,8 +66,35 @@ impl FnCx<'_, '_> {
             n = self.b.ins().umin(n, left);
         }
         let end = self.b.ins().iadd(s, n);
-        let lanes = self.lanes() as i64;
-        let shift = lanes.trailing_zeros() as i64;
+        let shift = (self.lanes() as i64).trailing_zeros() as i64;
+        let tail = self.gangs_over(index, (s, n, end), shift, overlap, each)?;
+        // The row's last indices as scalar code, outside the gang's state.
+        let gang = self.gang.take();
+        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
+        self.gang = gang;
+        r?;
+        self.b.def_var(at, end);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// Runs `each` for the whole gangs (`1 << shift` wide) of the `n` indices from `s` to
+    /// `end`, the gang's index kept in `index`; returns where the indices left for scalar
+    /// code begin. With `overlap` (elements that only compute and store their own index:
+    /// a `create`'s), a range at least a gang wide ends with a gang at its last indices
+    /// instead, overlapping the one before and storing the same values again: up to a
+    /// gang's width less one of indices would otherwise run as scalar code (a 2000-element
+    /// stencil's last 15, a 120-wide row's last 8).
+    pub(super) fn gangs_over(
+        &mut self,
+        index: Variable,
+        (s, n, end): (Value, Value, Value),
+        shift: i64,
+        overlap: bool,
+        each: &mut ElementFn<'_, Self>,
+    ) -> R<Value> {
+        let lanes = 1i64 << shift;
         let gangs = self.b.ins().ushr_imm_u(n, shift);
         let whole = self.b.ins().ishl_imm_u(gangs, shift);
         let mut tail = self.b.ins().iadd(s, whole);
@@ -98,15 +123,7 @@ impl FnCx<'_, '_> {
             f.b.def_var(index, base);
             each(f, base)
         })?;
-        // The row's last indices as scalar code, outside the gang's state.
-        let gang = self.gang.take();
-        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
-        self.gang = gang;
-        r?;
-        self.b.def_var(at, end);
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(exit);
-        Ok(())
+        Ok(tail)
     }
 
     /// The gangs of `lo..hi` (rows of one divisor `d`) tile by tile: for each block of
