@@ -148,10 +148,11 @@ pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
     last_cpu_compilation(location, |r| r.fallbacks.clone())
 }
 
-/// How the gang loops of the CPU site compiled last at `location` that walk rows visit
-/// them (`rows`, `tiles`, `blocked`), if it was compiled.
-pub fn cpu_gang_walks(location: &str) -> Option<Vec<String>> {
-    last_cpu_compilation(location, |r| r.walks.clone())
+/// The shapes the gang code of the CPU site compiled last at `location` took, if it was
+/// compiled: how gang loops that walk rows visit them (`rows`, `tiles`, `blocked`) and
+/// each `if` decided for whole gangs where their lanes agree (`coherent if`).
+pub fn cpu_gang_shapes(location: &str) -> Option<Vec<String>> {
+    last_cpu_compilation(location, |r| r.shapes.clone())
 }
 
 /// What `read` takes from the last compilation of the CPU site at `location`.

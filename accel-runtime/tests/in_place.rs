@@ -303,3 +303,63 @@ fn out_of_row_indices_and_zero_chunks_fail_naming_the_site() {
         );
     }
 }
+
+#[test]
+fn in_place_stencils_store_whole_gangs_away_from_their_borders() {
+    // An `if` on the borders (through `!`, and the column `p % w` of the rows walked)
+    // decides whole gangs where their lanes agree: there the element's store is one
+    // vector store, elsewhere lane by lane; results are Rust's, bit for bit, in every
+    // mode, at sizes around the gangs' width.
+    for (w, h) in [
+        (3usize, 3usize),
+        (5, 4),
+        (16, 3),
+        (17, 5),
+        (33, 7),
+        (100, 9),
+    ] {
+        let n = w * h;
+        let src: Vec<f64> = (0..n).map(|p| ((p * 7919) % 1000) as f64 / 999.0).collect();
+        let dst: Vec<f64> = (0..n).map(|p| p as f64).collect();
+        let got = in_every_mode(&dst, |b| {
+            accelerate!(b.par_iter_mut().enumerate().for_each(|(p, x)| {
+                let i = p / w;
+                let j = p % w;
+                if !(i == 0 || j == 0 || i == h - 1 || j == w - 1) {
+                    *x = 0.2 * (src[p] + src[p - 1] + src[p + 1] + src[p + w] + src[p - w]);
+                }
+            })) // negated borders
+        });
+        let mut want = dst.clone();
+        for i in 1..h - 1 {
+            for j in 1..w - 1 {
+                let p = i * w + j;
+                want[p] = 0.2 * (src[p] + src[p - 1] + src[p + 1] + src[p + w] + src[p - w]);
+            }
+        }
+        assert_eq!(got, want, "{w}x{h}");
+        let got = in_every_mode(&dst, |e| {
+            accelerate!(e.par_iter_mut().enumerate().for_each(|(p, x)| {
+                if p % w != 0 {
+                    *x -= 0.5 * (src[p] - src[p - 1]);
+                }
+            })) // column test
+        });
+        let want: Vec<f64> = (0..n)
+            .map(|p| match p % w {
+                0 => dst[p],
+                _ => dst[p] - 0.5 * (src[p] - src[p - 1]),
+            })
+            .collect();
+        assert_eq!(got, want, "{w}x{h}");
+    }
+    for marker in ["// negated borders", "// column test"] {
+        common::assert_vectorized("in_place.rs", SOURCE, marker);
+        let site = common::site_of("in_place.rs", SOURCE, marker);
+        let shapes = accel_runtime::__private::cpu_gang_shapes(&site).unwrap_or_default();
+        assert!(
+            shapes.iter().any(|s| s == "coherent if"),
+            "{site}: {shapes:?}"
+        );
+    }
+}

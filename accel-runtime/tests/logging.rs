@@ -203,7 +203,11 @@ fn one_thread_runs_every_chunk_of_a_long_launch_on_the_calling_thread() {
     // hand it over and back), still in many chunks, and no other thread joins.
     let (ok, out, err) = common::run_child(
         "child_runs_a_long_site_alone",
-        &[("ACCEL_NUM_THREADS", "1"), ("ACCEL_MODE", "cpu"), ("ACCEL_LOG", "1")],
+        &[
+            ("ACCEL_NUM_THREADS", "1"),
+            ("ACCEL_MODE", "cpu"),
+            ("ACCEL_LOG", "1"),
+        ],
     );
     assert!(ok, "{err}");
     assert!(out.contains("threads 1 sum 500000500000\n"), "{out}");

@@ -4,7 +4,7 @@
 //! the blocks' length; results bit-identical, each site checked to run on SIMD lanes
 //! (and, for blocked loops, to take that shape).
 
-use accel_runtime::__private::cpu_gang_walks;
+use accel_runtime::__private::cpu_gang_shapes;
 use accel_runtime::prelude::*;
 
 mod common;
@@ -154,7 +154,7 @@ fn blocked_loops_are_bit_identical() {
         vectorized(marker);
         let site = site_of("simd_rows.rs", SOURCE, marker);
         assert_eq!(
-            cpu_gang_walks(&site),
+            cpu_gang_shapes(&site),
             Some(vec!["blocked".to_string()]),
             "{site} ({marker})"
         );

@@ -167,8 +167,8 @@ pub struct SimdReport {
     pub simd_loops: usize,
     /// Why kernels fell back to scalar code.
     pub fallbacks: Vec<String>,
-    /// How its gang loops that walk rows visit them (`rows`, `tiles`, `blocked`).
-    pub walks: Vec<String>,
+    /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `coherent if`).
+    pub shapes: Vec<String>,
 }
 
 /// Each compiled site's [`SimdReport`], in compilation order (tests check what
@@ -212,7 +212,7 @@ fn compile(
             location: site.location(),
             simd_loops: code.simd_loops,
             fallbacks: code.spmd_fallbacks.clone(),
-            walks: code.walks.iter().map(|w| w.to_string()).collect(),
+            shapes: code.shapes.iter().map(|w| w.to_string()).collect(),
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     COMPILE_TIMES

@@ -155,9 +155,10 @@ pub struct Gen {
     pub(super) kernels: usize,
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
-    /// How each gang loop that walks rows visits them (`rows`, `tiles`, `blocked`), in
-    /// the order generated (tests check which shape a site took).
-    pub(super) walks: Vec<&'static str>,
+    /// The shapes gang code took, in the order generated (tests check them): how each
+    /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`), and each `if`
+    /// decided for whole gangs where their lanes agree (`coherent if`).
+    pub(super) shapes: Vec<&'static str>,
     pub(super) listing: Option<String>,
     /// Whether the host fuses multiply-adds (FMA and AVX): the math library's
     /// polynomials use them.

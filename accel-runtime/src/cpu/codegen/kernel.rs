@@ -219,7 +219,7 @@ impl FnCx<'_, '_> {
         lanes: Lanes,
     ) -> R<FuncId> {
         let g: &mut Gen = self.g;
-        let (simd_loops, walks) = (g.simd_loops, g.walks.len());
+        let (simd_loops, shapes) = (g.simd_loops, g.shapes.len());
         g.spmd = lanes == Lanes::Elements;
         g.inner_gangs = lanes != Lanes::None;
         let r = Self::kernel_function(g, l, label, chunk);
@@ -227,7 +227,7 @@ impl FnCx<'_, '_> {
         g.inner_gangs = false;
         if r.is_err() {
             g.simd_loops = simd_loops;
-            g.walks.truncate(walks);
+            g.shapes.truncate(shapes);
         }
         r
     }

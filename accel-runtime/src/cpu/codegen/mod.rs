@@ -54,8 +54,8 @@ pub struct Compiled {
     pub kernels: usize,
     /// How many of its loops run on SIMD vectors.
     pub simd_loops: usize,
-    /// How the gang loops that walk rows visit them (see [`cx::Gen`]'s `walks`).
-    pub walks: Vec<&'static str>,
+    /// The shapes gang code took (see [`cx::Gen`]'s `shapes`).
+    pub shapes: Vec<&'static str>,
     /// Why kernels were generated as scalar code instead of for gangs of lanes.
     pub spmd_fallbacks: Vec<String>,
     /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
@@ -117,7 +117,7 @@ pub fn compile(
         records,
         kernels: 0,
         simd_loops: 0,
-        walks: Vec::new(),
+        shapes: Vec::new(),
         listing: listing.then(String::new),
         fma,
         blendv,
@@ -189,7 +189,7 @@ pub fn compile(
         }
     }
     let (kernels, simd_loops) = (g.kernels, g.simd_loops);
-    let walks = std::mem::take(&mut g.walks);
+    let shapes = std::mem::take(&mut g.shapes);
     let spmd_fallbacks = std::mem::take(&mut g.spmd_fallbacks);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));
@@ -198,7 +198,7 @@ pub fn compile(
         result_words,
         kernels,
         simd_loops,
-        walks,
+        shapes,
         spmd_fallbacks,
         listing: g.listing,
     })

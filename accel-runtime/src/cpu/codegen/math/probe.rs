@@ -59,7 +59,7 @@ impl MathProbe {
             records: HashMap::new(),
             kernels: 0,
             simd_loops: 0,
-            walks: Vec::new(),
+            shapes: Vec::new(),
             listing: None,
             fma: config.fma.unwrap_or(host_fma) && host_fma,
             blendv: false,

@@ -6,7 +6,7 @@
 
 use super::super::cx::*;
 use super::super::num::comparison;
-use accel_ir::{BinOp, Expr};
+use accel_ir::{BinOp, Expr, UnOp};
 use cranelift_codegen::ir::condcodes::CondCode;
 use cranelift_codegen::ir::{InstBuilder, Value};
 
@@ -50,7 +50,7 @@ impl FnCx<'_, '_> {
                 }))
             }
             Expr::Binary(op, a, b) if comparison(*op).is_some() => {
-                if !plain_arithmetic(a) || !plain_arithmetic(b) {
+                if !self.plain_arithmetic(a) || !self.plain_arithmetic(b) {
                     return Ok(None);
                 }
                 let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
@@ -62,6 +62,8 @@ impl FnCx<'_, '_> {
                 };
                 Ok(self.compare_holds_nowhere(nowhere, s, &l.w[0], &r.w[0]))
             }
+            // `!c` holds in no lane where `c` holds in every lane, and the other way round.
+            Expr::Unary(UnOp::Not, c) => self.holds_alike(c, lanes.opposite()),
             _ => Ok(None),
         }
     }
@@ -74,15 +76,37 @@ enum Lanes {
     Every,
 }
 
-/// Whether `e` is variables and literals under `+`, `-`, `*` and casts: code that cannot
-/// fail or have effects, so that evaluating it once more for a test costs nothing.
-fn plain_arithmetic(e: &Expr) -> bool {
-    match e {
-        Expr::Var(_) | Expr::Lit(_) => true,
-        Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-            plain_arithmetic(a) && plain_arithmetic(b)
+impl Lanes {
+    fn opposite(self) -> Lanes {
+        match self {
+            Lanes::None => Lanes::Every,
+            Lanes::Every => Lanes::None,
         }
-        Expr::Cast(x, _) => plain_arithmetic(x),
-        _ => false,
+    }
+}
+
+impl FnCx<'_, '_> {
+    /// Whether `e` is variables and literals under `+`, `-`, `*`, casts, and division or
+    /// remainder by a non-zero literal or by a divisor of the rows walked (checked
+    /// non-zero before any gang runs; `p % w` is then the column): code that cannot fail
+    /// or have effects, so that evaluating it once more for a test costs nothing.
+    fn plain_arithmetic(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Var(_) | Expr::Lit(_) => true,
+            Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.plain_arithmetic(a) && self.plain_arithmetic(b)
+            }
+            Expr::Binary(BinOp::Div | BinOp::Rem, a, d) => {
+                let nonzero = d.literal_usize().is_some_and(|c| c != 0);
+                let row_divisor = self
+                    .gang
+                    .as_ref()
+                    .and_then(|g| g.rows.as_ref())
+                    .is_some_and(|r| r.divisors.iter().any(|x| x.expr == **d));
+                (nonzero || row_divisor) && self.plain_arithmetic(a)
+            }
+            Expr::Cast(x, _) => self.plain_arithmetic(x),
+            _ => false,
+        }
     }
 }

@@ -132,11 +132,17 @@ impl FnCx<'_, '_> {
             return self.branches(c, then, els, &ty);
         }
         let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
-        let coherent = self.cheap(then)
-            && els.is_none_or(|e| self.cheap(e))
+        // Arms that store (an in-place stencil's `if interior { t.set([p], ..) }`) run as
+        // vector stores where every lane takes them, lane by lane under a mask.
+        let fits = |f: &Self, e: &Expr| f.cheap(e) || (stores(e) && straight(e));
+        let coherent = fits(self, then)
+            && els.is_none_or(|e| fits(self, e))
             && outer.is_none()
             && !self.loads(cond)
-            && (self.loads(then) || els.is_some_and(|e| self.loads(e)));
+            && [Some(then), els]
+                .into_iter()
+                .flatten()
+                .any(|e| self.loads(e) || stores(e));
         if coherent {
             if let Some(none) = self.holds_in_no_lane(cond)? {
                 let every = self.holds_in_every_lane(cond)?;
@@ -158,6 +164,7 @@ impl FnCx<'_, '_> {
         els: Option<&Expr>,
         ty: &Type,
     ) -> R<G> {
+        self.g.shapes.push("coherent if");
         let result = self.result_vars(ty)?;
         let (interior, undecided, per_lane, join) = (
             self.b.create_block(),
@@ -742,4 +749,24 @@ fn place_in(target: &Expr, t: &Type) -> R<(Type, usize)> {
         }
         _ => Err(unsupported("this assignment target")),
     }
+}
+
+/// Whether `e` stores into a tensor.
+fn stores(e: &Expr) -> bool {
+    let mut any = false;
+    e.walk(&mut |x| any |= matches!(x, Expr::Method { method, .. } if method == "set"));
+    any
+}
+
+/// Whether `e` has no loops, nested parallel operations or `match` (an arm copied into
+/// each of a summarized `if`'s cases stays small).
+fn straight(e: &Expr) -> bool {
+    let mut ok = true;
+    e.walk(&mut |x| {
+        ok &= !matches!(
+            x,
+            Expr::For { .. } | Expr::While { .. } | Expr::Par { .. } | Expr::Match { .. }
+        )
+    });
+    ok
 }

@@ -122,15 +122,15 @@ impl FnCx<'_, '_> {
                 let mut store = store.borrow_mut();
                 match (&blocked, store.as_mut()) {
                     (Some(bl), Some(store)) => {
-                        f.g.walks.push("blocked");
+                        f.g.shapes.push("blocked");
                         f.walk_blocked(rows, index, (lo, hi), bl, &mut **store, scalar)
                     }
                     _ if rows.divisors.len() == 1 && long_loop(body) => {
-                        f.g.walks.push("tiles");
+                        f.g.shapes.push("tiles");
                         f.walk_tiles(rows, index, (lo, hi), each, scalar)
                     }
                     _ => {
-                        f.g.walks.push("rows");
+                        f.g.shapes.push("rows");
                         f.walk_rows(rows, index, (lo, hi), overlap, each, scalar)
                     }
                 }
