@@ -459,6 +459,24 @@ fn three_dimensional_rows_are_bit_identical() {
                 }
             }))
         }); // heat
+            // A middle coordinate through a name, and a remainder by a literal: each row's
+            // value computed once at its start.
+        exact(|| {
+            accelerate!(create(n * nn, |p| {
+                let q = p / n;
+                let j = q % n;
+                let band = (p / nn) % 2;
+                a[p] * (j as f64) + (band as f64) - ((q / 3) % 5) as f64
+            }))
+        }); // per row
     }
-    vectorized("// heat");
+    for marker in ["// heat", "// per row"] {
+        vectorized(marker);
+        let site = site_of("simd_rows.rs", SOURCE, marker);
+        let shapes = cpu_gang_shapes(&site).unwrap_or_default();
+        assert!(
+            shapes.iter().any(|s| s == "row values"),
+            "{site}: {shapes:?}"
+        );
+    }
 }

@@ -167,7 +167,7 @@ pub struct SimdReport {
     pub simd_loops: usize,
     /// Why kernels fell back to scalar code.
     pub fallbacks: Vec<String>,
-    /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `coherent if`).
+    /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `row values`, `coherent if`).
     pub shapes: Vec<String>,
 }
 

@@ -156,7 +156,8 @@ pub struct Gen {
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
     /// The shapes gang code took, in the order generated (tests check them): how each
-    /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`), and each `if`
+    /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`; `row values` where a walk of rows computes
+    /// divisions once per row), and each `if`
     /// decided for whole gangs where their lanes agree (`coherent if`).
     pub(super) shapes: Vec<&'static str>,
     pub(super) listing: Option<String>,

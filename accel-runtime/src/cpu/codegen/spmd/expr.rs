@@ -45,7 +45,10 @@ impl FnCx<'_, '_> {
             }
             Expr::Index(base, i) => self.gindex(base, i),
             Expr::Unary(op, x) => self.gunary(*op, x),
-            Expr::Binary(op, a, b) => self.gbinary(*op, a, b),
+            Expr::Binary(op, a, b) => match self.row_value(e) {
+                Some(g) => Ok(g),
+                None => self.gbinary(*op, a, b),
+            },
             Expr::Cast(x, t) => self.gcast(x, t),
             Expr::Method { recv, method, args } => self.gmethod(recv, method, args),
             Expr::Assoc { ty, func, args } => self.gassoc(ty, func, args),

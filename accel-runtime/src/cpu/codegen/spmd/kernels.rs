@@ -241,11 +241,10 @@ impl FnCx<'_, '_> {
                 row_start: self.b.declare_var(ct::I64),
             });
         }
-        let rows = walk.then(|| RowWalk {
-            param: param.to_string(),
-            divisors: ds,
-            aliases,
-        });
+        let rows = match walk {
+            true => Some(self.row_walk(body, param, ds, aliases)),
+            false => None,
+        };
         self.gang = Some(Gang {
             varying: varying_vars(body, &[param.to_string()]),
             vars,
@@ -255,6 +254,7 @@ impl FnCx<'_, '_> {
             bound_under: HashMap::new(),
             rows: rows.clone(),
             groups,
+            row_values_set: false,
         });
         Ok((rows, zero))
     }
@@ -404,7 +404,7 @@ impl FnCx<'_, '_> {
 
     /// Whether `e` is arithmetic on literals, constants and variables bound outside the
     /// element being generated (so it can be computed before the gang loop).
-    fn outer_value(&self, e: &Expr) -> bool {
+    pub(super) fn outer_value(&self, e: &Expr) -> bool {
         match e {
             Expr::Lit(_) | Expr::Const(_) => true,
             Expr::Var(x) => self.vars.get(x).is_some_and(|(_, w)| !w.is_empty()),

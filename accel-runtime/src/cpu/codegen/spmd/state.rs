@@ -46,6 +46,21 @@ pub(in crate::cpu::codegen) struct RowWalk {
     pub(in crate::cpu::codegen) divisors: Vec<Divisor>,
     /// The element's aliases, which the divisors and the index are read through.
     pub(in crate::cpu::codegen) aliases: super::aliases::Aliases,
+    /// Divisions the same in every gang of a row (`p / n % n`, a 3-D index's middle
+    /// coordinate), with the variable holding each: a walk row by row computes them once
+    /// per row instead of once per gang (see `walks`).
+    pub(in crate::cpu::codegen) values: Vec<RowValue>,
+}
+
+/// One of a [`RowWalk`]'s values.
+#[derive(Clone, Debug)]
+pub(in crate::cpu::codegen) struct RowValue {
+    /// The division as the element writes it (`j % n`, `j` bound in the element).
+    pub(in crate::cpu::codegen) expr: accel_ir::Expr,
+    /// The same through the element's aliases (`p / n % n`): what a row's start computes.
+    pub(in crate::cpu::codegen) dealiased: accel_ir::Expr,
+    /// This row's value.
+    pub(in crate::cpu::codegen) var: Variable,
 }
 
 /// One divisor of a [`RowWalk`].
@@ -82,6 +97,9 @@ pub(in crate::cpu::codegen) struct Gang {
     /// assigned under that same mask, its other lanes need not keep their values (they
     /// are never read: the variable's scope is that code), so no blend.
     pub(in crate::cpu::codegen) bound_under: HashMap<String, Mask>,
+    /// Whether the row's [`RowWalk::values`] hold this row's values (a walk row by row
+    /// sets them at each row's start).
+    pub(in crate::cpu::codegen) row_values_set: bool,
 }
 
 /// Which lanes of a gang run: one `I32X4` per group of four lanes, each lane all ones or

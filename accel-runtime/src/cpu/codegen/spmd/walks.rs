@@ -5,8 +5,9 @@
 //! Elements are independent: the order changes no result.
 
 use super::super::cx::*;
-use super::state::{ElementFn, RowWalk};
-use accel_ir::{Expr, ScalarType};
+use super::aliases::{dealias, Aliases};
+use super::state::{Divisor, ElementFn, RowValue, RowWalk};
+use accel_ir::{BinOp, Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use cranelift_frontend::Variable;
@@ -27,6 +28,9 @@ impl FnCx<'_, '_> {
         each: &mut ElementFn<'_, Self>,
         scalar: &mut ElementFn<'_, Self>,
     ) -> R<()> {
+        if !rows.values.is_empty() {
+            self.g.shapes.push("row values");
+        }
         let at = self.b.declare_var(ct::I64);
         self.b.def_var(at, lo);
         // Each divisor's row at the chunk's start: divided once, then stepped (a row ends
@@ -66,6 +70,7 @@ impl FnCx<'_, '_> {
             n = self.b.ins().umin(n, left);
         }
         let end = self.b.ins().iadd(s, n);
+        self.set_row_values(rows)?;
         let shift = (self.lanes() as i64).trailing_zeros() as i64;
         let tail = self.gangs_over(index, (s, n, end), shift, overlap, each)?;
         // The row's last indices as scalar code, outside the gang's state.
@@ -76,7 +81,108 @@ impl FnCx<'_, '_> {
         self.b.def_var(at, end);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
+        if let Some(g) = self.gang.as_mut() {
+            g.row_values_set = false;
+        }
         Ok(())
+    }
+
+    /// The walk of rows of `divisors` for `body` over `param`, with the divisions in it
+    /// that are the same across a row (see [`RowWalk::values`]): of 64-bit integers, by a
+    /// divisor of the walk or a non-zero literal (neither can fail), of values made of
+    /// the rows (`p / d`), values from outside the element and literals.
+    pub(super) fn row_walk(
+        &mut self,
+        body: &Expr,
+        param: &str,
+        divisors: Vec<Divisor>,
+        aliases: Aliases,
+    ) -> RowWalk {
+        let exprs: Vec<Expr> = divisors.iter().map(|d| d.expr.clone()).collect();
+        let mut found: Vec<(Expr, Expr)> = Vec::new();
+        body.walk(&mut |e| {
+            let Expr::Binary(BinOp::Div | BinOp::Rem, a, d) = e else {
+                return;
+            };
+            let (a, d) = (dealias(a, &aliases), dealias(d, &aliases));
+            let safe = d.literal_usize().is_some_and(|c| c != 0) || exprs.contains(&d);
+            let row = |x: &Expr| self.same_across_row(x, param, &exprs);
+            let dealiased = dealias(e, &aliases);
+            let wide = matches!(
+                self.type_of(&dealiased),
+                Ok(Type::Scalar(
+                    ScalarType::Usize | ScalarType::U64 | ScalarType::I64
+                ))
+            );
+            let a_row = matches!(&a, Expr::Var(p) if p == param);
+            let new = !found.iter().any(|(x, _)| x == e);
+            if safe && wide && !a_row && row(&a) && row(&d) && new {
+                found.push((e.clone(), dealiased));
+            }
+        });
+        let values = found
+            .into_iter()
+            .map(|(expr, dealiased)| RowValue {
+                expr,
+                dealiased,
+                var: self.b.declare_var(ct::I64),
+            })
+            .collect();
+        RowWalk {
+            param: param.to_string(),
+            divisors,
+            aliases,
+            values,
+        }
+    }
+
+    /// Whether `e` (dealiased) is the same in every gang of a row walked by `divisors`.
+    fn same_across_row(&self, e: &Expr, param: &str, divisors: &[Expr]) -> bool {
+        match e {
+            Expr::Lit(_) | Expr::Const(_) => true,
+            Expr::Var(_) => self.outer_value(e),
+            Expr::Binary(BinOp::Div, a, d)
+                if matches!(&**a, Expr::Var(p) if p == param) && divisors.contains(d) =>
+            {
+                true
+            }
+            Expr::Binary(op, a, b) if !matches!(op, BinOp::And | BinOp::Or) => {
+                self.same_across_row(a, param, divisors) && self.same_across_row(b, param, divisors)
+            }
+            Expr::Cast(x, _) => self.same_across_row(x, param, divisors),
+            _ => false,
+        }
+    }
+
+    /// Computes this row's [`RowWalk::values`] (at its start, the divisors' rows set).
+    fn set_row_values(&mut self, rows: &RowWalk) -> R<()> {
+        if rows.values.is_empty() {
+            return Ok(());
+        }
+        if let Some(g) = self.gang.as_mut() {
+            g.row_values_set = false;
+        }
+        for value in &rows.values {
+            match self.gexpr(&value.dealiased)?.w[..] {
+                [super::Part::Uni(v)] => self.b.def_var(value.var, v),
+                _ => return Err(super::not_spmd("a row's value that differs between lanes")),
+            }
+        }
+        if let Some(g) = self.gang.as_mut() {
+            g.row_values_set = true;
+        }
+        Ok(())
+    }
+
+    /// `e`'s value when it is one of the row's values and they are set.
+    pub(super) fn row_value(&mut self, e: &Expr) -> Option<super::G> {
+        let g = self.gang.as_ref().filter(|g| g.row_values_set)?;
+        let var = g.rows.as_ref()?.values.iter().find(|v| v.expr == *e)?.var;
+        let ty = self.type_of(e).ok()?;
+        Some(super::G {
+            ty,
+            w: vec![super::Part::Uni(self.b.use_var(var))],
+        })
     }
 
     /// Runs `each` for the whole gangs (`1 << shift` wide) of the `n` indices from `s` to
