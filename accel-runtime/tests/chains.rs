@@ -288,3 +288,31 @@ fn windows_and_chunks_are_sequences_of_views() {
         );
     }
 }
+
+/// Chunk and window sizes up to `usize::MAX`: as many views as Rust makes, in every mode
+/// (a chunk count computed as `(len + k - 1) / k` wrapped around and made no chunk).
+#[test]
+fn chunk_and_window_sizes_near_the_largest_usize() {
+    let xs: Vec<f32> = (0..10).map(|i| i as f32).collect();
+    for k in [9usize, 10, 11, usize::MAX / 2, usize::MAX - 1, usize::MAX] {
+        let got = agree(|| {
+            accelerate!(xs
+                .par_chunks(k)
+                .map(|c| c.iter().sum::<f32>())
+                .collect::<Vec<f32>>())
+        });
+        let want: Vec<f32> = xs.chunks(k).map(|c| c.iter().sum::<f32>()).collect();
+        assert_eq!(got, want, "chunks({k})");
+        let got = agree(|| {
+            accelerate!(xs
+                .chunks_exact(k)
+                .map(|c| c.len() as f32)
+                .collect::<Vec<f32>>())
+        });
+        let want: Vec<f32> = xs.chunks_exact(k).map(|c| c.len() as f32).collect();
+        assert_eq!(got, want, "chunks_exact({k})");
+        let got = agree(|| accelerate!(xs.par_windows(k).map(|w| w[0]).collect::<Vec<f32>>()));
+        let want: Vec<f32> = xs.windows(k).map(|w| w[0]).collect();
+        assert_eq!(got, want, "windows({k})");
+    }
+}

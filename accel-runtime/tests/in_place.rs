@@ -288,6 +288,15 @@ fn out_of_row_indices_and_zero_chunks_fail_naming_the_site() {
         );
         assert!(e.to_string().contains("in_place.rs"), "{mode}: {e}");
     }
+    // One chunk of the whole sequence, however large the size (it wrapped around).
+    for k in [20usize, 21, usize::MAX] {
+        let got = in_every_mode(&xs, |v| {
+            accelerate!(v.par_chunks_mut(k).for_each(|row| row[0] = -1.0))
+        });
+        let mut want = xs.clone();
+        want[0] = -1.0;
+        assert_eq!(got, want, "par_chunks_mut({k})");
+    }
     let k = 0usize;
     for (mode, e) in common::errors_in_every_mode(|| {
         let mut v = xs.clone();

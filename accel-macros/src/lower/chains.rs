@@ -349,20 +349,24 @@ pub(super) fn length_of(e: &Expr) -> Option<Expr> {
 }
 
 /// How many chunks of `k` elements `len` elements make: `len / k` for exact chunks, else
-/// rounded up as `(len + k - 1) / k` (the CUDA backend's host program divides but has no
-/// `div_ceil`). A zero `k` is a division by zero, where Rust panics "size must be
+/// one more when `k` does not divide `len` (`len / k + (len % k != 0)`: `(len + k - 1) /
+/// k` wrapped around for a `k` near `usize::MAX`, which made no chunk of a non-empty
+/// sequence). A zero `k` is a division by zero, where Rust panics "size must be
 /// non-zero".
 pub(super) fn chunk_count(len: Expr, k: Expr, exact: bool) -> Expr {
     let bin = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
+    let whole = bin(BinOp::Div, len.clone(), k.clone());
     if exact {
-        return bin(BinOp::Div, len, k);
+        return whole;
     }
-    let one = Expr::Lit(Lit::Int(1, Some(ScalarType::Usize)));
-    bin(
-        BinOp::Div,
-        bin(BinOp::Sub, bin(BinOp::Add, len, k.clone()), one),
-        k,
-    )
+    let usize_lit = |v| Expr::Lit(Lit::Int(v, Some(ScalarType::Usize)));
+    let divides = bin(BinOp::Eq, bin(BinOp::Rem, len, k), usize_lit(0));
+    let last = Expr::If {
+        cond: Box::new(divides),
+        then: Box::new(usize_lit(0)),
+        els: Some(Box::new(usize_lit(1))),
+    };
+    bin(BinOp::Add, whole, last)
 }
 
 /// `0` or `1` of whatever number type the context needs (`sum` of `f32`s or of `u8`s).
