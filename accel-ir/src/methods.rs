@@ -129,6 +129,10 @@ pub const METHODS: &[Method] = &[
     number("recip", &[], SAME),
     number("cbrt", &[], SAME),
     number("clamp", &[R, R], SAME),
+    // The size of `chunks(k)` and `windows(k)` (the lowering's, never the user's): the
+    // receiver, failing as Rust does when it is zero.
+    number("__chunk_size", &[], SAME),
+    number("__window_size", &[], SAME),
     number("to_degrees", &[], SAME),
     number("to_radians", &[], SAME),
     number("is_nan", &[], BOOL),

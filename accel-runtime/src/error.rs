@@ -224,7 +224,9 @@ mod tests {
             | FailureKind::HistogramLengths
             | FailureKind::ScatterLengths => ErrorKind::LengthMismatch,
             FailureKind::Irregular => ErrorKind::Irregular,
-            FailureKind::NoArm | FailureKind::ClampBounds => ErrorKind::Panicked,
+            FailureKind::NoArm | FailureKind::ClampBounds | FailureKind::ZeroSize => {
+                ErrorKind::Panicked
+            }
         };
         for k in FailureKind::ALL {
             let words = Failure::new(k, 7, 3).describe();

@@ -316,3 +316,50 @@ fn chunk_and_window_sizes_near_the_largest_usize() {
         assert_eq!(got, want, "windows({k})");
     }
 }
+
+/// A zero chunk or window size fails as Rust's assertion does, in every mode, also inside
+/// an element (where the size differs between elements).
+#[test]
+fn a_zero_chunk_or_window_size_is_rusts_assertion_in_every_mode() {
+    let xs: Vec<f32> = (0..10).map(|i| i as f32).collect();
+    let k = 0usize;
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!(xs.par_chunks(k).map(|c| c.len()).collect::<Vec<usize>>())
+    }) {
+        assert_eq!(e.kind(), accel_runtime::ErrorKind::Panicked, "{mode}: {e}");
+        assert!(
+            e.to_string().contains("chunk size must be non-zero"),
+            "{mode}: {e}"
+        );
+    }
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!(xs.windows(k).map(|w| w.len()).collect::<Vec<usize>>())
+    }) {
+        assert_eq!(e.kind(), accel_runtime::ErrorKind::Panicked, "{mode}: {e}");
+        assert!(
+            e.to_string().contains("window size must be non-zero"),
+            "{mode}: {e}"
+        );
+    }
+    let sizes: Vec<usize> = vec![3, 2, 1, 0, 4];
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!(sizes
+            .par_iter()
+            .map(|k| xs.chunks(*k).count())
+            .collect::<Vec<usize>>())
+    }) {
+        assert_eq!(e.kind(), accel_runtime::ErrorKind::Panicked, "{mode}: {e}");
+        assert!(
+            e.to_string().contains("chunk size must be non-zero"),
+            "{mode}: {e}"
+        );
+    }
+    let got = agree(|| {
+        accelerate!(sizes
+            .iter()
+            .filter(|k| **k > 0)
+            .map(|k| xs.chunks(*k).count())
+            .collect::<Vec<usize>>())
+    });
+    assert_eq!(got, vec![4, 5, 10, 3]);
+}

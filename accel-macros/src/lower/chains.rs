@@ -188,7 +188,8 @@ impl Lowerer {
     /// `xs.windows(k)` and `xs.chunks(k)` (`chunks_exact`, rayon's `par_` forms): the
     /// sequence of views `&xs[i..i + k]` (windows: `len - k + 1` of them, none when `len <
     /// k`) or `&xs[c * k..min(c * k + k, len)]` (chunks, the last shorter; exact chunks drop
-    /// it). A zero `k` is a division by zero, where Rust panics "size must be non-zero".
+    /// it). A zero `k` fails as Rust's assertion does ("window size must be non-zero",
+    /// "chunk size must be non-zero").
     fn slices(&mut self, name: &str, xs: &syn::Expr, k: &syn::Expr, here: Loc) -> Expr {
         let mut lets = Vec::new();
         let xs = self.chain_source(xs);
@@ -212,15 +213,13 @@ impl Lowerer {
             hi: Box::new(hi),
         };
         let (count, view) = if name.contains("windows") {
-            // `k / k` fails for a zero `k`, as Rust's `windows(0)` does.
             let some = bin(
                 BinOp::Sub,
                 bin(BinOp::Add, len.clone(), usize_lit(1)),
                 k.clone(),
             );
-            let some = bin(BinOp::Mul, some, bin(BinOp::Div, k.clone(), k.clone()));
             let count = Expr::If {
-                cond: Box::new(bin(BinOp::Ge, len.clone(), k.clone())),
+                cond: Box::new(bin(BinOp::Ge, len.clone(), nonzero_size(&k, "window"))),
                 then: Box::new(some),
                 els: Some(Box::new(usize_lit(0))),
             };
@@ -351,11 +350,10 @@ pub(super) fn length_of(e: &Expr) -> Option<Expr> {
 /// How many chunks of `k` elements `len` elements make: `len / k` for exact chunks, else
 /// one more when `k` does not divide `len` (`len / k + (len % k != 0)`: `(len + k - 1) /
 /// k` wrapped around for a `k` near `usize::MAX`, which made no chunk of a non-empty
-/// sequence). A zero `k` is a division by zero, where Rust panics "size must be
-/// non-zero".
+/// sequence). A zero `k` fails first, as Rust's "chunk size must be non-zero".
 pub(super) fn chunk_count(len: Expr, k: Expr, exact: bool) -> Expr {
     let bin = |op, a: Expr, b: Expr| Expr::Binary(op, Box::new(a), Box::new(b));
-    let whole = bin(BinOp::Div, len.clone(), k.clone());
+    let whole = bin(BinOp::Div, len.clone(), nonzero_size(&k, "chunk"));
     if exact {
         return whole;
     }
@@ -367,6 +365,20 @@ pub(super) fn chunk_count(len: Expr, k: Expr, exact: bool) -> Expr {
         els: Some(Box::new(usize_lit(1))),
     };
     bin(BinOp::Add, whole, last)
+}
+
+/// The size `k` of `chunks(k)` or `windows(k)` (`what`), checked to be non-zero where it
+/// is not a non-zero literal: the backends fail with Rust's message (debug mode runs
+/// Rust's own `chunks`).
+pub(super) fn nonzero_size(k: &Expr, what: &str) -> Expr {
+    if k.literal_usize().is_some_and(|c| c != 0) {
+        return k.clone();
+    }
+    Expr::Method {
+        recv: Box::new(k.clone()),
+        method: format!("__{what}_size"),
+        args: vec![],
+    }
 }
 
 /// `0` or `1` of whatever number type the context needs (`sum` of `f32`s or of `u8`s).

@@ -30,13 +30,15 @@ pub enum FailureKind {
     /// `x.clamp(min, max)` with `min > max` (or, for floats, a NaN bound): Rust's
     /// assertion.
     ClampBounds = 12,
+    /// `chunks(k)` (`a` = 0) or `windows(k)` (`a` = 1) with `k == 0`: Rust's assertion.
+    ZeroSize = 13,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
 }
 
 impl FailureKind {
     /// Every kind.
-    pub const ALL: [FailureKind; 13] = [
+    pub const ALL: [FailureKind; 14] = [
         FailureKind::Index,
         FailureKind::DivZero,
         FailureKind::DivOverflow,
@@ -49,6 +51,7 @@ impl FailureKind {
         FailureKind::HistogramLengths,
         FailureKind::ScatterLengths,
         FailureKind::ClampBounds,
+        FailureKind::ZeroSize,
         FailureKind::NoArm,
     ];
 
@@ -122,6 +125,9 @@ impl Failure {
             Some(FailureKind::ClampBounds) => {
                 "`clamp` called with min > max, or a NaN bound".into()
             }
+            // Rust's words (`slice::chunks`, `slice::windows`).
+            Some(FailureKind::ZeroSize) if a == 1 => "window size must be non-zero".into(),
+            Some(FailureKind::ZeroSize) => "chunk size must be non-zero".into(),
             Some(FailureKind::NoArm) | None => {
                 format!("compiled code failed (kind {})", self.code)
             }

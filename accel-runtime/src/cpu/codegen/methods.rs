@@ -257,6 +257,13 @@ impl FnCx<'_, '_> {
     ) -> R<Option<V>> {
         let ty = Type::Scalar(s);
         let w = match method {
+            "__chunk_size" | "__window_size" => {
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, x, 0);
+                let which = self.iconst(i64::from(method == "__window_size"));
+                let none = self.iconst(0);
+                self.fail_if(zero, FailureKind::ZeroSize, which, none);
+                x
+            }
             "clamp" => {
                 let (lo, hi) = (a[0].w[0], a[1].w[0]);
                 let reversed = self.compare(IntCC::SignedGreaterThan, s, lo, hi);

@@ -147,6 +147,8 @@ impl KernelGen<'_> {
             "wrapping_neg" => format!("accel_neg({x})"),
             "pow" => format!("accel_pow({x}, (unsigned)({}))", arg(0)?),
             "clamp" => format!("accel_clamp<{t}>({x}, {}, {}, err)", arg(0)?, arg(1)?),
+            "__chunk_size" => format!("accel_nonzero_size<{t}>({x}, 0, err)"),
+            "__window_size" => format!("accel_nonzero_size<{t}>({x}, 1, err)"),
             "signum" => format!("({t})(({x} > 0) - ({x} < 0))"),
             "div_ceil" => {
                 let (y, min) = (arg(0)?, int_min(s));

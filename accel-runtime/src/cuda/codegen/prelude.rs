@@ -51,6 +51,12 @@ __device__ __forceinline__ U accel_abs_diff(T a, T b) {                         
 __device__ __forceinline__ int accel_clamp_int(int x, int lo, int hi) {
     return x < lo ? lo : (x > hi ? hi : x);
 }
+// The size of `chunks(k)` (`which` 0) or `windows(k)` (1): non-zero, as Rust asserts (a
+// zero size fails and reads as 1, so that no division by it fails too).
+template <typename T> __device__ __forceinline__ T accel_nonzero_size(T k, int which, ull* err) {
+    if (k == 0) { accel_fail(err, $ZERO_SIZE, which, 0); return 1; }
+    return k;
+}
 // 8- and 16-bit types compute in 32 bits (C promotes them) and wrap when cast back.
 ACCEL_INT(signed char, unsigned, 8)
 ACCEL_INT(short, unsigned, 16)
@@ -189,4 +195,5 @@ pub(super) fn prelude() -> String {
         )
         .replace("$ALLOC", &FailureKind::Alloc.code().to_string())
         .replace("$CLAMP", &FailureKind::ClampBounds.code().to_string())
+        .replace("$ZERO_SIZE", &FailureKind::ZeroSize.code().to_string())
 }

@@ -20,8 +20,26 @@ pub struct HostVal {
 
 /// Scalar methods the host program evaluates (others make the site run elsewhere).
 pub const HOST_METHODS: &[&str] = &[
-    "sqrt", "abs", "min", "max", "floor", "ceil", "trunc", "round", "exp", "ln", "powi", "powf",
-    "sin", "cos", "tan", "log2", "log10", "pow",
+    "sqrt",
+    "abs",
+    "min",
+    "max",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "exp",
+    "ln",
+    "powi",
+    "powf",
+    "sin",
+    "cos",
+    "tan",
+    "log2",
+    "log10",
+    "pow",
+    "__chunk_size",
+    "__window_size",
 ];
 
 pub(crate) fn index_failure(k: u64, len: u64) -> String {
@@ -275,6 +293,11 @@ pub(crate) fn method_of(r: &HostVal, method: &str, a: &[HostVal]) -> R<HostVal> 
                 Num::I(y) => v.max(y),
                 _ => return Err("`.max()` of mixed types".into()),
             },
+            "__chunk_size" | "__window_size" if v == 0 => {
+                let which = u64::from(method == "__window_size");
+                return Err(Failure::new(FailureKind::ZeroSize, which, 0).describe());
+            }
+            "__chunk_size" | "__window_size" => v,
             "pow" => match arg(0)? {
                 Num::I(e) => {
                     let mut acc: i128 = 1;
