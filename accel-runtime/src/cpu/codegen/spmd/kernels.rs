@@ -97,7 +97,9 @@ impl FnCx<'_, '_> {
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
         let overlap = store.is_some() && !align;
-        let top = self.gangs_end((lo, hi, len), shift, walk, overlap);
+        // Rows: every index of the chunk; else the gangs of the whole range.
+        let span = (!walk).then(|| self.gang_span((lo, len, hi), shift, overlap));
+        let top = span.as_ref().map_or(hi, |s| s.tail);
         // Sequences and tensors indexed by the gang's index checked once for the whole
         // chunk; when the test fails no gang runs, and the caller's checked scalar loop
         // takes every index (reporting the first that fails, as it would).
@@ -136,9 +138,8 @@ impl FnCx<'_, '_> {
                 }
             }
             _ => {
-                let each = &mut *each.borrow_mut();
-                f.gangs_over(index, (lo, len, hi), shift, overlap, each)
-                    .map(|_| ())
+                let span = span.as_ref().expect("a range not walked by rows");
+                f.run_gang_span(index, span, shift, &mut *each.borrow_mut())
             }
         };
         let r = self.run_gangs_proved(&proofs, param, (lo, top), zero, &gangs_run);
@@ -150,33 +151,6 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
-    }
-
-    /// Where the indices `lo..hi` (`len` of them) left to scalar code begin once gangs
-    /// `1 << shift` wide ran: `hi` for a walk of rows (which takes every index itself) or
-    /// with an overlapping last gang (see [`Self::gangs_over`]) when there is a gang's
-    /// width, else after the whole gangs.
-    fn gangs_end(
-        &mut self,
-        (lo, hi, len): (Value, Value, Value),
-        shift: i64,
-        walk: bool,
-        overlap: bool,
-    ) -> Value {
-        if walk {
-            return hi;
-        }
-        let gangs = self.b.ins().ushr_imm_u(len, shift);
-        let whole = self.b.ins().ishl_imm_u(gangs, shift);
-        let top = self.b.ins().iadd(lo, whole);
-        if !overlap {
-            return top;
-        }
-        let wide = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, 1i64 << shift);
-        self.b.ins().select(wide, hi, top)
     }
 
     /// The end of the part of `lo..hi` that the sequences `body` indexes by `param` (and

@@ -16,7 +16,7 @@ impl FnCx<'_, '_> {
     /// The gangs of `lo..hi` row by row (rows end at multiples of every divisor): in
     /// each row, its whole gangs (each divisor's row and its start set for [`RowWalk`]),
     /// then its last indices one by one; with `overlap`, rows at least a gang wide end
-    /// with an overlapping gang instead (see [`Self::gangs_over`]: a 120-wide row's last
+    /// with an overlapping gang instead (see [`Self::gang_span`]: a 120-wide row's last
     /// 8 elements ran as scalar code, dividing the index by each divisor in heat-3d).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn walk_rows(
@@ -72,7 +72,9 @@ impl FnCx<'_, '_> {
         let end = self.b.ins().iadd(s, n);
         self.set_row_values(rows)?;
         let shift = (self.lanes() as i64).trailing_zeros() as i64;
-        let tail = self.gangs_over(index, (s, n, end), shift, overlap, each)?;
+        let span = self.gang_span((s, n, end), shift, overlap);
+        self.run_gang_span(index, &span, shift, each)?;
+        let tail = span.tail;
         // The row's last indices as scalar code, outside the gang's state.
         let gang = self.gang.take();
         let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
@@ -185,51 +187,64 @@ impl FnCx<'_, '_> {
         })
     }
 
-    /// Runs `each` for the whole gangs (`1 << shift` wide) of the `n` indices from `s` to
-    /// `end`, the gang's index kept in `index`; returns where the indices left for scalar
-    /// code begin. With `overlap` (elements that only compute and store their own index:
-    /// a `create`'s), a range at least a gang wide ends with a gang at its last indices
-    /// instead, overlapping the one before and storing the same values again: up to a
-    /// gang's width less one of indices would otherwise run as scalar code (a 2000-element
-    /// stencil's last 15, a 120-wide row's last 8).
-    pub(super) fn gangs_over(
+    /// The whole gangs (`1 << shift` wide) of the `n` indices from `s` to `end`. With
+    /// `overlap` (elements that only compute and store their own index: a `create`'s), a
+    /// range at least a gang wide ends with a gang at its last indices instead,
+    /// overlapping the one before and storing the same values again: up to a gang's width
+    /// less one of indices would otherwise run as scalar code (a 2000-element stencil's
+    /// last 15, a 120-wide row's last 8).
+    pub(super) fn gang_span(
         &mut self,
-        index: Variable,
         (s, n, end): (Value, Value, Value),
         shift: i64,
         overlap: bool,
-        each: &mut ElementFn<'_, Self>,
-    ) -> R<Value> {
+    ) -> GangSpan {
         let lanes = 1i64 << shift;
         let gangs = self.b.ins().ushr_imm_u(n, shift);
         let whole = self.b.ins().ishl_imm_u(gangs, shift);
-        let mut tail = self.b.ins().iadd(s, whole);
+        let tail = self.b.ins().iadd(s, whole);
+        if !overlap {
+            return GangSpan {
+                start: s,
+                count: gangs,
+                tail,
+                last: None,
+            };
+        }
         // The overlapping last gang: one more, its start held at `end - lanes`.
-        let (count, last_start) = if overlap {
-            let wide = self
-                .b
-                .ins()
-                .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, n, lanes);
-            let ragged = self.b.ins().icmp(IntCC::UnsignedLessThan, whole, n);
-            let extra = self.b.ins().band(wide, ragged);
-            let extra = self.b.ins().uextend(ct::I64, extra);
-            tail = self.b.ins().select(wide, end, tail);
-            let last = self.b.ins().iadd_imm_s(end, -lanes);
-            (self.b.ins().iadd(gangs, extra), Some(last))
-        } else {
-            (gangs, None)
-        };
+        let wide = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, n, lanes);
+        let ragged = self.b.ins().icmp(IntCC::UnsignedLessThan, whole, n);
+        let extra = self.b.ins().band(wide, ragged);
+        let extra = self.b.ins().uextend(ct::I64, extra);
+        GangSpan {
+            start: s,
+            count: self.b.ins().iadd(gangs, extra),
+            tail: self.b.ins().select(wide, end, tail),
+            last: Some(self.b.ins().iadd_imm_s(end, -lanes)),
+        }
+    }
+
+    /// Runs `each` for the gangs of `span`, the gang's index kept in `index`.
+    pub(super) fn run_gang_span(
+        &mut self,
+        index: Variable,
+        span: &GangSpan,
+        shift: i64,
+        each: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
         let zero = self.iconst(0);
-        self.counted_loop(zero, count, ScalarType::Usize, |f, j| {
+        self.counted_loop(zero, span.count, ScalarType::Usize, |f, j| {
             let off = f.b.ins().ishl_imm_u(j, shift);
-            let mut base = f.b.ins().iadd(s, off);
-            if let Some(last) = last_start {
+            let mut base = f.b.ins().iadd(span.start, off);
+            if let Some(last) = span.last {
                 base = f.b.ins().umin(base, last);
             }
             f.b.def_var(index, base);
             each(f, base)
-        })?;
-        Ok(tail)
+        })
     }
 
     /// The gangs of `lo..hi` (rows of one divisor `d`) tile by tile: for each block of
@@ -328,4 +343,16 @@ pub(in crate::cpu::codegen) fn long_loop(body: &Expr) -> bool {
         _ => {}
     });
     found
+}
+
+/// The gangs of a range (see [`FnCx::gang_span`]).
+pub(super) struct GangSpan {
+    /// The first gang's index.
+    start: Value,
+    /// How many gangs run.
+    count: Value,
+    /// Where the indices left for scalar code begin.
+    pub(super) tail: Value,
+    /// Where the last gang starts when it overlaps the one before.
+    last: Option<Value>,
 }
