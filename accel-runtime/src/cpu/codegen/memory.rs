@@ -405,7 +405,12 @@ const PREFETCH_BYTES: i64 = 8192;
 /// `xs[i + 1]`) puts `k` in the offset, so that neighbouring elements share one base and
 /// each access is one instruction with no address arithmetic of its own (the same address
 /// modulo 2^64).
-fn element_address(b: &mut FunctionBuilder, col: Value, i: Value, s: ScalarType) -> (Value, i32) {
+pub(super) fn element_address(
+    b: &mut FunctionBuilder,
+    col: Value,
+    i: Value,
+    s: ScalarType,
+) -> (Value, i32) {
     let dfg = &b.func.dfg;
     let constant = |v: Value| match dfg.value_def(v) {
         ValueDef::Result(inst, _) => match dfg.insts[inst] {
