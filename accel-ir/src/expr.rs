@@ -694,6 +694,19 @@ impl Expr {
         });
         names
     }
+
+    /// The variable an assignment to this target changes: `x` of `x`, `x.0` or `x[i].f`
+    /// (`None` for a target that is not rooted at a variable).
+    pub fn assigned_root(&self) -> Option<&str> {
+        let mut root = self;
+        while let Expr::Field(b, _) | Expr::Index(b, _) = root {
+            root = b;
+        }
+        match root {
+            Expr::Var(x) => Some(x),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -725,5 +738,21 @@ mod binding_tests {
         // Nested inside another expression.
         let nested = Expr::Tuple(vec![Expr::var("z"), in_closure]);
         assert!(nested.binds("x") && !nested.binds("z"));
+    }
+
+    #[test]
+    fn an_assignment_target_is_rooted_at_its_variable() {
+        let element = Expr::Index(
+            Box::new(Expr::Field(Box::new(Expr::var("a")), "0".into())),
+            Box::new(Expr::var("k")),
+        );
+        let field = Expr::Field(Box::new(element), "f".into());
+        assert_eq!(field.assigned_root(), Some("a"));
+        assert_eq!(Expr::var("x").assigned_root(), Some("x"));
+        let call = Expr::Index(
+            Box::new(Expr::Tuple(vec![Expr::var("x")])),
+            Box::new(Expr::var("k")),
+        );
+        assert_eq!(call.assigned_root(), None);
     }
 }

@@ -63,12 +63,13 @@ impl Backend for CpuBackend {
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let fixed = fixed_values(site, captures);
+        let is_key = |(id, types, r, f): &CodeKey| {
+            *id == site.id && types[..] == *captures.types && r == result && *f == fixed
+        };
         let recent = RECENT_SITES.with_borrow(|sites| {
             sites
                 .iter()
-                .find(|((id, types, r, f), _)| {
-                    *id == site.id && types[..] == *captures.types && r == result && *f == fixed
-                })
+                .find(|(key, _)| is_key(key))
                 .map(|(_, code)| Arc::clone(code))
         });
         if let Some(code) = recent {
@@ -76,9 +77,7 @@ impl Backend for CpuBackend {
         }
         let (compiled, hit) = CACHE.get_borrowed(
             &(site.id, captures.types, result, &fixed),
-            |(id, types, r, f)| {
-                *id == site.id && types[..] == *captures.types && r == result && *f == fixed
-            },
+            is_key,
             || {
                 (
                     site.id,

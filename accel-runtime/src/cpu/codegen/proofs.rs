@@ -369,24 +369,12 @@ pub(super) fn changed_in(body: &Expr) -> HashSet<String> {
     let mut changed: HashSet<String> = body.bound_inside().into_iter().collect();
     body.walk(&mut |e| {
         if let Expr::Assign { target, .. } = e {
-            if let Some(x) = assigned_variable(target) {
+            if let Some(x) = target.assigned_root() {
                 changed.insert(x.to_string());
             }
         }
     });
     changed
-}
-
-/// The variable an assignment to `target` changes: `x` of `x`, `x.f` or `x[i]`.
-pub(super) fn assigned_variable(target: &Expr) -> Option<&str> {
-    let mut root = target;
-    while let Expr::Field(b, _) | Expr::Index(b, _) = root {
-        root = b;
-    }
-    match root {
-        Expr::Var(x) => Some(x),
-        _ => None,
-    }
 }
 
 pub(super) fn affine_offset(i: &Expr, param: &str, locals: &[String]) -> Option<Expr> {

@@ -6,6 +6,7 @@
 
 use super::super::cx::*;
 use super::super::num::comparison;
+use super::state::never_zero;
 use accel_ir::{BinOp, Expr, UnOp};
 use cranelift_codegen::ir::condcodes::CondCode;
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -67,6 +68,26 @@ impl FnCx<'_, '_> {
             _ => Ok(None),
         }
     }
+
+    /// Whether `e` is variables and literals under `+`, `-`, `*`, casts, and division or
+    /// remainder by a non-zero literal or by a divisor of the rows walked (checked
+    /// non-zero before any gang runs; `p % w` is then the column): code that cannot fail
+    /// or have effects, so that evaluating it once more for a test costs nothing.
+    fn plain_arithmetic(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Var(_) | Expr::Lit(_) => true,
+            Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.plain_arithmetic(a) && self.plain_arithmetic(b)
+            }
+            Expr::Binary(BinOp::Div | BinOp::Rem, a, d) => {
+                let divisors = self.gang.as_ref().and_then(|g| g.rows.as_ref());
+                let divisors = divisors.map_or(&[][..], |r| &r.divisors[..]);
+                never_zero(d, divisors) && self.plain_arithmetic(a)
+            }
+            Expr::Cast(x, _) => self.plain_arithmetic(x),
+            _ => false,
+        }
+    }
 }
 
 /// The lanes a condition is tested to hold in.
@@ -81,32 +102,6 @@ impl Lanes {
         match self {
             Lanes::None => Lanes::Every,
             Lanes::Every => Lanes::None,
-        }
-    }
-}
-
-impl FnCx<'_, '_> {
-    /// Whether `e` is variables and literals under `+`, `-`, `*`, casts, and division or
-    /// remainder by a non-zero literal or by a divisor of the rows walked (checked
-    /// non-zero before any gang runs; `p % w` is then the column): code that cannot fail
-    /// or have effects, so that evaluating it once more for a test costs nothing.
-    fn plain_arithmetic(&self, e: &Expr) -> bool {
-        match e {
-            Expr::Var(_) | Expr::Lit(_) => true,
-            Expr::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-                self.plain_arithmetic(a) && self.plain_arithmetic(b)
-            }
-            Expr::Binary(BinOp::Div | BinOp::Rem, a, d) => {
-                let nonzero = d.literal_usize().is_some_and(|c| c != 0);
-                let row_divisor = self
-                    .gang
-                    .as_ref()
-                    .and_then(|g| g.rows.as_ref())
-                    .is_some_and(|r| r.divisors.iter().any(|x| x.expr == **d));
-                (nonzero || row_divisor) && self.plain_arithmetic(a)
-            }
-            Expr::Cast(x, _) => self.plain_arithmetic(x),
-            _ => false,
         }
     }
 }

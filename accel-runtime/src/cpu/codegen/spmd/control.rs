@@ -5,7 +5,6 @@
 
 use super::super::cx::*;
 use super::super::proofs::Proofs;
-use super::uniform::target_root;
 use super::{not_spmd, Mask, Part, G};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -93,7 +92,9 @@ impl FnCx<'_, '_> {
 
     /// An assignment for the gang: to a varying variable, blended into the running lanes.
     pub(super) fn gassign(&mut self, target: &Expr, v: G) -> R<()> {
-        let root = target_root(target).ok_or_else(|| unsupported("this assignment target"))?;
+        let root = target
+            .assigned_root()
+            .ok_or_else(|| unsupported("this assignment target"))?;
         let varying = self
             .gang
             .as_ref()
@@ -423,11 +424,8 @@ impl FnCx<'_, '_> {
     /// otherwise): no loops or nested operations, no `match`, no tensor stores, and every
     /// load and integer division in it per lane (those mask the lanes not running).
     pub(super) fn cheap(&self, e: &Expr) -> bool {
-        let mut ok = true;
+        let mut ok = straight(e);
         e.walk(&mut |x| match x {
-            Expr::For { .. } | Expr::While { .. } | Expr::Par { .. } | Expr::Match { .. } => {
-                ok = false
-            }
             Expr::Method { method, .. } if method == "set" => ok = false,
             Expr::Method { method, .. } if method == "get" => ok &= self.varies(x),
             Expr::Index(..) => ok &= self.varies(x),
@@ -436,7 +434,8 @@ impl FnCx<'_, '_> {
                 ok &= float || self.varies(x);
             }
             Expr::Assign { target, .. } => {
-                ok &= target_root(target)
+                ok &= target
+                    .assigned_root()
                     .is_some_and(|r| self.gang.as_ref().is_some_and(|g| g.varying.contains(r)));
             }
             _ => {}

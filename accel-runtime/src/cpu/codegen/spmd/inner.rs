@@ -13,7 +13,7 @@
 //! the scalar loop's, so results are bit for bit the same.
 
 use super::super::cx::*;
-use super::super::proofs::{assigned_variable, Proofs};
+use super::super::proofs::Proofs;
 use super::aliases::Aliases;
 use super::{Slot, G, GROUP};
 use accel_ir::{Expr, ScalarType, Type};
@@ -34,7 +34,7 @@ pub(in crate::cpu::codegen) fn independent_iterations(
     let mut accesses: Vec<(&str, &Vec<Expr>, bool)> = Vec::new();
     body.walk(&mut |e| match e {
         Expr::Assign { target, .. } => {
-            ok &= assigned_variable(target).is_some_and(|x| bound.contains(x));
+            ok &= target.assigned_root().is_some_and(|x| bound.contains(x));
         }
         // Nested launches and function values keep their own order.
         Expr::Par { .. } | Expr::Apply { .. } | Expr::Closure { .. } | Expr::Lambda { .. } => {

@@ -11,7 +11,7 @@
 //! `k` after the loop is the value it left with, recorded at every test of the
 //! condition.
 
-use super::uniform::{reads_varying, target_root};
+use super::uniform::reads_varying;
 use accel_ir::{Expr, Pat, Stmt};
 use std::collections::{HashMap, HashSet};
 
@@ -99,7 +99,7 @@ fn assigns(e: &Expr, name: &str) -> bool {
     let mut found = false;
     e.walk(&mut |x| {
         if let Expr::Assign { target, .. } = x {
-            found |= target_root(target) == Some(name);
+            found |= target.assigned_root() == Some(name);
         }
     });
     found

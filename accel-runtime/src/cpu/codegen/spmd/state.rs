@@ -63,6 +63,12 @@ pub(in crate::cpu::codegen) struct RowValue {
     pub(in crate::cpu::codegen) var: Variable,
 }
 
+/// Whether dividing by `d` cannot fail in a walk of rows of `divisors`: `d` is a non-zero
+/// literal or one of the divisors (a zero one runs no gang).
+pub(in crate::cpu::codegen) fn never_zero(d: &accel_ir::Expr, divisors: &[Divisor]) -> bool {
+    d.literal_usize().is_some_and(|c| c != 0) || divisors.iter().any(|x| x.expr == *d)
+}
+
 /// One divisor of a [`RowWalk`].
 #[derive(Clone, Debug)]
 pub(in crate::cpu::codegen) struct Divisor {

@@ -35,18 +35,6 @@ pub(in crate::cpu::codegen) fn reads_varying(e: &Expr, v: &HashSet<String>) -> b
     found
 }
 
-/// The variable an assignment target is rooted at (`a` of `a.0[k] = …`).
-pub(in crate::cpu::codegen) fn target_root(target: &Expr) -> Option<&str> {
-    let mut root = target;
-    while let Expr::Field(b, _) | Expr::Index(b, _) = root {
-        root = b;
-    }
-    match root {
-        Expr::Var(x) => Some(x),
-        _ => None,
-    }
-}
-
 /// One pass of the rules over `e`; `divergent` when control here differs between lanes.
 fn visit(e: &Expr, v: &mut HashSet<String>, divergent: bool) {
     match e {
@@ -70,7 +58,7 @@ fn visit(e: &Expr, v: &mut HashSet<String>, divergent: bool) {
         }
         Expr::Assign { target, value } => {
             visit(value, v, divergent);
-            if let Some(root) = target_root(target) {
+            if let Some(root) = target.assigned_root() {
                 if divergent || reads_varying(value, v) || reads_varying(target, v) {
                     v.insert(root.to_string());
                 }

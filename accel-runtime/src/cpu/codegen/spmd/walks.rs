@@ -6,7 +6,7 @@
 
 use super::super::cx::*;
 use super::aliases::{dealias, Aliases};
-use super::state::{Divisor, ElementFn, RowValue, RowWalk};
+use super::state::{never_zero, Divisor, ElementFn, RowValue, RowWalk};
 use accel_ir::{BinOp, Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -107,7 +107,7 @@ impl FnCx<'_, '_> {
                 return;
             };
             let (a, d) = (dealias(a, &aliases), dealias(d, &aliases));
-            let safe = d.literal_usize().is_some_and(|c| c != 0) || exprs.contains(&d);
+            let safe = never_zero(&d, &divisors);
             let row = |x: &Expr| self.same_across_row(x, param, &exprs);
             let dealiased = dealias(e, &aliases);
             let wide = matches!(
