@@ -84,6 +84,17 @@ pub fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     let _ = (ptr, bytes);
 }
 
+/// How compiled code will write an allocation: what decides whether huge pages pay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    /// Every byte (a result): huge pages save page faults.
+    Whole,
+    /// Scattered parts (a `filter`'s scratch, where each chunk writes only its kept
+    /// elements at the front of its part): with huge pages, every part touched would
+    /// fault in and zero 2 MiB, most of it never used.
+    Sparse,
+}
+
 /// The size of a block for small allocations.
 const BLOCK: usize = 1 << 20;
 
@@ -156,7 +167,7 @@ impl Arena {
     /// Memory of its own of `bytes` bytes aligned to `align`, whatever its size (a result
     /// can adopt it; [`Arena::recycle`] can free it): an allocation recycled earlier with
     /// this layout, else a new one (null on failure).
-    pub fn alloc_own(&mut self, bytes: usize, align: usize) -> *mut u8 {
+    pub fn alloc_own(&mut self, bytes: usize, align: usize, touch: Touch) -> *mut u8 {
         let align = align.max(1);
         if bytes == 0 {
             return align as *mut u8;
@@ -169,7 +180,7 @@ impl Arena {
             None => {
                 // SAFETY: the layout has a non-zero size.
                 let p = unsafe { std::alloc::alloc(layout) };
-                if !p.is_null() {
+                if !p.is_null() && touch == Touch::Whole {
                     advise_huge_pages(p, bytes);
                 }
                 p

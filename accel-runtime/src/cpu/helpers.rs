@@ -62,7 +62,7 @@ pub fn helpers() -> Vec<Helper> {
         h(
             "accel_alloc_host",
             accel_alloc_host as *const u8,
-            &[i64_; 3],
+            &[i64_; 4],
             Some(i64_),
         ),
         h(

@@ -1,7 +1,7 @@
 //! The run-time side of compiled code: the thread pool a run uses, parallel launches on
 //! it, allocation into the run's arena, and failure reports.
 
-use crate::backend::abi::Arena;
+use crate::backend::abi::{Arena, Touch};
 use crate::backend::failure::Failure;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -167,10 +167,18 @@ impl RunCtx {
 }
 
 /// Elements per chunk of a parallel launch of `n` iterations whose iterations are cheap
-/// (`grain` large) or costly (`grain` 1, loops in the body): a function of `n` and the
-/// code alone, so that float reductions group the same way on every machine; at most 256
-/// chunks, enough for uneven work (Mandelbrot rows) to balance over the work-stealing pool.
+/// (`grain` large) or costly (`grain` below a gang, loops in the body): a function of `n`
+/// and the code alone, so that float reductions group the same way on every machine; at
+/// most 256 chunks, enough for uneven work (Mandelbrot rows) to balance over the
+/// work-stealing pool.
+///
+/// Fewer costly iterations than a gang (a wavefront's tiles, each a loop nest) fill no
+/// gang and run as scalar code anyway: one chunk each, so they spread over the threads
+/// instead of running one after another on one.
 pub fn chunk_size(n: u64, grain: u64) -> u64 {
+    if n < CHUNK_ALIGN && grain < CHUNK_ALIGN {
+        return 1;
+    }
     // Whole gangs (SPMD kernels run a chunk's last few indices as scalar code), each
     // starting at a multiple of its width.
     n.div_ceil(256)
@@ -469,12 +477,18 @@ pub extern "C" fn accel_alloc(ctx: *const RunCtx, bytes: u64, align: u64) -> u64
 }
 
 /// Allocates memory of its own for the site function (between launches): results adopt
-/// it, and loops recycle it (see [`accel_recycle`]).
-pub extern "C" fn accel_alloc_host(ctx: *const RunCtx, bytes: u64, align: u64) -> u64 {
+/// it, and loops recycle it (see [`accel_recycle`]). `sparse` (0 or 1) says the code will
+/// write only parts of it ([`Touch::Sparse`]).
+pub extern "C" fn accel_alloc_host(ctx: *const RunCtx, bytes: u64, align: u64, sparse: u64) -> u64 {
     // SAFETY: as in `accel_alloc`.
     let ctx = unsafe { &*ctx };
     let mut host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
-    host.alloc_own(bytes as usize, align as usize) as u64
+    let touch = if sparse == 0 {
+        Touch::Whole
+    } else {
+        Touch::Sparse
+    };
+    host.alloc_own(bytes as usize, align as usize, touch) as u64
 }
 
 /// A mark of the site function's allocations so far (a loop's start).
@@ -549,11 +563,14 @@ mod tests {
             64,
             "costly iterations spread over many chunks"
         );
-        for n in [1u64, 17, 1000, 1 << 20] {
+        for n in [16u64, 17, 1000, 1 << 20] {
             assert_eq!(chunk_size(n, 1) % CHUNK_ALIGN, 0, "{n}");
         }
-        for grain in [1u64, 4096] {
-            for n in [1u64, 255, 257, 1000, 65_537, 1 << 20] {
+        // Fewer costly iterations than a gang: one chunk each; cheap ones: one chunk.
+        assert_eq!(accel_chunks(15, 4), 15);
+        assert_eq!(accel_chunks(15, 4096), 1);
+        for grain in [1u64, 4, 4096] {
+            for n in [1u64, 15, 16, 255, 257, 1000, 65_537, 1 << 20] {
                 let (size, chunks) = (chunk_size(n, grain), accel_chunks(n, grain));
                 assert!(size * chunks >= n && size * (chunks - 1) < n, "{n}");
             }

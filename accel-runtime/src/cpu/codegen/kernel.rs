@@ -59,8 +59,22 @@ impl FnCx<'_, '_> {
         out_elem: Option<Type>,
         partial: Option<&Type>,
     ) -> R<Launch> {
+        let whole = self.iconst(0);
+        self.begin_launch_touching(args, n, out_elem, partial, whole)
+    }
+
+    /// [`Self::begin_launch`] with output columns the kernels write in scattered parts
+    /// where `sparse` (0 or 1) is 1.
+    pub(super) fn begin_launch_touching(
+        &mut self,
+        args: &[&Expr],
+        n: Value,
+        out_elem: Option<Type>,
+        partial: Option<&Type>,
+        sparse: Value,
+    ) -> R<Launch> {
         let out_cols = match &out_elem {
-            Some(elem) => self.alloc_columns(elem, n)?,
+            Some(elem) => self.alloc_columns_touching(elem, n, sparse)?,
             None => vec![],
         };
         let mut grain = self.iconst(grain(args));

@@ -348,24 +348,43 @@ impl FnCx<'_, '_> {
     /// allocation of its own (results adopt it, loops recycle it), in kernels from the
     /// run's arena.
     pub(super) fn alloc_bytes(&mut self, bytes: Value, align: Value) -> Value {
+        let whole = self.iconst(0);
+        self.alloc_touching(bytes, align, whole)
+    }
+
+    /// [`Self::alloc_bytes`] for memory the code writes in scattered parts where `sparse`
+    /// (0 or 1, known when the code runs) is 1 (see `Touch`; kernels' arena allocations
+    /// are written whole).
+    fn alloc_touching(&mut self, bytes: Value, align: Value, sparse: Value) -> Value {
         let ctx = self.ctx;
-        let helper = if self.host {
-            "accel_alloc_host"
+        let p = if self.host {
+            self.helper("accel_alloc_host", &[ctx, bytes, align, sparse])[0]
         } else {
-            "accel_alloc"
+            self.helper("accel_alloc", &[ctx, bytes, align])[0]
         };
-        let p = self.helper(helper, &[ctx, bytes, align])[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.fail_if(null, FailureKind::Alloc, bytes, bytes);
         p
     }
 
     pub(super) fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
+        let whole = self.iconst(0);
+        self.alloc_columns_touching(elem, n, whole)
+    }
+
+    /// [`Self::alloc_columns`] for columns the code writes in scattered parts where
+    /// `sparse` is 1.
+    pub(super) fn alloc_columns_touching(
+        &mut self,
+        elem: &Type,
+        n: Value,
+        sparse: Value,
+    ) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
                 let bytes = self.scaled(n, *s);
                 let align = self.iconst(size_of(*s));
-                Ok(vec![self.alloc_bytes(bytes, align)])
+                Ok(vec![self.alloc_touching(bytes, align, sparse)])
             }
             // Rows are made one by one: their lengths and column pointers first ("jagged"
             // columns); `finish_columns` checks regularity and packs them.
@@ -375,7 +394,7 @@ impl FnCx<'_, '_> {
                 let eight = self.iconst(8);
                 let mut out = Vec::new();
                 for _ in 0..=leaves.len() {
-                    out.push(self.alloc_bytes(bytes, eight));
+                    out.push(self.alloc_touching(bytes, eight, sparse));
                 }
                 Ok(out)
             }
@@ -383,7 +402,7 @@ impl FnCx<'_, '_> {
                 let ps = parts(t).ok_or_else(|| unsupported(format!("sequences of {t}")))?;
                 let mut out = Vec::new();
                 for p in &ps {
-                    out.extend(self.alloc_columns(p, n)?);
+                    out.extend(self.alloc_columns_touching(p, n, sparse)?);
                 }
                 Ok(out)
             }

@@ -3,7 +3,12 @@
 //! result, and a second launch copies every chunk's kept elements to their place. An
 //! element (and its producer) is computed once. The compaction stores every element and
 //! advances past the kept ones, so the predicate costs no branch, which random data would
-//! mispredict. Nested, one sequential pass.
+//! mispredict. The scratch array is as long as the input, but a chunk writes only its kept
+//! elements and one more: where few are kept, huge pages would fault in and zero 2 MiB
+//! for every chunk (a run-length encoding's run starts: 1.4x the time), and where most
+//! are, 4 KiB pages fault 512 times as often (a filter keeping 90%: 1.25x). Which it is
+//! is known after the launch, so each filter remembers whether its last call kept more
+//! than a quarter and asks for huge pages only then. Nested, one sequential pass.
 //!
 //! A `reduce` over a `filter` builds no array: fusion rewrites it (see
 //! `accel_ir::passes::fuse`).
@@ -14,13 +19,22 @@ use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types as ct;
 use cranelift_codegen::ir::{InstBuilder, Value};
+use std::sync::atomic::AtomicU64;
 
 impl FnCx<'_, '_> {
     /// A top-level `filter`.
     pub(super) fn launch_filter(&mut self, op: Filter<'_>) -> R<V> {
         let (n, t) = self.filter_shape(op)?;
         let usize_t = Type::Scalar(ScalarType::Usize);
-        let l = self.begin_launch(&[op.p, op.xs], n, Some(t.clone()), Some(&usize_t))?;
+        // Whether the last call kept more than a quarter of its input: then the scratch
+        // array is written nearly whole, and huge pages save page faults.
+        let dense: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+        let dense = self.iconst(dense as *const AtomicU64 as i64);
+        let was_dense = self.load(ct::I64, dense, 0);
+        let sparse = self.b.ins().icmp_imm_s(IntCC::Equal, was_dense, 0);
+        let sparse = self.b.ins().uextend(ct::I64, sparse);
+        let scratch = Some(t.clone());
+        let l = self.begin_launch_touching(&[op.p, op.xs], n, scratch, Some(&usize_t), sparse)?;
         self.run_chunks(&l, ParOp::Filter, |f, c| {
             let kept = f.compact(op, &t, &c.out_cols, c.lo, c.lo, c.hi)?;
             f.store(kept, c.slot, 0);
@@ -41,6 +55,10 @@ impl FnCx<'_, '_> {
             Ok(())
         })?;
         let total = self.b.use_var(total);
+        let quadruple = self.b.ins().ishl_imm_u(total, 2);
+        let now_dense = self.b.ins().icmp(IntCC::UnsignedGreaterThan, quadruple, n);
+        let now_dense = self.b.ins().uextend(ct::I64, now_dense);
+        self.store(now_dense, dense, 0);
         let out = self.alloc_columns(&t, total)?;
 
         // Every chunk's kept elements copied to their place, one chunk per iteration.
