@@ -541,6 +541,11 @@ pub trait Inspect {
     fn inspect(&self, name: &str, ctx: &mut CheckCtx) -> Result<(), String>;
     /// The value's IR type.
     fn ir_type(&self) -> accel_ir::Type;
+    /// A key for [`Inspect::ir_type`] that costs nothing to compute: the address of the
+    /// function that makes the type. Equal keys mean equal types (functions the linker
+    /// merged have the same code, so make the same type); one type may have several keys,
+    /// which costs a lookup its shortcut, never a wrong answer.
+    fn type_key(&self) -> usize;
     /// Appends the value's words for compiled code.
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>);
 }
@@ -561,6 +566,9 @@ impl<T: Accel> Inspect for T {
     }
     fn ir_type(&self) -> accel_ir::Type {
         T::accel_type()
+    }
+    fn type_key(&self) -> usize {
+        T::accel_type as fn() -> accel_ir::Type as usize
     }
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>) {
         self.marshal(m)

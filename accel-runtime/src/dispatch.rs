@@ -134,11 +134,14 @@ pub struct Compiled {
 }
 
 /// The captured values and the constants of the functions a site reaches, in marshaling
-/// order.
-fn all_captures<'a>(
-    captures: &[(&'a str, &'a dyn Inspect)],
+/// order (the captures themselves where there are no constants: most sites).
+fn all_captures<'a, 'c>(
+    captures: &'c [(&'a str, &'a dyn Inspect)],
     constants: &'a [(String, &'static (dyn Inspect + Sync))],
-) -> Vec<(&'a str, &'a dyn Inspect)> {
+) -> std::borrow::Cow<'c, [(&'a str, &'a dyn Inspect)]> {
+    if constants.is_empty() {
+        return std::borrow::Cow::Borrowed(captures);
+    }
     captures
         .iter()
         .copied()
@@ -160,6 +163,66 @@ fn scalar_word(v: &dyn Inspect) -> Option<u64> {
     m.words.first().copied()
 }
 
+/// A plan this thread made for a site whose code depends on its captures' types alone,
+/// reused while the site is called again in the same mode with captures of the same
+/// types (by [`Inspect::type_key`]): such a call skips working out the types and asking
+/// the backend, which took a third of a small site's call in a loop (a triangular solve's
+/// dot product per row).
+struct RecentPlan {
+    site: usize,
+    mode: Mode,
+    result: usize,
+    captures: Vec<usize>,
+    backend: &'static str,
+    code: Arc<dyn CompiledSite>,
+}
+
+/// How many plans a thread remembers (the sites of a loop's body).
+const RECENT_PLANS: usize = 4;
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Vec<RecentPlan>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The plan this thread made last for `site` in `mode` with captures of these types.
+fn recent_plan(
+    site: usize,
+    mode: Mode,
+    result: usize,
+    captures: &[(&str, &dyn Inspect)],
+) -> Option<Compiled> {
+    RECENT.with_borrow(|plans| {
+        plans
+            .iter()
+            .find(|p| {
+                p.site == site
+                    && p.mode == mode
+                    && p.result == result
+                    && p.captures.len() == captures.len()
+                    && captures
+                        .iter()
+                        .zip(&p.captures)
+                        .all(|((_, v), &k)| v.type_key() == k)
+            })
+            .map(|p| Compiled {
+                backend: p.backend,
+                code: Arc::clone(&p.code),
+            })
+    })
+}
+
+/// Remembers a plan for [`recent_plan`].
+fn remember_plan(plan: RecentPlan) {
+    RECENT.with_borrow_mut(|plans| {
+        plans.retain(|p| !(p.site == plan.site && p.mode == plan.mode));
+        if plans.len() == RECENT_PLANS {
+            plans.remove(0);
+        }
+        plans.push(plan);
+    });
+}
+
 /// Decides how a site runs: compiled by the first backend of the mode's chain that
 /// compiles it (compiling on first use), the sequential path in debug mode and when the
 /// default mode cannot compile the site.
@@ -171,6 +234,13 @@ pub(crate) fn plan<R: Accel>(
     if mode == Mode::Debug {
         stats::record_first(site.key().id, || site.location(), RanOn::Debug);
         return Ok(Plan::Sequential);
+    }
+    let result_key = R::accel_type as fn() -> Type as usize;
+    // Logging reports every call's plan, so it takes the long way.
+    if !logging() {
+        if let Some(c) = recent_plan(site.key().id, mode, result_key, captures) {
+            return Ok(Plan::Compiled(c, PhantomData));
+        }
     }
     let constants = site.constants();
     let all = all_captures(captures, constants);
@@ -202,6 +272,23 @@ pub(crate) fn plan<R: Accel>(
                 if logging() {
                     let why = (!hit).then(|| miss_reason(site, name, &described, &result));
                     log_compiled(site, why, name, &*code);
+                }
+                // The functions' constants are the same at every call: only the call's
+                // captures can make the code depend on values.
+                let own = Captures {
+                    names: &names[..captures.len()],
+                    types: &types[..captures.len()],
+                    scalar: &scalar,
+                };
+                if step.backend.code_depends_on_types_alone(key, &own) {
+                    remember_plan(RecentPlan {
+                        site: key.id,
+                        mode,
+                        result: result_key,
+                        captures: captures.iter().map(|(_, v)| v.type_key()).collect(),
+                        backend: name,
+                        code: Arc::clone(&code),
+                    });
                 }
                 return Ok(Plan::Compiled(
                     Compiled {
@@ -373,7 +460,12 @@ fn run_marshaled<R: Accel>(
     code: &dyn CompiledSite,
     captures: &[(&str, &dyn Inspect)],
 ) -> Result<(R, String), RunFailure> {
-    let mut m = Marshal::default();
+    // Room for a few words per capture (a sequence's length and column, a scalar): no
+    // growing for most sites.
+    let mut m = Marshal {
+        words: Vec::with_capacity(4 * captures.len() + 4),
+        ..Marshal::default()
+    };
     for (_, v) in captures {
         v.marshal_into(&mut m);
     }

@@ -404,13 +404,21 @@ impl<'a, T> MutSeq<'a, T> {
     }
 }
 
+/// The type of a sequence lent to a site to write in place: a tensor.
+fn lent_type<T: Accel>() -> Type {
+    Type::Tensor(Box::new(T::accel_type()))
+}
+
 impl<T: Accel> crate::accel_type::Inspect for MutSeq<'_, T> {
     fn inspect(&self, _: &str, _: &mut CheckCtx) -> Result<(), String> {
         // Debug mode runs the in-place form as the Rust it is.
         Ok(())
     }
     fn ir_type(&self) -> Type {
-        Type::Tensor(Box::new(T::accel_type()))
+        lent_type::<T>()
+    }
+    fn type_key(&self) -> usize {
+        lent_type::<T> as fn() -> Type as usize
     }
     /// A rank-1 tensor's words: the first element's address, the rank, the length.
     fn marshal_into<'m>(&'m self, m: &mut Marshal<'m>) {

@@ -93,6 +93,13 @@ pub trait Backend: Sync {
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool);
 
+    /// Whether the code this backend compiles for `site` depends on the captures' types
+    /// alone, never on their values: then a thread may reuse it for later calls with
+    /// captures of the same types without asking again (see `dispatch`).
+    fn code_depends_on_types_alone(&self, _site: SiteKey, _captures: &Captures<'_>) -> bool {
+        false
+    }
+
     /// Called after another backend compiled a site for the first time: a chance to check
     /// what this backend would make of it (the CUDA kernel checks without a GPU).
     fn check_other(&self, _site: SiteKey, _types: &[Type], _result: &Type, _front: FrontEndFn<'_>) {

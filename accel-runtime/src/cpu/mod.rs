@@ -99,6 +99,32 @@ impl Backend for CpuBackend {
         }
         (compiled.map(|c| c as Arc<dyn CompiledSite>), hit)
     }
+
+    /// Unless a capture is an integer named like a constant (see [`fixed_values`]).
+    fn code_depends_on_types_alone(&self, _site: SiteKey, captures: &Captures<'_>) -> bool {
+        !captures
+            .names
+            .iter()
+            .zip(captures.types)
+            .any(|(path, t)| may_be_compiled_in(path, t))
+    }
+}
+
+/// Whether the capture `path` of type `t` is an integer named like a Rust constant
+/// (`HIDDEN`, `N_MAX`: `const` items by convention, so the same at every call), whose
+/// value the code may take as a constant.
+fn may_be_compiled_in(path: &str, t: &Type) -> bool {
+    let Type::Scalar(s) = *t else {
+        return false;
+    };
+    if s.is_float() || s == accel_ir::ScalarType::Bool {
+        return false;
+    }
+    let name = path.rsplit(':').next().unwrap_or(path);
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// How many sets of compiled-in values one site may have: a capture named like a
@@ -106,34 +132,23 @@ impl Backend for CpuBackend {
 const MAX_FIXED_VERSIONS: usize = 4;
 
 /// The captured integers a site's code may take as constants: those named like Rust
-/// constants (`HIDDEN`, `N_MAX`: `const` items by convention, so the same at every call)
-/// with a non-negative value, by position in `captures` with their word. Constants make
-/// `k / HIDDEN` a shift and strides known to Cranelift. A site sees at most
-/// [`MAX_FIXED_VERSIONS`] distinct sets; after that it runs generic code for new ones.
+/// constants ([`may_be_compiled_in`]) with a non-negative value, by position in
+/// `captures` with their word. Constants make `k / HIDDEN` a shift and strides known to
+/// Cranelift. A site sees at most [`MAX_FIXED_VERSIONS`] distinct sets; after that it
+/// runs generic code for new ones.
 fn fixed_values(site: SiteKey, captures: &Captures<'_>) -> Fixed {
     use accel_ir::ScalarType as S;
     let mut fixed = Vec::new();
     for (k, (path, t)) in captures.names.iter().zip(captures.types).enumerate() {
-        let Type::Scalar(s) = *t else {
-            continue;
-        };
-        if s.is_float() || s == S::Bool {
-            continue;
-        }
-        let name = path.rsplit(':').next().unwrap_or(path);
-        let constant_like = name.chars().any(|c| c.is_ascii_uppercase())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        if !constant_like {
+        if !may_be_compiled_in(path, t) {
             continue;
         }
         let Some(w) = (captures.scalar)(k) else {
             continue;
         };
-        let negative = match s {
-            S::I32 => (w as u32 as i32) < 0,
-            S::I64 => (w as i64) < 0,
+        let negative = match *t {
+            Type::Scalar(S::I32) => (w as u32 as i32) < 0,
+            Type::Scalar(S::I64) => (w as i64) < 0,
             _ => false,
         };
         if !negative {
