@@ -149,8 +149,10 @@ pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
 }
 
 /// The shapes the gang code of the CPU site compiled last at `location` took, if it was
-/// compiled: how gang loops that walk rows visit them (`rows`, `tiles`, `blocked`; `row values` where divisions are computed once
-/// per row) and each `if` decided for whole gangs where their lanes agree (`coherent if`).
+/// compiled: how gang loops that walk rows visit them (`rows`, `tiles`, `blocked`; `row
+/// values` where divisions are computed once per row), each `if` decided for whole gangs
+/// where their lanes agree (`coherent if`), and gang loops whose runs of gangs take such
+/// an `if`'s one arm untested (`settled if`).
 pub fn cpu_gang_shapes(location: &str) -> Option<Vec<String>> {
     last_cpu_compilation(location, |r| r.shapes.clone())
 }

@@ -395,6 +395,71 @@ fn one_dimensional_stencils_are_bit_identical_at_every_length() {
 }
 
 #[test]
+#[allow(clippy::nonminimal_bool)] // `!(i <= ..)`: a negated comparison is under test
+fn settled_ifs_are_bit_identical() {
+    // An element that is one `if` on its index against values from outside: runs of
+    // gangs between the condition's thresholds take one arm untested. Thresholds at,
+    // before and past every position of a gang, both ends of the range, none in it, and
+    // launches of several chunks.
+    let mut rng = Rng(31);
+    for n in (0..40).chain([63, 64, 65, 100, 1000, 20_000]) {
+        let a = rng.f64s(n + 1, -1.0, 1.0);
+        for k in [
+            0,
+            1,
+            2,
+            15,
+            16,
+            17,
+            33,
+            n / 2,
+            n.saturating_sub(17),
+            n,
+            n + 5,
+            usize::MAX,
+        ] {
+            let got = exact(|| {
+                accelerate!(create(n, |i| if i < k {
+                    a[i] + a[i + 1]
+                } else {
+                    a[i] * 2.0
+                }))
+            }); // below
+            let want: Vec<f64> = (0..n)
+                .map(|i| if i < k { a[i] + a[i + 1] } else { a[i] * 2.0 })
+                .collect();
+            assert_eq!(got, want, "n = {n}, k = {k}");
+            let m = k.wrapping_add(9);
+            exact(|| {
+                accelerate!(create(n, |i| {
+                    if i == k || i + 1 == m || !(i <= n / 3) && i > k {
+                        a[i]
+                    } else {
+                        a[i + 1] - a[i]
+                    }
+                }))
+            }); // mixed
+            exact(|| {
+                accelerate!(create(n, |i| if i >= k && i - k < 20 {
+                    a[i] - 1.0
+                } else {
+                    a[i] + 1.0
+                }))
+            }); // window
+        }
+    }
+    for marker in ["// below", "// mixed", "// window"] {
+        vectorized(marker);
+        let site = site_of("simd_rows.rs", SOURCE, marker);
+        let shapes = cpu_gang_shapes(&site).unwrap_or_default();
+        assert!(
+            shapes.iter().any(|s| s == "settled if"),
+            "{site}: {shapes:?}"
+        );
+    }
+}
+
+#[test]
 fn strided_walks_are_bit_identical() {
     let mut rng = Rng(23);
     for (n, m) in [

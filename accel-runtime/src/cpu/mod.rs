@@ -181,7 +181,8 @@ pub struct SimdReport {
     pub simd_loops: usize,
     /// Why kernels fell back to scalar code.
     pub fallbacks: Vec<String>,
-    /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `row values`, `coherent if`).
+    /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `row values`, `coherent
+    /// if`, `settled if`).
     pub shapes: Vec<String>,
 }
 

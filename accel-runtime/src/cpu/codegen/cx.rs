@@ -156,9 +156,11 @@ pub struct Gen {
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
     /// The shapes gang code took, in the order generated (tests check them): how each
-    /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`; `row values` where a walk of rows computes
-    /// divisions once per row), and each `if`
-    /// decided for whole gangs where their lanes agree (`coherent if`).
+    /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`; `row values`
+    /// where a walk of rows computes divisions once per row), each `if` decided for whole
+    /// gangs where their lanes agree (`coherent if`), and each gang loop over an element
+    /// that is one such `if` whose runs of gangs between the condition's thresholds take
+    /// one arm untested (`settled if`).
     pub(super) shapes: Vec<&'static str>,
     pub(super) listing: Option<String>,
     /// Whether the host fuses multiply-adds (FMA and AVX): the math library's

@@ -7,8 +7,9 @@
 use super::super::cx::*;
 use super::super::num::comparison;
 use super::state::never_zero;
+use super::Part;
 use accel_ir::{BinOp, Expr, UnOp};
-use cranelift_codegen::ir::condcodes::CondCode;
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{InstBuilder, Value};
 
 impl FnCx<'_, '_> {
@@ -66,6 +67,104 @@ impl FnCx<'_, '_> {
             // `!c` holds in no lane where `c` holds in every lane, and the other way round.
             Expr::Unary(UnOp::Not, c) => self.holds_alike(c, lanes.opposite()),
             _ => Ok(None),
+        }
+    }
+
+    /// Whether the decisions of [`Self::holds_in_no_lane`] and [`Self::holds_in_every_lane`]
+    /// on `cond` hold for runs of gangs that [`Self::steady_span`] can measure: every
+    /// comparison in it sets values bound outside the element `body` against the index
+    /// `param` plus or minus such values, or against each other.
+    pub(super) fn settles(&self, cond: &Expr, param: &str, body: &Expr) -> bool {
+        match cond {
+            Expr::Binary(BinOp::Or | BinOp::And, a, b) => {
+                self.settles(a, param, body) && self.settles(b, param, body)
+            }
+            Expr::Unary(UnOp::Not, c) => self.settles(c, param, body),
+            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
+                let (ia, ib) = (
+                    self.invariant(a, param, body),
+                    self.invariant(b, param, body),
+                );
+                let a_settles = ia || self.index_plus(a, param, body);
+                let b_settles = ib || self.index_plus(b, param, body);
+                self.plain_arithmetic(a)
+                    && self.plain_arithmetic(b)
+                    && (ia || ib)
+                    && a_settles
+                    && b_settles
+            }
+            _ => false,
+        }
+    }
+
+    /// For a condition that [`Self::settles`], how many indices past the gang's first
+    /// the decisions on it stay the same: a comparison of the lanes `s..s + w` with `u`
+    /// holds in none or every lane alike for `s` between `u - w + 1`, `u - w + 2`, `u`
+    /// and `u + 1` (and the two points where the lanes would wrap), so the run ends at the
+    /// first of those past `s` (`u64::MAX` when none is). `None` where the comparisons'
+    /// values are not of that form after all.
+    pub(super) fn steady_span(&mut self, cond: &Expr) -> R<Option<Value>> {
+        match cond {
+            Expr::Binary(BinOp::Or | BinOp::And, a, b) => {
+                let (Some(x), Some(y)) = (self.steady_span(a)?, self.steady_span(b)?) else {
+                    return Ok(None);
+                };
+                Ok(Some(self.b.ins().umin(x, y)))
+            }
+            Expr::Unary(UnOp::Not, c) => self.steady_span(c),
+            Expr::Binary(op, a, b) if comparison(*op).is_some() => {
+                let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
+                let (first, u) = match (&l.w[0], &r.w[0]) {
+                    (Part::Seq(s, _), Part::Uni(u)) | (Part::Uni(u), Part::Seq(s, _)) => (*s, *u),
+                    // Values bound outside the element (see `settles`): the same throughout.
+                    (Part::Uni(_), Part::Uni(_)) => return Ok(Some(self.iconst(-1))),
+                    _ => return Ok(None),
+                };
+                let lanes = self.lanes() as i64;
+                let wrap = self.iconst(1 - lanes);
+                let signed_wrap = self.iconst((1u64 << 63).wrapping_sub(lanes as u64 - 1) as i64);
+                let mut points = vec![wrap, signed_wrap];
+                for d in [1 - lanes, 2 - lanes, 0, 1] {
+                    points.push(self.b.ins().iadd_imm_s(u, d));
+                }
+                let mut steady = self.iconst(-1);
+                for c in points {
+                    let ahead = self.b.ins().icmp(IntCC::UnsignedGreaterThan, c, first);
+                    let distance = self.b.ins().isub(c, first);
+                    let never = self.iconst(-1);
+                    let distance = self.b.ins().select(ahead, distance, never);
+                    steady = self.b.ins().umin(steady, distance);
+                }
+                Ok(Some(steady))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether `e` reads only values bound outside the element `body` (not its index
+    /// `param`): the same for every gang of a chunk.
+    fn invariant(&self, e: &Expr, param: &str, body: &Expr) -> bool {
+        let mut inside = false;
+        e.walk(&mut |x| {
+            if let Expr::Var(v) = x {
+                inside |= v == param || body.binds(v);
+            }
+        });
+        !inside && self.outer_value(e)
+    }
+
+    /// Whether `e` is the index `param` plus or minus values bound outside `body`.
+    fn index_plus(&self, e: &Expr, param: &str, body: &Expr) -> bool {
+        match e {
+            Expr::Var(v) => v == param,
+            Expr::Binary(BinOp::Add, a, b) => {
+                (self.index_plus(a, param, body) && self.invariant(b, param, body))
+                    || (self.invariant(a, param, body) && self.index_plus(b, param, body))
+            }
+            Expr::Binary(BinOp::Sub, a, b) => {
+                self.index_plus(a, param, body) && self.invariant(b, param, body)
+            }
+            _ => false,
         }
     }
 

@@ -132,6 +132,14 @@ impl FnCx<'_, '_> {
             let c = self.expr(cond)?.w[0];
             return self.branches(c, then, els, &ty);
         }
+        let settled = self.gang.as_ref().and_then(|g| g.settled);
+        if let Some((_, holds)) = settled.filter(|&(at, _)| at == cond as *const Expr as usize) {
+            return match (holds, els) {
+                (true, _) => self.gexpr(then),
+                (false, Some(e)) => self.gexpr(e),
+                (false, None) => Ok(G::unit()),
+            };
+        }
         let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
         // Arms that store (an in-place stencil's `if interior { t.set([p], ..) }`) run as
         // vector stores where every lane takes them, lane by lane under a mask.

@@ -139,7 +139,13 @@ impl FnCx<'_, '_> {
             }
             _ => {
                 let span = span.as_ref().expect("a range not walked by rows");
-                f.run_gang_span(index, span, shift, &mut *each.borrow_mut())
+                let each = &mut *each.borrow_mut();
+                match single_if(body) {
+                    Some(cond) if f.settles(cond, param, body) => {
+                        f.run_gang_span_settling(index, span, shift, cond, each)
+                    }
+                    _ => f.run_gang_span(index, span, shift, each),
+                }
             }
         };
         let r = self.run_gangs_proved(&proofs, param, (lo, top), zero, &gangs_run);
@@ -229,6 +235,7 @@ impl FnCx<'_, '_> {
             rows: rows.clone(),
             groups,
             row_values_set: false,
+            settled: None,
         });
         Ok((rows, zero))
     }
@@ -471,6 +478,18 @@ impl FnCx<'_, '_> {
             }),
         )?;
         Ok(Some(rest))
+    }
+}
+
+/// The condition of the `if` that is the whole of `body`, if it is one.
+fn single_if(body: &Expr) -> Option<&Expr> {
+    match body {
+        Expr::Block {
+            stmts,
+            result: Some(r),
+        } if stmts.is_empty() => single_if(r),
+        Expr::If { cond, .. } => Some(cond),
+        _ => None,
     }
 }
 

@@ -106,6 +106,10 @@ pub(in crate::cpu::codegen) struct Gang {
     /// Whether the row's [`RowWalk::values`] hold this row's values (a walk row by row
     /// sets them at each row's start).
     pub(in crate::cpu::codegen) row_values_set: bool,
+    /// An `if` condition (by address) known to hold in every lane (`true`) or in none
+    /// (`false`) of the gangs being generated: a run of gangs between a stencil's
+    /// borders (see `walks::run_gang_span`) takes its arm without testing it.
+    pub(in crate::cpu::codegen) settled: Option<(usize, bool)>,
 }
 
 /// Which lanes of a gang run: one `I32X4` per group of four lanes, each lane all ones or

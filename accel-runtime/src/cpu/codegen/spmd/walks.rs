@@ -207,6 +207,7 @@ impl FnCx<'_, '_> {
             return GangSpan {
                 start: s,
                 count: gangs,
+                whole: gangs,
                 tail,
                 last: None,
             };
@@ -222,6 +223,7 @@ impl FnCx<'_, '_> {
         GangSpan {
             start: s,
             count: self.b.ins().iadd(gangs, extra),
+            whole: gangs,
             tail: self.b.ins().select(wide, end, tail),
             last: Some(self.b.ins().iadd_imm_s(end, -lanes)),
         }
@@ -237,14 +239,105 @@ impl FnCx<'_, '_> {
     ) -> R<()> {
         let zero = self.iconst(0);
         self.counted_loop(zero, span.count, ScalarType::Usize, |f, j| {
-            let off = f.b.ins().ishl_imm_u(j, shift);
-            let mut base = f.b.ins().iadd(span.start, off);
-            if let Some(last) = span.last {
-                base = f.b.ins().umin(base, last);
-            }
+            let base = f.span_gang(span, shift, j);
             f.b.def_var(index, base);
             each(f, base)
         })
+    }
+
+    /// [`Self::run_gang_span`] for an element that is one `if` on `cond` (which
+    /// [`Self::settles`]): at a gang where the condition holds in no lane or in every
+    /// lane, the gangs up to where that could change (a stencil's interior, up to the far
+    /// border) run its one arm without testing it; other gangs (at the borders, the
+    /// overlapping last one) test it as usual.
+    pub(super) fn run_gang_span_settling(
+        &mut self,
+        index: Variable,
+        span: &GangSpan,
+        shift: i64,
+        cond: &Expr,
+        each: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        self.g.shapes.push("settled if");
+        let next = self.b.declare_var(ct::I64);
+        let zero = self.iconst(0);
+        self.b.def_var(next, zero);
+        let [head, test, general, exit] = [(); 4].map(|_| self.b.create_block());
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let j = self.b.use_var(next);
+        let done = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, j, span.count);
+        self.b.ins().brif(done, exit, &[], test, &[]);
+        self.b.switch_to_block(test);
+        let base = self.span_gang(span, shift, j);
+        self.b.def_var(index, base);
+        let (Some(none), Some(steady)) = (self.holds_in_no_lane(cond)?, self.steady_span(cond)?)
+        else {
+            return Err(unsupported("an `if` whose gangs cannot be settled"));
+        };
+        let every = self.holds_in_every_lane(cond)?;
+        // The run: gangs from `j` whose first index is below the first point where the
+        // decision could change, none of them the overlapping last gang.
+        let mask = self.iconst((1i64 << shift) - 1);
+        let ragged = self.b.ins().band(steady, mask);
+        let ragged = self.b.ins().icmp_imm_u(IntCC::NotEqual, ragged, 0);
+        let ragged = self.b.ins().uextend(ct::I64, ragged);
+        let ahead = self.b.ins().ushr_imm_u(steady, shift);
+        let ahead = self.b.ins().iadd(ahead, ragged);
+        let end = self.b.ins().iadd(j, ahead);
+        let end = self.b.ins().umin(end, span.whole);
+        let in_run = self.b.ins().icmp(IntCC::UnsignedLessThan, j, end);
+        let mut decisions = vec![(none, false)];
+        decisions.extend(every.map(|e| (e, true)));
+        for (decided, holds) in decisions {
+            let (run, after) = (self.b.create_block(), self.b.create_block());
+            let go = self.b.ins().band(decided, in_run);
+            self.b.ins().brif(go, run, &[], after, &[]);
+            self.b.switch_to_block(run);
+            let key = cond as *const Expr as usize;
+            self.counted_loop(j, end, ScalarType::Usize, |f, k| {
+                // A whole gang: its start is not held back (see `GangSpan::last`).
+                let off = f.b.ins().ishl_imm_u(k, shift);
+                let base = f.b.ins().iadd(span.start, off);
+                f.b.def_var(index, base);
+                f.settle(Some((key, holds)));
+                let r = each(f, base);
+                f.settle(None);
+                r
+            })?;
+            self.b.def_var(next, end);
+            self.b.ins().jump(head, &[]);
+            self.b.switch_to_block(after);
+        }
+        self.b.ins().jump(general, &[]);
+        self.b.switch_to_block(general);
+        each(self, base)?;
+        let after = self.b.ins().iadd_imm_s(j, 1);
+        self.b.def_var(next, after);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// The first index of gang `j` of `span`.
+    fn span_gang(&mut self, span: &GangSpan, shift: i64, j: Value) -> Value {
+        let off = self.b.ins().ishl_imm_u(j, shift);
+        let base = self.b.ins().iadd(span.start, off);
+        match span.last {
+            Some(last) => self.b.ins().umin(base, last),
+            None => base,
+        }
+    }
+
+    /// Marks an `if` condition as decided for the gangs generated next (see
+    /// [`super::Gang::settled`]).
+    fn settle(&mut self, settled: Option<(usize, bool)>) {
+        if let Some(g) = self.gang.as_mut() {
+            g.settled = settled;
+        }
     }
 
     /// The gangs of `lo..hi` (rows of one divisor `d`) tile by tile: for each block of
@@ -351,6 +444,9 @@ pub(super) struct GangSpan {
     start: Value,
     /// How many gangs run.
     count: Value,
+    /// How many of them start a gang's width after the one before (all but an
+    /// overlapping last one).
+    whole: Value,
     /// Where the indices left for scalar code begin.
     pub(super) tail: Value,
     /// Where the last gang starts when it overlaps the one before.
