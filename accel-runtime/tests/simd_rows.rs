@@ -448,7 +448,28 @@ fn settled_ifs_are_bit_identical() {
             }); // window
         }
     }
-    for marker in ["// below", "// mixed", "// window"] {
+    // `let`s before the `if`, read through.
+    for n in [0usize, 5, 16, 17, 100, 1000] {
+        let a = rng.f64s(n + 1, -1.0, 1.0);
+        for k in [0, 1, 16, n / 2, n] {
+            let got = exact(|| {
+                accelerate!(create(n, |i| {
+                    let m = k + 3;
+                    let j = i;
+                    if j + 1 < m {
+                        a[j + 1]
+                    } else {
+                        a[j] * 0.5
+                    }
+                }))
+            }); // through lets
+            let want: Vec<f64> = (0..n)
+                .map(|i| if i + 1 < k + 3 { a[i + 1] } else { a[i] * 0.5 })
+                .collect();
+            assert_eq!(got, want, "n = {n}, k = {k}");
+        }
+    }
+    for marker in ["// below", "// mixed", "// window", "// through lets"] {
         vectorized(marker);
         let site = site_of("simd_rows.rs", SOURCE, marker);
         let shapes = cpu_gang_shapes(&site).unwrap_or_default();

@@ -8,7 +8,7 @@ use super::super::cx::*;
 use super::super::num::comparison;
 use super::state::never_zero;
 use super::Part;
-use accel_ir::{BinOp, Expr, UnOp};
+use accel_ir::{BinOp, Expr, Pat, Stmt, UnOp};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{InstBuilder, Value};
 
@@ -72,23 +72,22 @@ impl FnCx<'_, '_> {
 
     /// Whether the decisions of [`Self::holds_in_no_lane`] and [`Self::holds_in_every_lane`]
     /// on `cond` hold for runs of gangs that [`Self::steady_span`] can measure: every
-    /// comparison in it sets values bound outside the element `body` against the index
-    /// `param` plus or minus such values, or against each other.
-    pub(super) fn settles(&self, cond: &Expr, param: &str, body: &Expr) -> bool {
+    /// comparison in it sets values bound outside the element against the index plus or
+    /// minus such values, or against each other (names read through the element's
+    /// `let`s).
+    pub(super) fn settles(&self, cond: &Expr, scope: &Settling<'_>) -> bool {
         match cond {
             Expr::Binary(BinOp::Or | BinOp::And, a, b) => {
-                self.settles(a, param, body) && self.settles(b, param, body)
+                self.settles(a, scope) && self.settles(b, scope)
             }
-            Expr::Unary(UnOp::Not, c) => self.settles(c, param, body),
+            Expr::Unary(UnOp::Not, c) => self.settles(c, scope),
             Expr::Binary(op, a, b) if comparison(*op).is_some() => {
-                let (ia, ib) = (
-                    self.invariant(a, param, body),
-                    self.invariant(b, param, body),
-                );
-                let a_settles = ia || self.index_plus(a, param, body);
-                let b_settles = ib || self.index_plus(b, param, body);
-                self.plain_arithmetic(a)
-                    && self.plain_arithmetic(b)
+                let (a, b) = (scope.expand(a), scope.expand(b));
+                let (ia, ib) = (self.invariant(&a, scope), self.invariant(&b, scope));
+                let a_settles = ia || self.index_plus(&a, scope);
+                let b_settles = ib || self.index_plus(&b, scope);
+                self.plain_arithmetic(&a)
+                    && self.plain_arithmetic(&b)
                     && (ia || ib)
                     && a_settles
                     && b_settles
@@ -98,11 +97,12 @@ impl FnCx<'_, '_> {
     }
 
     /// For a condition that [`Self::settles`], how many indices past the gang's first
-    /// the decisions on it stay the same: a comparison of the lanes `s..s + w` with `u`
-    /// holds in none or every lane alike for `s` between `u - w + 1`, `u - w + 2`, `u`
-    /// and `u + 1` (and the two points where the lanes would wrap), so the run ends at the
-    /// first of those past `s` (`u64::MAX` when none is). `None` where the comparisons'
-    /// values are not of that form after all.
+    /// the decisions on it stay the same: whether a comparison of the lanes `s..s + w`
+    /// (indices: `usize`) with `u` holds in none or in every lane changes only where the
+    /// last lane reaches `u` and where the first passes it (for `==`: `s = u - w + 1` and
+    /// `s = u + 1`; for `<=` and `>` one later), and where the lanes would wrap, so the
+    /// run ends at the first of those past `s` (`u64::MAX` when none is). `None` where
+    /// the comparisons' values are not of that form after all.
     pub(super) fn steady_span(&mut self, cond: &Expr) -> R<Option<Value>> {
         match cond {
             Expr::Binary(BinOp::Or | BinOp::And, a, b) => {
@@ -114,17 +114,24 @@ impl FnCx<'_, '_> {
             Expr::Unary(UnOp::Not, c) => self.steady_span(c),
             Expr::Binary(op, a, b) if comparison(*op).is_some() => {
                 let (l, r) = (self.gexpr(a)?, self.gexpr(b)?);
-                let (first, u) = match (&l.w[0], &r.w[0]) {
-                    (Part::Seq(s, _), Part::Uni(u)) | (Part::Uni(u), Part::Seq(s, _)) => (*s, *u),
+                // As `lanes cmp u`.
+                let (first, u, cmp) = match (&l.w[0], &r.w[0]) {
+                    (Part::Seq(s, _), Part::Uni(u)) => (*s, *u, *op),
+                    (Part::Uni(u), Part::Seq(s, _)) => (*s, *u, mirrored(*op)),
                     // Values bound outside the element (see `settles`): the same throughout.
                     (Part::Uni(_), Part::Uni(_)) => return Ok(Some(self.iconst(-1))),
                     _ => return Ok(None),
                 };
                 let lanes = self.lanes() as i64;
-                let wrap = self.iconst(1 - lanes);
-                let signed_wrap = self.iconst((1u64 << 63).wrapping_sub(lanes as u64 - 1) as i64);
-                let mut points = vec![wrap, signed_wrap];
-                for d in [1 - lanes, 2 - lanes, 0, 1] {
+                // Where the first lane reaches `u` or passes it, or the last lane does
+                // (with `<=` and `>`: one later), and where the lanes would wrap.
+                let (last_reaches, first_passes) = match cmp {
+                    BinOp::Le | BinOp::Gt => (2 - lanes, 1),
+                    BinOp::Lt | BinOp::Ge => (1 - lanes, 0),
+                    _ => (1 - lanes, 1),
+                };
+                let mut points = vec![self.iconst(1 - lanes)];
+                for d in [last_reaches, first_passes] {
                     points.push(self.b.ins().iadd_imm_s(u, d));
                 }
                 let mut steady = self.iconst(-1);
@@ -141,29 +148,28 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// Whether `e` reads only values bound outside the element `body` (not its index
-    /// `param`): the same for every gang of a chunk.
-    fn invariant(&self, e: &Expr, param: &str, body: &Expr) -> bool {
+    /// Whether `e` (its names read through the element's `let`s) reads only values bound
+    /// outside the element: the same for every gang.
+    fn invariant(&self, e: &Expr, scope: &Settling<'_>) -> bool {
         let mut inside = false;
         e.walk(&mut |x| {
             if let Expr::Var(v) = x {
-                inside |= v == param || body.binds(v);
+                inside |= v == scope.param || scope.body.binds(v);
             }
         });
         !inside && self.outer_value(e)
     }
 
-    /// Whether `e` is the index `param` plus or minus values bound outside `body`.
-    fn index_plus(&self, e: &Expr, param: &str, body: &Expr) -> bool {
+    /// Whether `e` (read through the `let`s) is the index plus or minus values
+    /// [`Self::invariant`].
+    fn index_plus(&self, e: &Expr, scope: &Settling<'_>) -> bool {
         match e {
-            Expr::Var(v) => v == param,
+            Expr::Var(v) => v == scope.param,
             Expr::Binary(BinOp::Add, a, b) => {
-                (self.index_plus(a, param, body) && self.invariant(b, param, body))
-                    || (self.invariant(a, param, body) && self.index_plus(b, param, body))
+                (self.index_plus(a, scope) && self.invariant(b, scope))
+                    || (self.invariant(a, scope) && self.index_plus(b, scope))
             }
-            Expr::Binary(BinOp::Sub, a, b) => {
-                self.index_plus(a, param, body) && self.invariant(b, param, body)
-            }
+            Expr::Binary(BinOp::Sub, a, b) => self.index_plus(a, scope) && self.invariant(b, scope),
             _ => false,
         }
     }
@@ -202,5 +208,113 @@ impl Lanes {
             Lanes::None => Lanes::Every,
             Lanes::Every => Lanes::None,
         }
+    }
+}
+
+/// An element that is `let`s and one `if` (`let m = k + 1; if i < m { .. } else { .. }`),
+/// as runs of gangs settle its condition.
+pub(super) struct Settling<'a> {
+    /// The element's index.
+    pub(super) param: &'a str,
+    /// The element.
+    pub(super) body: &'a Expr,
+    /// The `let`s before the `if`, in order.
+    pub(super) lets: &'a [Stmt],
+    /// The condition.
+    pub(super) cond: &'a Expr,
+}
+
+impl<'a> Settling<'a> {
+    /// The element `body` over `param` as `let`s and one `if`, if it is one.
+    pub(super) fn of(body: &'a Expr, param: &'a str) -> Option<Settling<'a>> {
+        let (lets, cond): (&[Stmt], &Expr) = match body {
+            Expr::Block {
+                stmts,
+                result: Some(r),
+            } => match &**r {
+                Expr::If { cond, .. } => (stmts, cond),
+                _ => return None,
+            },
+            Expr::If { cond, .. } => (&[], cond),
+            _ => return None,
+        };
+        let simple = |st: &Stmt| {
+            matches!(
+                st,
+                Stmt::Let {
+                    pat: Pat::Bind { mutable: false, .. },
+                    init: Some(_),
+                    ..
+                }
+            )
+        };
+        lets.iter().all(simple).then_some(Settling {
+            param,
+            body,
+            lets,
+            cond,
+        })
+    }
+
+    /// `e` with the names the `let`s bind replaced by their values.
+    fn expand(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.expand_in(&mut e);
+        e
+    }
+
+    fn expand_in(&self, e: &mut Expr) {
+        if let Expr::Var(x) = e {
+            let init = self.lets.iter().find_map(|st| match st {
+                Stmt::Let {
+                    pat: Pat::Bind { name, .. },
+                    init: Some(init),
+                    ..
+                } if name == x => Some(init),
+                _ => None,
+            });
+            if let Some(init) = init {
+                // Binders are unique and a `let` reads only those before it: this ends.
+                *e = self.expand(init);
+            }
+            return;
+        }
+        e.for_each_child_mut(&mut |c| self.expand_in(c));
+    }
+}
+
+/// `op` with its operands swapped (`u < x` is `x > u`).
+fn mirrored(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        other => other,
+    }
+}
+
+/// Whether `cond` may hold in every lane of a gang (of more than one lane), as far as its
+/// form tells: `==` of consecutive lanes with one value holds in one lane at most.
+pub(super) fn may_hold_in_every_lane(cond: &Expr) -> bool {
+    may_hold_alike(cond, true)
+}
+
+/// Whether `cond` may hold in every lane (`every`) or in none, by its form.
+fn may_hold_alike(cond: &Expr, every: bool) -> bool {
+    match cond {
+        // Every lane: `a || b` where either does, `a && b` where both do; no lane: `a || b`
+        // where neither does, `a && b` where either does not.
+        Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
+            let (x, y) = (may_hold_alike(a, every), may_hold_alike(b, every));
+            match (op, every) {
+                (BinOp::Or, true) | (BinOp::And, false) => x || y,
+                _ => x && y,
+            }
+        }
+        Expr::Unary(UnOp::Not, c) => may_hold_alike(c, !every),
+        Expr::Binary(BinOp::Eq, ..) => !every,
+        Expr::Binary(BinOp::Ne, ..) => every,
+        _ => true,
     }
 }

@@ -8,6 +8,7 @@ use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
 pub(in crate::cpu::codegen) use super::blocked::StoreFn;
 use super::blocked::{blocked_loop, row_uniform, BlockedLoop};
+use super::coherence::Settling;
 pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
@@ -140,9 +141,9 @@ impl FnCx<'_, '_> {
             _ => {
                 let span = span.as_ref().expect("a range not walked by rows");
                 let each = &mut *each.borrow_mut();
-                match single_if(body) {
-                    Some(cond) if f.settles(cond, param, body) => {
-                        f.run_gang_span_settling(index, span, shift, cond, each)
+                match Settling::of(body, param) {
+                    Some(s) if f.settles(s.cond, &s) => {
+                        f.run_gang_span_settling(index, span, shift, &s, each)
                     }
                     _ => f.run_gang_span(index, span, shift, each),
                 }
@@ -478,18 +479,6 @@ impl FnCx<'_, '_> {
             }),
         )?;
         Ok(Some(rest))
-    }
-}
-
-/// The condition of the `if` that is the whole of `body`, if it is one.
-fn single_if(body: &Expr) -> Option<&Expr> {
-    match body {
-        Expr::Block {
-            stmts,
-            result: Some(r),
-        } if stmts.is_empty() => single_if(r),
-        Expr::If { cond, .. } => Some(cond),
-        _ => None,
     }
 }
 
