@@ -2,7 +2,10 @@
 //! comparison of the gang's consecutive index with a uniform value (`i < k`, a stencil's
 //! `i == 0 || j == n - 1`) holds in no lane, in every lane, or in some, which the first
 //! and last lanes tell. An `if` on such a condition then runs one arm for the whole gang
-//! where it can (see `control`'s `gif_summarized`).
+//! where it can (see `control`'s `gif_summarized`). Where such an `if` is the whole
+//! element (after `let`s, [`Settling`]), the decision stays the same from gang to gang
+//! until the index passes one of the condition's thresholds ([`FnCx::steady_span`]):
+//! runs of gangs up to there take the arm without testing it (`walks`).
 
 use super::super::cx::*;
 use super::super::num::comparison;
