@@ -24,8 +24,33 @@ for line in sys.stdin:
 done
 cargo build --release -p accel-bench --features cuda --bin gpu_suite
 cargo build --release -p accel-examples --features cuda
-# Build-time kernels: its PTX is compiled here (NVRTC must be on LD_LIBRARY_PATH).
+# Build-time kernels: their PTX is compiled here, so NVRTC must be found: the one on
+# LD_LIBRARY_PATH or the system's, else NVIDIA's wheel in target/cuda-tools (as CI installs
+# it; installed now when missing). The build must embed PTX: the GPU run's first check is
+# that every site of the example runs the embedded kernels.
+nvrtc_found() {
+    ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' && return 0
+    local dirs d
+    IFS=: read -ra dirs <<< "${LD_LIBRARY_PATH:-}"
+    for d in "${dirs[@]}"; do
+        [ -n "$d" ] && compgen -G "$d/libnvrtc.so*" >/dev/null && return 0
+    done
+    return 1
+}
+if ! nvrtc_found; then
+    CUDA_TOOLS="$PWD/target/cuda-tools"
+    if [ ! -e "$CUDA_TOOLS/nvidia/cu13/lib/libnvrtc.so.13" ]; then
+        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+            --target "$CUDA_TOOLS" "nvidia-cuda-nvrtc==13.0.*"
+    fi
+    export LD_LIBRARY_PATH="$CUDA_TOOLS/nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 cargo build --release -p accel-aot-example
+bundle=$(ls -t target/release/build/accel-aot-example-*/out/accel-kernels.json | head -1)
+if ! python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); sys.exit(0 if b["compiled"] and b["sites"] and all(s["ptx"] for s in b["sites"]) else 1)' "$bundle"; then
+    echo "gpu-prepare: $bundle embeds no PTX (NVRTC was not found at build time)" >&2
+    exit 1
+fi
 for b in gpu_suite quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
     cp "target/release/$b" .gpu/bin/
 done

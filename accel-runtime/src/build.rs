@@ -52,6 +52,9 @@ impl Kernels {
     pub fn generate(&self) {
         println!("cargo:rerun-if-changed={}", self.record.display());
         println!("cargo:rerun-if-env-changed=ACCEL_CUDA_FMAD");
+        // Where NVRTC is found: a build without it embeds no PTX, and one with it must not
+        // keep that bundle.
+        println!("cargo:rerun-if-env-changed=LD_LIBRARY_PATH");
         let Some(out_dir) = std::env::var_os("OUT_DIR") else {
             fail_build("accel_runtime::build::kernels(..).generate() runs in build.rs (OUT_DIR is not set)");
         };
