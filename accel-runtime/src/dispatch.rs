@@ -9,6 +9,7 @@
 use crate::accel_type::{Accel, Inspect};
 use crate::backend::abi::{Marshal, Unmarshal};
 use crate::backend::log::{self, logging};
+use crate::backend::trace;
 use crate::backend::{Backend, Captures, CompiledSite};
 use crate::checks;
 use crate::error::{compile_kind_of, AccelError, ErrorKind, ViolationPayload};
@@ -230,6 +231,8 @@ pub(crate) fn plan<R: Accel>(
     site: &'static SiteDesc,
     captures: &[(&str, &dyn Inspect)],
 ) -> Result<Plan<R>, AccelError> {
+    // Starts the trace's clock (ACCEL_TRACE) before anything is compiled.
+    let _ = trace::enabled();
     let mode = mode_at(site)?;
     if mode == Mode::Debug {
         stats::record_first(site.key().id, || site.location(), RanOn::Debug);
@@ -424,9 +427,16 @@ pub(crate) fn run_compiled<R: Accel>(
     captures: &[(&str, &dyn Inspect)],
 ) -> Result<R, AccelError> {
     let start = logging().then(Instant::now);
+    let traced = trace::enabled().then(Instant::now);
     let constants = site.constants();
     let all = all_captures(captures, constants);
-    match run_marshaled::<R>(&*c.code, &all) {
+    let run = run_marshaled::<R>(&*c.code, &all);
+    if let Some(t) = traced {
+        let args = serde_json::json!({ "backend": c.backend, "ok": run.is_ok() });
+        trace::complete(&site.location(), "site", t, args);
+        trace::flush();
+    }
+    match run {
         Ok((r, report)) => {
             if let Some(start) = start {
                 first_run_report(site);
@@ -528,6 +538,16 @@ pub(crate) fn run_sequential<R: Accel>(
         let _checks = (mode == Mode::Debug).then(|| checks::enable(inspected.tensors));
         report::quietly(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(sequential)))
     });
+    if trace::enabled() {
+        let how = if mode == Mode::Debug {
+            "debug"
+        } else {
+            "sequential"
+        };
+        let args = serde_json::json!({ "backend": how, "ok": outcome.is_ok() });
+        trace::complete(&site.location(), "site", start, args);
+        trace::flush();
+    }
     if log {
         let how = match mode {
             Mode::Debug => "debug: ran as checked sequential Rust",

@@ -12,6 +12,75 @@ fn child_runs_a_site() {
 }
 
 #[test]
+#[ignore = "run in a child process by `accel_trace_writes_a_timeline_of_sites_compiles_and_chunks`"]
+fn child_traces_a_site() {
+    let v: Vec<i64> = (0..100_000).collect();
+    let s = accelerate!(reduce(|a, b| a + b, 0, &v)); // [traced]
+    println!("child sum {s}");
+}
+
+#[test]
+fn accel_trace_writes_a_timeline_of_sites_compiles_and_chunks() {
+    let file = std::env::temp_dir().join(format!("accel-trace-{}.json", std::process::id()));
+    let path = file.to_str().unwrap();
+    let env = [
+        ("ACCEL_MODE", "cpu"),
+        ("ACCEL_NUM_THREADS", "2"),
+        ("ACCEL_TRACE", path),
+    ];
+    let (ok, out, err) = common::run_child("child_traces_a_site", &env);
+    assert!(ok, "{err}");
+    assert!(out.contains("child sum 4999950000"), "{out}");
+    // Chrome's array format without its closing bracket.
+    let text = std::fs::read_to_string(&file).expect("the trace file");
+    let _ = std::fs::remove_file(&file);
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&format!("{text}]")).expect("a JSON array once closed");
+    let of = |cat: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["cat"] == cat).collect()
+    };
+    let site = site_of("// [traced]");
+    let (sites, compiles, chunks) = (of("site"), of("compile"), of("chunk"));
+    assert_eq!(sites.len(), 1, "{text}");
+    assert_eq!(sites[0]["name"], site.as_str());
+    assert_eq!(sites[0]["args"]["backend"], "cpu");
+    assert_eq!(compiles.len(), 1, "{text}");
+    assert_eq!(compiles[0]["name"], format!("compile {site}").as_str());
+    // 100 000 cheap elements: chunks of 4096, covering every index once, in order.
+    assert_eq!(chunks.len(), 25, "{text}");
+    let mut spans: Vec<(u64, u64)> = chunks
+        .iter()
+        .map(|c| {
+            let i = &c["args"]["indices"];
+            (i[0].as_u64().unwrap(), i[1].as_u64().unwrap())
+        })
+        .collect();
+    spans.sort();
+    assert_eq!(spans.first().unwrap().0, 0);
+    assert_eq!(spans.last().unwrap().1, 100_000);
+    assert!(spans.windows(2).all(|w| w[0].1 == w[1].0), "{spans:?}");
+    // Every event on a named thread, inside the site's span.
+    let named: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .map(|e| &e["tid"])
+        .collect();
+    let (start, end) = {
+        let s = sites[0];
+        let ts = s["ts"].as_f64().unwrap();
+        (ts, ts + s["dur"].as_f64().unwrap())
+    };
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        assert!(named.contains(&&e["tid"]), "an unnamed thread: {e}");
+        let ts = e["ts"].as_f64().unwrap();
+        assert!(e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        if e["cat"] == "chunk" {
+            assert!(ts >= start && ts <= end, "a chunk outside its site: {e}");
+        }
+    }
+}
+
+#[test]
 #[ignore = "run in a child process by `the_tensor_rank_bound_is_configurable`"]
 fn child_uses_a_rank_4_tensor() {
     let t = Tensor::<i32>::zeros(&[1, 2, 1, 2]);

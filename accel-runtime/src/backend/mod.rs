@@ -14,6 +14,7 @@ pub mod failure;
 pub mod layout;
 pub mod log;
 pub mod scoped;
+pub mod trace;
 
 /// Why a backend does not compile an assignment to an element of a sequence, with what to
 /// write instead (every backend says the same).

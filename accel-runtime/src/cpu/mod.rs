@@ -230,6 +230,13 @@ fn compile(
             shapes: code.shapes.iter().map(|w| w.to_string()).collect(),
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels });
+    crate::backend::trace::complete(
+        &format!("compile {}", site.location()),
+        "compile",
+        start,
+        args,
+    );
     COMPILE_TIMES
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -3,6 +3,7 @@
 
 use crate::backend::abi::{Arena, Touch};
 use crate::backend::failure::Failure;
+use crate::backend::trace;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
@@ -235,7 +236,14 @@ pub extern "C" fn accel_par(
         // No chunk: nothing runs (the caller allocated no partial results).
         0 => return 0,
         // One chunk (a small launch, a loop's step in a site): run it here, no bookkeeping.
-        1 => return kernel(env as *const u64, 0, n, partials as *mut u64, ctx),
+        1 => {
+            let traced = trace::enabled().then(std::time::Instant::now);
+            let s = kernel(env as *const u64, 0, n, partials as *mut u64, ctx);
+            if let Some(start) = traced {
+                trace_chunk(start, 0, 1, (0, n));
+            }
+            return s;
+        }
         _ => {}
     }
     let threads = launch_threads();
@@ -427,6 +435,7 @@ impl Launch {
             let hi = (lo + self.size).min(self.n);
             let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
             CHUNK.set(c);
+            let traced = trace::enabled().then(std::time::Instant::now);
             let s = (self.kernel)(
                 self.env as *const u64,
                 lo,
@@ -434,6 +443,9 @@ impl Launch {
                 slot,
                 self.ctx as *const RunCtx,
             );
+            if let Some(start) = traced {
+                trace_chunk(start, c, self.chunks, (lo, hi));
+            }
             CHUNK.set(0);
             if s != 0 {
                 self.failed.fetch_min(c, Ordering::Relaxed);
@@ -448,6 +460,12 @@ impl Launch {
         }
         true
     }
+}
+
+/// Records chunk `c` of `chunks` (its indices `lo..hi`) in the trace (`ACCEL_TRACE`).
+fn trace_chunk(start: std::time::Instant, c: u64, chunks: u64, (lo, hi): (u64, u64)) {
+    let args = serde_json::json!({ "chunk": c, "of": chunks, "indices": [lo, hi] });
+    trace::complete("chunk", "chunk", start, args);
 }
 
 /// Which end of a launch's chunks left a thread claims from.
