@@ -278,6 +278,7 @@ impl Session<'_> {
         if data.is_empty() {
             return Ok(buf);
         }
+        let _traced = Traced::new(self, "copy to device", "copy", data.len() as u64);
         if buf.emulated {
             // SAFETY: `buf` has room for exactly `data.len()` bytes and is not `data`.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr as *mut u8, data.len()) };
@@ -294,6 +295,7 @@ impl Session<'_> {
         if out.is_empty() {
             return Ok(());
         }
+        let _traced = Traced::new(self, "copy to host", "copy", out.len() as u64);
         if self.gpu.is_emulator() {
             // SAFETY: callers pass an address inside a live buffer with at least
             // `out.len()` bytes after it; emulated device memory is host memory.
@@ -309,6 +311,9 @@ impl Session<'_> {
     /// Launches `kernel` on `blocks` blocks of the device's threads per block; every
     /// parameter is one 64-bit word.
     pub fn launch(&self, kernel: Kernel, blocks: u32, params: &[u64]) -> Result<(), String> {
+        // On a GPU the span is the launch call (kernels run asynchronously, until the next
+        // copy to the host waits for them); the emulator runs the kernel in it.
+        let _traced = Traced::new(self, "kernel", "kernel", u64::from(blocks));
         let threads = self.gpu.threads;
         let f = match kernel {
             Kernel::Emulated(f) => {
@@ -369,5 +374,50 @@ impl Session<'_> {
             return Ok(());
         }
         result::ctx::synchronize().map_err(|e| format!("a kernel failed: {e}"))
+    }
+}
+
+/// A span of the trace (`ACCEL_TRACE`) recorded when dropped: a copy of `amount` bytes or
+/// a kernel launch of `amount` blocks, on this device.
+struct Traced {
+    start: Option<std::time::Instant>,
+    name: &'static str,
+    category: &'static str,
+    amount: u64,
+    device: &'static str,
+}
+
+impl Traced {
+    fn new(
+        session: &Session<'_>,
+        name: &'static str,
+        category: &'static str,
+        amount: u64,
+    ) -> Traced {
+        Traced {
+            start: crate::backend::trace::enabled().then(std::time::Instant::now),
+            name,
+            category,
+            amount,
+            device: if session.gpu.is_emulator() {
+                "emulator"
+            } else {
+                "gpu"
+            },
+        }
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if let Some(start) = self.start {
+            let unit = if self.category == "copy" {
+                "bytes"
+            } else {
+                "blocks"
+            };
+            let args = serde_json::json!({ unit: self.amount, "device": self.device });
+            crate::backend::trace::complete(self.name, self.category, start, args);
+        }
     }
 }

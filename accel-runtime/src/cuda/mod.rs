@@ -165,6 +165,13 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
     for l in &program.launches {
         kernels.push(gpu.load(&program.source, &ptx, &l.kernel_names())?);
     }
+    let args = serde_json::json!({ "backend": "cuda", "ptx": format!("{ptx_from:?}") });
+    crate::backend::trace::complete(
+        &format!("compile {}", site.location()),
+        "compile",
+        start,
+        args,
+    );
     Ok(Arc::new(CudaSite {
         program,
         kernels,
