@@ -277,47 +277,6 @@ fn a_second_process_takes_ptx_from_the_disk_cache() {
 }
 
 #[test]
-fn accel_trace_shows_the_devices_copies_and_kernels() {
-    if !common::emulator_present() {
-        return skip("the CUDA trace: no C++ compiler for the emulator");
-    }
-    let file = temp_dir("trace").with_extension("json");
-    let env = [
-        ("ACCEL_MODE", "cuda"),
-        ("ACCEL_CUDA_EMULATOR", "1"),
-        ("ACCEL_TRACE", file.to_str().unwrap()),
-    ];
-    let (ok, out, err) = child(&env);
-    assert!(ok, "{err}");
-    assert!(out.contains("child result 999000"), "{out}");
-    let text = std::fs::read_to_string(&file).expect("the trace file");
-    let _ = std::fs::remove_file(&file);
-    let events: Vec<serde_json::Value> =
-        serde_json::from_str(&format!("{text}]")).expect("a JSON array once closed");
-    let site = site_of("child result");
-    let named = |cat: &str, name: &str| {
-        events
-            .iter()
-            .filter(|e| e["cat"] == cat && e["name"] == name)
-            .collect::<Vec<_>>()
-    };
-    let compile = named("compile", &format!("compile {site}"));
-    assert_eq!(compile.len(), 1, "{text}");
-    assert_eq!(compile[0]["args"]["backend"], "cuda");
-    assert_eq!(named("site", &site)[0]["args"]["backend"], "cuda", "{text}");
-    // The input's 4000 bytes go to the device; kernels run; the sum comes back.
-    let up = named("copy", "copy to device");
-    assert!(up.iter().any(|e| e["args"]["bytes"] == 4000), "{text}");
-    assert!(!named("copy", "copy to host").is_empty(), "{text}");
-    let kernels = named("kernel", "kernel");
-    assert!(!kernels.is_empty(), "{text}");
-    assert!(
-        kernels.iter().all(|k| k["args"]["device"] == "emulator"),
-        "{text}"
-    );
-}
-
-#[test]
 fn the_default_mode_uses_the_device_and_falls_back_to_the_cpu_with_a_log() {
     if !common::emulator_present() {
         return;
