@@ -432,9 +432,7 @@ pub(crate) fn run_compiled<R: Accel>(
     let all = all_captures(captures, constants);
     let run = run_marshaled::<R>(&*c.code, &all);
     if let Some(t) = traced {
-        let args = serde_json::json!({ "backend": c.backend, "ok": run.is_ok() });
-        trace::complete(&site.location(), "site", t, args);
-        trace::flush();
+        trace::site_ran(&site.location(), c.backend, run.is_ok(), t);
     }
     match run {
         Ok((r, report)) => {
@@ -544,9 +542,7 @@ pub(crate) fn run_sequential<R: Accel>(
         } else {
             "sequential"
         };
-        let args = serde_json::json!({ "backend": how, "ok": outcome.is_ok() });
-        trace::complete(&site.location(), "site", start, args);
-        trace::flush();
+        trace::site_ran(&site.location(), how, outcome.is_ok(), start);
     }
     if log {
         let how = match mode {

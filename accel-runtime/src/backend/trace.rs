@@ -85,8 +85,8 @@ fn write_line(t: &Trace, event: &serde_json::Value) {
     *written = true;
 }
 
-/// Records an event `name` of category `category` (`site`, `compile`, `chunk`) that ran
-/// on this thread from `start` until now, with `args` shown beside it.
+/// Records an event `name` of category `category` (`site`, `compile`, `chunk`, `copy`,
+/// `kernel`) that ran on this thread from `start` until now, with `args` shown beside it.
 pub fn complete(name: &str, category: &str, start: Instant, args: serde_json::Value) {
     let Some(t) = trace() else {
         return;
@@ -101,9 +101,25 @@ pub fn complete(name: &str, category: &str, start: Instant, args: serde_json::Va
     write_line(t, &event);
 }
 
-/// Writes what is buffered (after a site's run).
-pub fn flush() {
-    if let Some(t) = trace() {
-        let _ = t.out.lock().unwrap_or_else(|e| e.into_inner()).0.flush();
+/// Records the run of the site at `location` since `start` (`backend` ran it; `ok`:
+/// whether it succeeded), then writes what is buffered.
+pub fn site_ran(location: &str, backend: &str, ok: bool, start: Instant) {
+    let Some(t) = trace() else {
+        return;
+    };
+    complete(
+        location,
+        "site",
+        start,
+        serde_json::json!({ "backend": backend, "ok": ok }),
+    );
+    let _ = t.out.lock().unwrap_or_else(|e| e.into_inner()).0.flush();
+}
+
+/// Records the compilation of the site at `location` since `start` (`args`: what the
+/// backend made).
+pub fn compiled(location: &str, start: Instant, args: serde_json::Value) {
+    if enabled() {
+        complete(&format!("compile {location}"), "compile", start, args);
     }
 }

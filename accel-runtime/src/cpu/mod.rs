@@ -231,12 +231,7 @@ fn compile(
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels });
-    crate::backend::trace::complete(
-        &format!("compile {}", site.location()),
-        "compile",
-        start,
-        args,
-    );
+    crate::backend::trace::compiled(&site.location(), start, args);
     COMPILE_TIMES
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -237,12 +237,8 @@ pub extern "C" fn accel_par(
         0 => return 0,
         // One chunk (a small launch, a loop's step in a site): run it here, no bookkeeping.
         1 => {
-            let traced = trace::enabled().then(std::time::Instant::now);
-            let s = kernel(env as *const u64, 0, n, partials as *mut u64, ctx);
-            if let Some(start) = traced {
-                trace_chunk(start, 0, 1, (0, n));
-            }
-            return s;
+            let run = || kernel(env as *const u64, 0, n, partials as *mut u64, ctx);
+            return run_chunk(run, 0, 1, (0, n));
         }
         _ => {}
     }
@@ -435,17 +431,16 @@ impl Launch {
             let hi = (lo + self.size).min(self.n);
             let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
             CHUNK.set(c);
-            let traced = trace::enabled().then(std::time::Instant::now);
-            let s = (self.kernel)(
-                self.env as *const u64,
-                lo,
-                hi,
-                slot,
-                self.ctx as *const RunCtx,
-            );
-            if let Some(start) = traced {
-                trace_chunk(start, c, self.chunks, (lo, hi));
-            }
+            let run = || {
+                (self.kernel)(
+                    self.env as *const u64,
+                    lo,
+                    hi,
+                    slot,
+                    self.ctx as *const RunCtx,
+                )
+            };
+            let s = run_chunk(run, c, self.chunks, (lo, hi));
             CHUNK.set(0);
             if s != 0 {
                 self.failed.fetch_min(c, Ordering::Relaxed);
@@ -462,10 +457,17 @@ impl Launch {
     }
 }
 
-/// Records chunk `c` of `chunks` (its indices `lo..hi`) in the trace (`ACCEL_TRACE`).
-fn trace_chunk(start: std::time::Instant, c: u64, chunks: u64, (lo, hi): (u64, u64)) {
+/// Runs chunk `c` of `chunks` (its indices `lo..hi`), recorded in the trace
+/// (`ACCEL_TRACE`) when one is written; returns the kernel's status.
+fn run_chunk(run: impl FnOnce() -> u32, c: u64, chunks: u64, (lo, hi): (u64, u64)) -> u32 {
+    if !trace::enabled() {
+        return run();
+    }
+    let start = std::time::Instant::now();
+    let status = run();
     let args = serde_json::json!({ "chunk": c, "of": chunks, "indices": [lo, hi] });
     trace::complete("chunk", "chunk", start, args);
+    status
 }
 
 /// Which end of a launch's chunks left a thread claims from.

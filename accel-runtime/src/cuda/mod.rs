@@ -166,12 +166,7 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
         kernels.push(gpu.load(&program.source, &ptx, &l.kernel_names())?);
     }
     let args = serde_json::json!({ "backend": "cuda", "ptx": format!("{ptx_from:?}") });
-    crate::backend::trace::complete(
-        &format!("compile {}", site.location()),
-        "compile",
-        start,
-        args,
-    );
+    crate::backend::trace::compiled(&site.location(), start, args);
     Ok(Arc::new(CudaSite {
         program,
         kernels,

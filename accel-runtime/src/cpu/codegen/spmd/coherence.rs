@@ -260,7 +260,7 @@ impl<'a> Settling<'a> {
     }
 
     /// `e` with the names the `let`s bind replaced by their values.
-    fn expand(&self, e: &Expr) -> Expr {
+    pub(super) fn expand(&self, e: &Expr) -> Expr {
         let mut e = e.clone();
         self.expand_in(&mut e);
         e

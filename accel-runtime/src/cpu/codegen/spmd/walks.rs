@@ -263,6 +263,9 @@ impl FnCx<'_, '_> {
         each: &mut ElementFn<'_, Self>,
     ) -> R<()> {
         let cond = settling.cond;
+        // Tested as the values it compares (through the element's `let`s, which `settles`
+        // vouched for), not by binding the `let`s: they may compute more than it reads.
+        let tested = settling.expand(cond);
         self.g.shapes.push("settled if");
         let next = self.b.declare_var(ct::I64);
         let zero = self.iconst(0);
@@ -279,26 +282,15 @@ impl FnCx<'_, '_> {
         self.b.switch_to_block(test);
         let base = self.span_gang(span, shift, j);
         self.b.def_var(index, base);
-        // The condition at this gang, its names bound as the element binds them.
-        for st in settling.lets {
-            if let accel_ir::Stmt::Let {
-                pat,
-                init: Some(init),
-                ..
-            } = st
-            {
-                let g = self.gexpr(init)?;
-                self.gbind(pat, g)?;
-            }
-        }
-        let (Some(none), Some(steady)) = (self.holds_in_no_lane(cond)?, self.steady_span(cond)?)
+        let (Some(none), Some(steady)) =
+            (self.holds_in_no_lane(&tested)?, self.steady_span(&tested)?)
         else {
             return Err(unsupported("an `if` whose gangs cannot be settled"));
         };
         // A condition that never holds in every lane (`i == 0 || i == n - 1`: `==` holds
         // in one lane at most) needs no run for that.
-        let every = match may_hold_in_every_lane(cond) {
-            true => self.holds_in_every_lane(cond)?,
+        let every = match may_hold_in_every_lane(&tested) {
+            true => self.holds_in_every_lane(&tested)?,
             false => None,
         };
         // The run: gangs from `j` whose first index is below the first point where the
