@@ -1,8 +1,9 @@
-//! The CPU backend's gang loops over 2-D elements against debug mode: rows walked (`p /
-//! w`, `p % w`), clamped neighbours (an image's edge), and elements whose long loop runs
-//! in blocks over tiles of gangs (a matrix product), at sizes around the gangs' width and
-//! the blocks' length; results bit-identical, each site checked to run on SIMD lanes
-//! (and, for blocked loops, to take that shape).
+//! The CPU backend's gang loops against debug mode: 2-D elements' rows walked (`p / w`,
+//! `p % w`), clamped neighbours (an image's edge), elements whose long loop runs in
+//! blocks over tiles of gangs (a matrix product), search loops' lockstep counters and
+//! range tests, at sizes around the gangs' width and the blocks' length; results
+//! bit-identical, each site checked to run on SIMD lanes (and to take its shape where
+//! it has one).
 
 use accel_runtime::__private::cpu_gang_shapes;
 use accel_runtime::prelude::*;
@@ -216,6 +217,112 @@ fn step_sum(xs: &[i64], i: usize, limit: i64) -> i64 {
         k += 2;
     }
     acc * 100 + k as i64
+}
+
+/// The length (at most eight) of the run of letters starting at `i`, as word count's
+/// test: a 64-bit counter bounded by a constant, counted per lane.
+#[accel]
+fn run_of_eight(text: &[u32], i: usize) -> usize {
+    let mut k = 1;
+    while k < 8 && i + k < text.len() && text[i + k] >= 97 {
+        k += 1;
+    }
+    k
+}
+
+/// A 32-bit counter stepping down by three while the lane's values stay small.
+#[accel]
+fn descent(xs: &[i64], i: usize, from: i32) -> i32 {
+    let mut k = from;
+    while k > 0 && i + (k as usize) < xs.len() && xs[i + k as usize] < 5 {
+        k -= 3;
+    }
+    k * 7
+}
+
+#[test]
+fn counted_lockstep_counters_are_bit_identical() {
+    let mut rng = Rng(23);
+    for n in [1usize, 2, 7, 15, 16, 17, 31, 64, 100, 1003] {
+        let text: Vec<u32> = (0..n)
+            .map(|_| if rng.next() % 4 == 0 { 32 } else { 97 })
+            .collect();
+        exact(|| accelerate!(create(n, |i| run_of_eight(&text, i)))); // eight
+        let xs: Vec<i64> = (0..n).map(|_| (rng.next() % 7) as i64).collect();
+        for from in [0i32, 1, 2, 3, 10, 40] {
+            exact(|| accelerate!(create(n, |i| descent(&xs, i, from)))); // descent
+        }
+    }
+    for marker in ["// eight", "// descent"] {
+        vectorized(marker);
+        let site = site_of("simd_rows.rs", SOURCE, marker);
+        let shapes = cpu_gang_shapes(&site).unwrap_or_default();
+        assert!(
+            shapes.iter().any(|s| s == "counted loop"),
+            "{site}: {shapes:?}"
+        );
+    }
+}
+
+/// `c >= lo && c <= hi` on lanes of each integer type of at most 32 bits (tested as one
+/// unsigned comparison), at and around the bounds, negative values included.
+#[test]
+fn range_tests_are_exact() {
+    macro_rules! ranges {
+        ($t:ty, $xs:expr) => {{
+            let xs: Vec<$t> = $xs;
+            let n = xs.len();
+            exact(|| {
+                accelerate!(create(n, |i| {
+                    let c = xs[i];
+                    c >= 97 && c <= 122
+                }))
+            });
+            exact(|| {
+                accelerate!(create(n, |i| {
+                    let c = xs[i];
+                    5 <= c && 122 >= c
+                }))
+            });
+            exact(|| {
+                accelerate!(create(n, |i| {
+                    let c = xs[i];
+                    c >= 100 && c <= 100
+                }))
+            });
+            // Bounds the wrong way round: never.
+            exact(|| {
+                accelerate!(create(n, |i| {
+                    let c = xs[i];
+                    c >= 100 && c <= 99
+                }))
+            });
+        }};
+    }
+    let mut rng = Rng(29);
+    let mut values = vec![0i64, 4, 5, 6, 96, 97, 98, 99, 100, 101, 121, 122, 123, 127];
+    values.extend((0..40).map(|_| (rng.next() % 256) as i64 - 128));
+    ranges!(u8, values.iter().map(|&v| v as u8).collect());
+    ranges!(i8, values.iter().map(|&v| v as i8).collect());
+    ranges!(u16, values.iter().map(|&v| (v * 300) as u16).collect());
+    ranges!(i16, values.iter().map(|&v| v as i16).collect());
+    ranges!(
+        u32,
+        values
+            .iter()
+            .map(|&v| (v * 40_000_000) as u32)
+            .chain([u32::MAX, 97])
+            .collect()
+    );
+    ranges!(
+        i32,
+        values
+            .iter()
+            .map(|&v| v as i32)
+            .chain([i32::MIN, i32::MAX])
+            .collect()
+    );
+    ranges!(i64, values.clone());
 }
 
 #[test]

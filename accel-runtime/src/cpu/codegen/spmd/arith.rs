@@ -324,44 +324,99 @@ impl FnCx<'_, '_> {
         };
         let lanes = self.lanes() as i64;
         let no_wrap = self.lanes_do_not_wrap(base);
-        let Part::Var(m) = self.either(
-            no_wrap,
-            |f| {
-                // The run `0..count`: lanes with `base + lane` below `u` (or at it).
-                let room = f.b.ins().isub(u, base);
-                let (above, count) = if inclusive {
-                    let above = f.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, u, base);
-                    let last = f.b.ins().iconst(ct::I64, lanes - 1);
-                    let r = f.b.ins().umin(room, last);
-                    (above, f.b.ins().iadd_imm_s(r, 1))
-                } else {
-                    let above = f.b.ins().icmp(IntCC::UnsignedGreaterThan, u, base);
-                    let all = f.b.ins().iconst(ct::I64, lanes);
-                    (above, f.b.ins().umin(room, all))
+        // A guard holds in every lane of most gangs (its border is one gang among many):
+        // tested first, by the lane nearest the border. Below `u`: the run `0..count`
+        // is every lane; above it: the run is empty.
+        let everywhere = match (negate, inclusive) {
+            (false, _) => {
+                let last = self.b.ins().iadd_imm_s(base, lanes - 1);
+                let reach = match inclusive {
+                    true => IntCC::UnsignedGreaterThanOrEqual,
+                    false => IntCC::UnsignedGreaterThan,
                 };
-                let zero = f.b.ins().iconst(ct::I64, 0);
-                let count = f.b.ins().select(above, count, zero);
-                let count = f.b.ins().ireduce(ct::I32, count);
-                let count = f.b.ins().splat(ct::I32X4, count);
-                Part::Var(
-                    (0..f.groups())
-                        .map(|g| {
-                            let ids = f.lane_numbers(g);
-                            let m = f.b.ins().icmp(IntCC::SignedLessThan, ids, count);
-                            if negate {
-                                f.b.ins().bnot(m)
-                            } else {
-                                m
-                            }
-                        })
-                        .collect(),
-                )
-            },
-            |f| Part::Var(f.lane_by_lane_compare(given, s, &x, &y)),
-        ) else {
+                self.b.ins().icmp(reach, u, last)
+            }
+            (true, true) => self.b.ins().icmp(IntCC::UnsignedLessThan, u, base),
+            (true, false) => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, u, base),
+        };
+        let everywhere = self.b.ins().band(no_wrap, everywhere);
+        let every = |f: &mut Self| Part::Var(f.all_lanes());
+        let Part::Var(m) = self.either(everywhere, every, |f| {
+            f.either(
+                no_wrap,
+                |f| {
+                    // The run `0..count`: lanes with `base + lane` below `u` (or at it).
+                    let room = f.b.ins().isub(u, base);
+                    let (above, count) = if inclusive {
+                        let above = f.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, u, base);
+                        let last = f.b.ins().iconst(ct::I64, lanes - 1);
+                        let r = f.b.ins().umin(room, last);
+                        (above, f.b.ins().iadd_imm_s(r, 1))
+                    } else {
+                        let above = f.b.ins().icmp(IntCC::UnsignedGreaterThan, u, base);
+                        let all = f.b.ins().iconst(ct::I64, lanes);
+                        (above, f.b.ins().umin(room, all))
+                    };
+                    let zero = f.b.ins().iconst(ct::I64, 0);
+                    let count = f.b.ins().select(above, count, zero);
+                    let count = f.b.ins().ireduce(ct::I32, count);
+                    let count = f.b.ins().splat(ct::I32X4, count);
+                    Part::Var(
+                        (0..f.groups())
+                            .map(|g| {
+                                let ids = f.lane_numbers(g);
+                                let m = f.b.ins().icmp(IntCC::SignedLessThan, ids, count);
+                                if negate {
+                                    f.b.ins().bnot(m)
+                                } else {
+                                    m
+                                }
+                            })
+                            .collect(),
+                    )
+                },
+                |f| Part::Var(f.lane_by_lane_compare(given, s, &x, &y)),
+            )
+        }) else {
             unreachable!("either gives vectors")
         };
         Some(m)
+    }
+
+    /// `x >= lo && x <= hi` on a varying integer `x` of at most 32 bits and constants
+    /// `lo <= hi` (a character class, `c >= b'a' && c <= b'z'`): one unsigned test,
+    /// `x - lo <= hi - lo` in the lanes' 32 bits, instead of two tests and an `and`.
+    /// `None` for other operands.
+    pub(super) fn range_test(&mut self, a: &Expr, b: &Expr) -> R<Option<Mask>> {
+        let Some((x, lo, hi)) = range_bounds(a, b) else {
+            return Ok(None);
+        };
+        if !self.varies(x) {
+            return Ok(None);
+        }
+        let g = self.gexpr(x)?;
+        let s = Self::g_scalar(&g)?;
+        let narrow = s.is_small_int() || matches!(s, ScalarType::I32 | ScalarType::U32);
+        let Part::Var(xs) = &g.w[0] else {
+            return Ok(None);
+        };
+        if !narrow {
+            return Ok(None);
+        }
+        let low = self.b.ins().iconst(ct::I32, lo);
+        let low = self.b.ins().splat(ct::I32X4, low);
+        let span = self.b.ins().iconst(ct::I32, hi - lo);
+        let span = self.b.ins().splat(ct::I32X4, span);
+        let m = xs
+            .iter()
+            .map(|&v| {
+                let from_low = self.b.ins().isub(v, low);
+                self.b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, from_low, span)
+            })
+            .collect();
+        Ok(Some(m))
     }
 
     fn gfloat_arith(&mut self, op: BinOp, s: ScalarType, a: &Part, b: &Part) -> R<Part> {
@@ -689,4 +744,34 @@ impl FnCx<'_, '_> {
             _ => return None,
         })
     }
+}
+
+/// `(x, lo, hi)` when `a && b` is `x >= lo && x <= hi` (either comparison either way
+/// round) for a variable `x` and integer constants `lo <= hi` below 2^31.
+fn range_bounds<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, i64, i64)> {
+    let constant = |e: &Expr| match e {
+        Expr::Lit(accel_ir::Lit::Int(c, _)) if *c < 1 << 31 => Some(*c as i64),
+        _ => None,
+    };
+    // `x op c` as `(x, op)`, whichever side `x` is on.
+    let side = |e: &'e Expr| -> Option<(&'e Expr, BinOp, i64)> {
+        let Expr::Binary(op, l, r) = e else {
+            return None;
+        };
+        match (&**l, constant(r), constant(l)) {
+            (Expr::Var(_), Some(c), _) => Some((&**l, *op, c)),
+            (_, _, Some(c)) if matches!(&**r, Expr::Var(_)) => {
+                let swapped = match op {
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Ge => BinOp::Le,
+                    _ => return None,
+                };
+                Some((&**r, swapped, c))
+            }
+            _ => None,
+        }
+    };
+    let (x, op_a, lo) = side(a)?;
+    let (y, op_b, hi) = side(b)?;
+    (x == y && op_a == BinOp::Ge && op_b == BinOp::Le && lo <= hi).then_some((x, lo, hi))
 }

@@ -466,6 +466,11 @@ impl FnCx<'_, '_> {
 
     /// `a && b`, `a || b`: `b` runs for the lanes `a` leaves undecided.
     pub(super) fn glogic(&mut self, op: BinOp, a: &Expr, b: &Expr) -> R<G> {
+        if op == BinOp::And {
+            if let Some(m) = self.range_test(a, b)? {
+                return Ok(Self::bool_of(m));
+            }
+        }
         let l = self.gexpr(a)?;
         let ml = self.mask_of(&l)?;
         let undecided = if op == BinOp::And {
@@ -512,111 +517,10 @@ impl FnCx<'_, '_> {
         ))
     }
 
-    /// `while cond { body }` with lockstep counters (see [`super::lockstep`]), each with
-    /// the value it starts from: inside the loop each is one scalar, as if uniform; its
-    /// lanes' values are kept aside, every running lane's set to the scalar at each test
-    /// of the condition, and are the variable's again after the loop.
-    fn gwhile_lockstep(&mut self, cond: &Expr, body: &Expr, counters: Vec<(String, V)>) -> R<G> {
-        let mut aside = Vec::new();
-        for (name, start) in counters {
-            let Some(gang) = self.gang.as_mut() else {
-                break;
-            };
-            let Some(slots) = gang.vars.remove(&name) else {
-                continue;
-            };
-            gang.varying.remove(&name);
-            let exit = format!("{name}#exit");
-            gang.vars.insert(exit.clone(), slots);
-            gang.varying.insert(exit.clone());
-            let scalar = self.vars.remove(&name);
-            self.bind_var(&name, start);
-            aside.push((name, exit, scalar));
-        }
-        let recorded: Vec<(String, String)> = aside
-            .iter()
-            .map(|(n, e, _)| (n.clone(), e.clone()))
-            .collect();
-        let r = self.gwhile_recording(cond, body, &recorded);
-        for (name, exit, scalar) in aside {
-            self.vars.remove(&name);
-            if let Some(s) = scalar {
-                self.vars.insert(name.clone(), s);
-            }
-            if let Some(gang) = self.gang.as_mut() {
-                gang.varying.remove(&exit);
-                if let Some(slots) = gang.vars.remove(&exit) {
-                    gang.vars.insert(name.clone(), slots);
-                }
-                gang.varying.insert(name);
-            }
-        }
-        r
-    }
-
     /// `while cond { body }` for the gang: on a uniform condition one loop; on a varying
     /// one, until no lane goes on, the body under the lanes that do.
     pub(super) fn gwhile(&mut self, cond: &Expr, body: &Expr) -> R<G> {
         self.gwhile_recording(cond, body, &[])
-    }
-
-    /// [`Self::gwhile`], storing before each test of the condition the scalar variable of
-    /// each pair `(counter, lanes)` into the per-lane variable `lanes`, for the lanes
-    /// that run the test.
-    fn gwhile_recording(&mut self, cond: &Expr, body: &Expr, record: &[(String, String)]) -> R<G> {
-        let head = self.b.create_block();
-        let body_block = self.b.create_block();
-        let exit = self.b.create_block();
-        if !self.varies(cond) {
-            self.b.ins().jump(head, &[]);
-            self.b.switch_to_block(head);
-            for (counter, lanes) in record {
-                let now = self.var(counter)?;
-                self.set_gvar(lanes, G::uniform(now))?;
-            }
-            let c = self.expr(cond)?.w[0];
-            self.loop_test(c, body_block, exit);
-            self.b.switch_to_block(body_block);
-            self.gexpr(body)?;
-            self.b.ins().jump(head, &[]);
-            self.b.switch_to_block(exit);
-            return Ok(G::unit());
-        }
-        let outer = self.gang.as_ref().and_then(|x| x.mask.clone());
-        let start = match &outer {
-            Some(m) => m.clone(),
-            None => self.all_lanes(),
-        };
-        let live: Vec<cranelift_frontend::Variable> = start
-            .iter()
-            .map(|&m| {
-                let v = self.b.declare_var(ct::I32X4);
-                self.b.def_var(v, m);
-                v
-            })
-            .collect();
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(head);
-        let cur: Mask = live.iter().map(|v| self.b.use_var(*v)).collect();
-        self.set_mask(Some(cur.clone()));
-        for (counter, lanes) in record {
-            let now = self.var(counter)?;
-            self.set_gvar(lanes, G::uniform(now))?;
-        }
-        let c = self.gexpr(cond);
-        let c = c.and_then(|c| self.mask_of(&c));
-        self.set_mask(outer);
-        let m = self.mask_and(&cur, &c?);
-        let any = self.any_lane(&m);
-        self.loop_test(any, body_block, exit);
-        self.b.switch_to_block(body_block);
-        self.gexpr_in(m.clone(), body)?;
-        for (var, x) in live.iter().zip(&m) {
-            self.b.def_var(*var, *x);
-        }
-        self.b.ins().jump(head, &[]);
-        self.b.switch_to_block(exit);
-        Ok(G::unit())
     }
 
     /// `for var in lo..hi { body }` with bounds the same for every lane: one loop for the

@@ -92,9 +92,7 @@ impl FnCx<'_, '_> {
             .insert(param.to_string(), (Type::Scalar(ScalarType::Usize), vec![]));
         let (rows, zero) = self.start_gang(body, param, vars, divisors, aliases, groups)?;
         let before = self.safe.len();
-        for s in safe {
-            self.safe.push((s.clone(), param.to_string()));
-        }
+        self.safe.extend(vouched_pairs(body, param, safe));
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
         let overlap = store.is_some() && !align;
@@ -488,4 +486,27 @@ fn divides(body: &Expr) -> bool {
     let mut found = false;
     body.walk(&mut |e| found |= matches!(e, Expr::Binary(BinOp::Div | BinOp::Rem, ..)));
     found
+}
+
+/// The (sequence, index) pairs that `safe` (sequences at least as long as the range of
+/// `param`) vouches for in `body`: each sequence by `param`, and by the names the element
+/// binds once to either (inlining binds a helper's parameters so: `text[i]` in a helper
+/// called with `(text, p)` reads `text#1[i#2]`).
+fn vouched_pairs(body: &Expr, param: &str, safe: &[String]) -> Vec<(String, String)> {
+    let aliases = aliases(body);
+    let names_of = |target: &str| -> Vec<String> {
+        let mut names = vec![target.to_string()];
+        names.extend(
+            aliases
+                .keys()
+                .filter(|a| dealias(&Expr::var(a.as_str()), &aliases) == Expr::var(target))
+                .cloned(),
+        );
+        names
+    };
+    let indices = names_of(param);
+    safe.iter()
+        .flat_map(|s| names_of(s))
+        .flat_map(|s| indices.iter().map(move |j| (s.clone(), j.clone())))
+        .collect()
 }
