@@ -173,3 +173,95 @@ macro_rules! float_methods {
 }
 
 float_methods!(f32_: f32, f64_: f64);
+
+/// Range membership (`(lo..=hi).contains(&x)`, as clippy asks for `x >= lo && x <= hi`)
+/// in every range form, with constant and computed bounds, on integers and floats (NaN
+/// and the bounds themselves included), in every mode against Rust's own result.
+#[test]
+fn range_contains_matches_rust_in_every_form() {
+    let xs: Vec<i32> = vec![
+        i32::MIN,
+        -7,
+        -1,
+        0,
+        1,
+        2,
+        9,
+        10,
+        11,
+        99,
+        100,
+        101,
+        i32::MAX,
+        5,
+        6,
+        7,
+        8,
+        3,
+        4,
+        12,
+        13,
+        -2,
+        50,
+    ];
+    let (lo, hi) = (-1i32, 10i32);
+    let got = agree(|| {
+        accelerate!(xs
+            .par_iter()
+            .map(|&x| (
+                (0..=10).contains(&x),
+                (0..10).contains(&x),
+                (lo..=hi).contains(&x),
+                (lo..hi).contains(&x),
+                (2..).contains(&x),
+                (..=10).contains(&x),
+                (..lo).contains(&x),
+            ))
+            .collect::<Vec<_>>())
+    });
+    let want: Vec<_> = xs
+        .iter()
+        .map(|&x| {
+            (
+                (0..=10).contains(&x),
+                (0..10).contains(&x),
+                (lo..=hi).contains(&x),
+                (lo..hi).contains(&x),
+                (2..).contains(&x),
+                (..=10).contains(&x),
+                (..lo).contains(&x),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let fs: Vec<f64> = vec![
+        f64::NAN,
+        -0.0,
+        0.0,
+        0.5,
+        1.0,
+        1.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -1.0,
+    ];
+    let got = agree(|| {
+        accelerate!(fs
+            .par_iter()
+            .map(|&f| ((0.0..1.0).contains(&f), (0.0..=1.0).contains(&f)))
+            .collect::<Vec<_>>())
+    });
+    let want: Vec<_> = fs
+        .iter()
+        .map(|&f| ((0.0..1.0).contains(&f), (0.0..=1.0).contains(&f)))
+        .collect();
+    assert_eq!(got, want);
+    // A bound computed per element, and the value tested read at a computed index.
+    let n = xs.len();
+    let got =
+        agree(|| accelerate!(create(n, |i| (xs[n - 1 - i]..=xs[i]).contains(&xs[(i + 3) % n]))));
+    let want: Vec<bool> = (0..n)
+        .map(|i| (xs[n - 1 - i]..=xs[i]).contains(&xs[(i + 3) % n]))
+        .collect();
+    assert_eq!(got, want);
+}

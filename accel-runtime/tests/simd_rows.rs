@@ -245,7 +245,7 @@ fn counted_lockstep_counters_are_bit_identical() {
     let mut rng = Rng(23);
     for n in [1usize, 2, 7, 15, 16, 17, 31, 64, 100, 1003] {
         let text: Vec<u32> = (0..n)
-            .map(|_| if rng.next() % 4 == 0 { 32 } else { 97 })
+            .map(|_| if rng.next().is_multiple_of(4) { 32 } else { 97 })
             .collect();
         exact(|| accelerate!(create(n, |i| run_of_eight(&text, i)))); // eight
         let xs: Vec<i64> = (0..n).map(|_| (rng.next() % 7) as i64).collect();
@@ -266,6 +266,13 @@ fn counted_lockstep_counters_are_bit_identical() {
 
 /// `c >= lo && c <= hi` on lanes of each integer type of at most 32 bits (tested as one
 /// unsigned comparison), at and around the bounds, negative values included.
+// The tests spelled out as users write them (`(97..=122).contains(&c)` desugars to the
+// same), the degenerate ones included.
+#[allow(
+    clippy::manual_range_contains,
+    clippy::double_comparisons,
+    clippy::impossible_comparisons
+)]
 #[test]
 fn range_tests_are_exact() {
     macro_rules! ranges {

@@ -5,7 +5,7 @@
 //! Each site runs in debug, cpu and cuda (emulator) modes, which must agree, and is
 //! checked against Rust's own result.
 
-// Byte ranges are spelled out: accelerated code has no range `contains`.
+// Byte ranges are spelled out too, as users write them without clippy.
 #![allow(clippy::manual_range_contains)]
 
 use accel_runtime::prelude::*;
@@ -404,4 +404,75 @@ fn small_bins_combined_by_primitive_operators() {
         ))
     });
     assert_eq!(top, i8::MAX);
+}
+
+/// Every `u8::is_ascii_*` class on every byte, in every mode, against std's own answer
+/// (whole gangs and the lanes left over: 256 bytes then 23).
+#[test]
+fn ascii_classes_match_std_on_every_byte() {
+    let bytes: Vec<u8> = (0..=255u8).chain(0..23).collect();
+    let got = agree(|| {
+        accelerate!(bytes
+            .par_iter()
+            .map(|&c| (
+                c.is_ascii_alphabetic(),
+                c.is_ascii_uppercase(),
+                c.is_ascii_lowercase(),
+                c.is_ascii_alphanumeric(),
+                c.is_ascii_digit(),
+            ))
+            .collect::<Vec<_>>())
+    });
+    let want: Vec<_> = bytes
+        .iter()
+        .map(|&c| {
+            (
+                c.is_ascii_alphabetic(),
+                c.is_ascii_uppercase(),
+                c.is_ascii_lowercase(),
+                c.is_ascii_alphanumeric(),
+                c.is_ascii_digit(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let got = agree(|| {
+        accelerate!(bytes
+            .par_iter()
+            .map(|&c| (
+                c.is_ascii_hexdigit(),
+                c.is_ascii_punctuation(),
+                c.is_ascii_graphic(),
+                c.is_ascii_whitespace(),
+                c.is_ascii_control(),
+            ))
+            .collect::<Vec<_>>())
+    });
+    let want: Vec<_> = bytes
+        .iter()
+        .map(|&c| {
+            (
+                c.is_ascii_hexdigit(),
+                c.is_ascii_punctuation(),
+                c.is_ascii_graphic(),
+                c.is_ascii_whitespace(),
+                c.is_ascii_control(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    // As a word counter writes it: a class test on a byte read at a computed index.
+    let text: Vec<u8> = b"Hello, world 42 times; 7 seas\tand\nmore".repeat(3);
+    let starts = agree(|| {
+        accelerate!((0..text.len())
+            .into_par_iter()
+            .filter(|&i| text[i].is_ascii_alphabetic()
+                && (i == 0 || !text[i - 1].is_ascii_alphabetic()))
+            .count())
+    });
+    let want = text
+        .split(|c| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .count();
+    assert_eq!(starts, want);
 }

@@ -313,6 +313,9 @@ impl Lowerer {
         if let Some(e) = self.in_place(m) {
             return e;
         }
+        if let Some(e) = self.byte_class(m).or_else(|| self.range_contains(m)) {
+            return e;
+        }
         let name = m.method.to_string();
         // `x.min(y)` is a number's method; `xs.iter().min()` a chain's.
         let number_method = matches!(name.as_str(), "min" | "max") && m.args.len() == 1;

@@ -10,6 +10,7 @@ use quote::ToTokens;
 
 mod calls;
 mod chains;
+mod classes;
 mod in_place;
 mod patterns;
 mod syntax;

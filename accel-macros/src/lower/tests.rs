@@ -149,3 +149,26 @@ fn never_panics_on_unusual_input() {
         let _ = site(src);
     }
 }
+
+#[test]
+fn desugars_byte_classes_and_range_contains_into_comparisons() {
+    assert_eq!(
+        site("c.is_ascii_digit()").unwrap(),
+        "(do (let __accel_c1 c) (&& (>= __accel_c1 48u8) (<= __accel_c1 57u8)))"
+    );
+    assert_eq!(
+        site("(97..=122).contains(&x)").unwrap(),
+        "(do (let __accel_x1 x) (&& (>= __accel_x1 97) (<= __accel_x1 122)))"
+    );
+    // Computed bounds are evaluated once, before the value, as Rust's range is built first.
+    assert_eq!(
+        site("(a[0]..b).contains(&x)").unwrap(),
+        "(do (let __accel_lo1 (index a 0)) (do (let __accel_hi2 b) (do (let __accel_x3 x) (&& (>= __accel_x3 __accel_lo1) (< __accel_x3 __accel_hi2)))))"
+    );
+    assert_eq!(
+        site("(..=n).contains(&x)").unwrap(),
+        "(do (let __accel_hi1 n) (do (let __accel_x2 x) (<= __accel_x2 __accel_hi1)))"
+    );
+    // Other `contains` and other methods are not ranges' or classes'.
+    assert!(site("xs.contains(&x)").is_err());
+}
