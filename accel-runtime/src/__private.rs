@@ -193,3 +193,42 @@ pub fn rejected<T>() -> T {
 }
 
 pub use crate::dispatch::BUILT_OPT_LEVEL;
+
+/// Which code CPU sites get (see the CPU backend's tiers): `ACCEL_TIER`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuTier {
+    /// Quick code first, optimized code from a background compile.
+    Adaptive,
+    /// Quick code only.
+    Quick,
+    /// Optimized code from the first call.
+    Optimized,
+}
+
+/// Runs `f` with CPU sites compiled under `tier` on this thread, whatever `ACCEL_TIER`
+/// says (tests compare the tiers).
+pub fn with_cpu_tier<T>(tier: CpuTier, f: impl FnOnce() -> T) -> T {
+    use crate::cpu::tiers::{with_policy, Policy};
+    let policy = match tier {
+        CpuTier::Adaptive => Policy::Adaptive,
+        CpuTier::Quick => Policy::Quick,
+        CpuTier::Optimized => Policy::Optimized,
+    };
+    with_policy(policy, f)
+}
+
+/// Waits for every background compile of optimized CPU code queued so far.
+pub fn wait_for_cpu_tier_ups() {
+    crate::cpu::tiers::wait_for_background()
+}
+
+/// How many CPU sites got their optimized code from the background in this process.
+pub fn cpu_tier_ups() -> usize {
+    crate::cpu::tiers::TIER_UPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// How many chunks of CPU runs that started on quick code switched to the optimized code
+/// of their kernel (compiled while the run went on).
+pub fn cpu_switched_chunks() -> usize {
+    crate::cpu::pool::SWITCHED_CHUNKS.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -6,6 +6,7 @@
 pub mod codegen;
 pub mod helpers;
 pub mod pool;
+pub mod tiers;
 
 use crate::backend::abi::{Arena, Marshal};
 use crate::backend::cache::CompileCache;
@@ -21,17 +22,21 @@ pub struct CpuBackend;
 
 /// A site compiled for one combination of captured types.
 pub struct CpuSite {
+    /// The code of its first call, and its tier.
     code: codegen::Compiled,
+    tier: codegen::Tier,
     compile_ms: f64,
+    /// Under the adaptive policy, the optimized code the background compiles.
+    upgrade: Option<tiers::Upgrade>,
 }
 
 /// Captured integers compiled in as constants: by position among the captures, with
 /// their word.
 type Fixed = Vec<(usize, u64)>;
 
-/// What a site's code is compiled for: the site, its captures' types, its result's type
-/// and the constants compiled in.
-type CodeKey = (usize, Vec<Type>, Type, Fixed);
+/// What a site's code is compiled for: the site, its captures' types, its result's type,
+/// the constants compiled in and the tiers' policy.
+type CodeKey = (usize, Vec<Type>, Type, Fixed, tiers::Policy);
 
 static CACHE: CompileCache<CodeKey, CpuSite> = CompileCache::new();
 
@@ -63,8 +68,13 @@ impl Backend for CpuBackend {
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let fixed = fixed_values(site, captures);
-        let is_key = |(id, types, r, f): &CodeKey| {
-            *id == site.id && types[..] == *captures.types && r == result && *f == fixed
+        let policy = tiers::policy();
+        let is_key = |(id, types, r, f, p): &CodeKey| {
+            *id == site.id
+                && types[..] == *captures.types
+                && r == result
+                && *f == fixed
+                && *p == policy
         };
         let recent = RECENT_SITES.with_borrow(|sites| {
             sites
@@ -76,7 +86,7 @@ impl Backend for CpuBackend {
             return (Ok(code as Arc<dyn CompiledSite>), true);
         }
         let (compiled, hit) = CACHE.get_borrowed(
-            &(site.id, captures.types, result, &fixed),
+            &(site.id, captures.types, result, &fixed, policy),
             is_key,
             || {
                 (
@@ -84,16 +94,23 @@ impl Backend for CpuBackend {
                     captures.types.to_vec(),
                     result.clone(),
                     fixed.clone(),
+                    policy,
                 )
             },
-            || compile(site, &*front()?, &fixed),
+            || compile(site, &*front()?, &fixed, policy),
         );
         if let Ok(code) = &compiled {
             RECENT_SITES.with_borrow_mut(|sites| {
                 if sites.len() == RECENT {
                     sites.remove(0);
                 }
-                let key = (site.id, captures.types.to_vec(), result.clone(), fixed);
+                let key = (
+                    site.id,
+                    captures.types.to_vec(),
+                    result.clone(),
+                    fixed,
+                    policy,
+                );
                 sites.push((key, Arc::clone(code)));
             });
         }
@@ -193,12 +210,14 @@ pub static SIMD_LOOPS: Mutex<Vec<SimdReport>> = Mutex::new(Vec::new());
 /// How many times a site was compiled in this process (tests check the cache with it).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Compiles the front end's result (with the `fixed` captures compiled in), dumping the
-/// fused program and the machine code under `ACCEL_DUMP`.
+/// Compiles the front end's result (with the `fixed` captures compiled in) under the
+/// tiers' `policy` (see [`tiers`]), dumping the fused program and the machine code under
+/// `ACCEL_DUMP` (then the optimized code at once: what the listing shows is what runs).
 fn compile(
     site: SiteKey,
     front: &FrontEnd,
     fixed: &[(usize, u64)],
+    policy: tiers::Policy,
 ) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -210,7 +229,17 @@ fn compile(
         }
     }
     let dump = dump_dir();
-    let code = codegen::compile(&fused, &front.captures, &front.result, dump.is_some())?;
+    let policy = match dump {
+        Some(_) => tiers::Policy::Optimized,
+        None => policy,
+    };
+    let code = codegen::compile(
+        &fused,
+        &front.captures,
+        &front.result,
+        dump.is_some(),
+        policy.first_tier(),
+    )?;
     if let (Some(dir), Some(listing)) = (&dump, &code.listing) {
         let text = format!(
             ";; {} on the CPU: the fused program, then each function's machine code\n;; {}\n{listing}",
@@ -236,10 +265,39 @@ fn compile(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(compile_ms);
-    Ok(Arc::new(CpuSite {
+    let adaptive = policy == tiers::Policy::Adaptive;
+    let compiled = Arc::new(CpuSite {
         code,
+        tier: policy.first_tier(),
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
-    }))
+        upgrade: adaptive.then(tiers::Upgrade::default),
+    });
+    if adaptive {
+        let (site_code, location) = (Arc::clone(&compiled), site.location());
+        let (captures, result) = (front.captures.clone(), front.result.clone());
+        tiers::in_background(move || {
+            let start = Instant::now();
+            let optimized =
+                codegen::compile(&fused, &captures, &result, false, codegen::Tier::Optimized);
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            match (optimized, &site_code.upgrade) {
+                (Ok(code), Some(upgrade)) => {
+                    upgrade.install(&site_code.code, code);
+                    tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let args = serde_json::json!({ "backend": "cpu", "tier": "optimized" });
+                    crate::backend::trace::compiled(&location, start, args);
+                    crate::backend::log::info!(
+                        "{location}: cpu: optimized code compiled in {ms:.3} ms in the background; runs from now on"
+                    );
+                }
+                (Err(e), _) => crate::backend::log::warning!(
+                    "{location}: cpu: the optimized compile failed (the quick code stays): {e}"
+                ),
+                (Ok(_), None) => {}
+            }
+        });
+    }
+    Ok(compiled)
 }
 
 /// Replaces the variable `name` by the literal `value` in `body`, unless the body binds
@@ -270,11 +328,18 @@ impl CompiledSite for CpuSite {
 
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
         let mut ctx = RunCtx::new(pool::num_threads());
-        let mut out = vec![0u64; self.code.result_words.max(1)];
+        // The optimized code once it is there; until then the quick code, whose launches
+        // switch to the optimized kernels as soon as they are ready.
+        let optimized = self.upgrade.as_ref().and_then(|u| u.code.get());
+        let code = optimized.unwrap_or(&self.code);
+        if let (None, Some(upgrade)) = (optimized, &self.upgrade) {
+            ctx.upgrade = Some(Arc::clone(&upgrade.kernels));
+        }
+        let mut out = vec![0u64; code.result_words.max(1)];
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
         // Addresses, so that the call can move to the pool's thread.
         let (host, words, result, context) = (
-            self.code.host,
+            code.host,
             m.words.as_ptr() as usize,
             out.as_mut_ptr() as usize,
             &ctx as *const RunCtx as usize,
@@ -305,11 +370,19 @@ impl CompiledSite for CpuSite {
             arena,
             // Only logs read it: a site called in a loop formats nothing.
             report: if crate::backend::log::logging() {
+                let landed = self.upgrade.as_ref().and_then(|u| u.code.get()).is_some();
+                let tier = match (optimized, self.tier, landed) {
+                    (None, codegen::Tier::Quick, true) => {
+                        "quick code, its kernels switching to optimized code as it ran"
+                    }
+                    (None, codegen::Tier::Quick, false) => "quick code",
+                    _ => "optimized code",
+                };
                 format!(
-                    "{} bytes in, {} of them copied to marshal; on {} thread(s)",
+                    "{tier}; {} bytes in, {} of them copied to marshal; on {} thread(s)",
                     m.bytes,
                     m.copied,
-                    ctx.peak_threads.load(std::sync::atomic::Ordering::Relaxed)
+                    ctx.peak_threads.load(std::sync::atomic::Ordering::Relaxed),
                 )
             } else {
                 String::new()

@@ -124,6 +124,10 @@ pub struct RunCtx {
     error: Mutex<Option<(u64, Failure)>>,
     /// The most threads that ran chunks of one launch, for `ACCEL_LOG`.
     pub peak_threads: AtomicUsize,
+    /// The site's kernels compiled again at the optimized tier, once ready, by the
+    /// address of the code this run started with: each chunk runs the newest code of its
+    /// kernel (see `cpu::tiers`), so a long run switches as soon as it can.
+    pub upgrade: Option<KernelUpgrade>,
 }
 
 impl RunCtx {
@@ -135,6 +139,24 @@ impl RunCtx {
             host: Mutex::new(Arena::default()),
             error: Mutex::new(None),
             peak_threads: AtomicUsize::new(1),
+            upgrade: None,
+        }
+    }
+
+    /// The newest code of `kernel`: its optimized tier's once that is compiled.
+    fn kernel_now(&self, kernel: Kernel) -> Kernel {
+        let Some(newer) = self.upgrade.as_ref().and_then(|u| u.get()) else {
+            return kernel;
+        };
+        match newer.iter().find(|(old, _)| *old == kernel as usize as u64) {
+            Some(&(_, new)) => {
+                SWITCHED_CHUNKS.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: the upgrade maps a kernel's address to the address of the same
+                // kernel compiled again (the same program and signature, see
+                // `cpu::tiers`).
+                unsafe { std::mem::transmute::<usize, Kernel>(new as usize) }
+            }
+            None => kernel,
         }
     }
 
@@ -207,6 +229,14 @@ pub extern "C" fn accel_threads() -> u64 {
     launch_threads()
 }
 
+/// Each kernel's address with the address of its optimized code, once compiled (see
+/// `cpu::tiers`).
+pub type KernelUpgrade = Arc<OnceLock<Vec<(u64, u64)>>>;
+
+/// How many chunks (or single-chunk launches) of runs that started on quick code ran
+/// their kernel's optimized code (tests of the tiers).
+pub static SWITCHED_CHUNKS: AtomicUsize = AtomicUsize::new(0);
+
 /// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
 pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -> u32;
 
@@ -232,6 +262,9 @@ pub extern "C" fn accel_par(
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
     let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
+    // SAFETY: compiled code passes the context of the run calling it, alive until the
+    // run returns (see `CpuSite::run`).
+    let kernel = unsafe { &*ctx }.kernel_now(kernel);
     match accel_chunks(n, grain) {
         // No chunk: nothing runs (the caller allocated no partial results).
         0 => return 0,
@@ -431,8 +464,11 @@ impl Launch {
             let hi = (lo + self.size).min(self.n);
             let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
             CHUNK.set(c);
+            // SAFETY: the launch's context outlives its chunks (see `accel_par`), and a
+            // chunk is claimed only while the launch runs.
+            let kernel = unsafe { &*(self.ctx as *const RunCtx) }.kernel_now(self.kernel);
             let run = || {
-                (self.kernel)(
+                kernel(
                     self.env as *const u64,
                     lo,
                     hi,

@@ -177,6 +177,8 @@ pub struct Gen {
     pub(super) inner_gangs: bool,
     /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
     pub(super) spmd_fallbacks: Vec<String>,
+    /// Every function defined, in order (a tier's compile defines the same ones).
+    pub(super) defined: Vec<FuncId>,
 }
 
 impl Gen {
@@ -192,6 +194,7 @@ impl Gen {
         self.module
             .define_function(id, ctx)
             .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
+        self.defined.push(id);
         if let Some(listing) = &mut self.listing {
             let code = ctx
                 .compiled_code()

@@ -50,6 +50,9 @@ use std::collections::HashMap;
 pub struct Compiled {
     /// `extern "C" fn(args: *const u64, out: *mut u64, ctx: *const RunCtx) -> u32`.
     pub host: usize,
+    /// Every function's address, in the order they were defined (kernels, then the site
+    /// function): the same program compiled at another tier defines the same ones.
+    pub functions: Vec<u64>,
     pub result_words: usize,
     pub kernels: usize,
     /// How many of its loops run on SIMD vectors.
@@ -84,16 +87,49 @@ pub fn exact_math() -> bool {
     std::env::var("ACCEL_EXACT_MATH").is_ok_and(|v| v == "1")
 }
 
-/// Compiles a typed, fused site body whose free variables are `captures`; with `listing`,
-/// the result carries each function's machine code as text.
+/// How hard Cranelift works on a site's code (see `cpu::tiers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// The single-pass register allocator: 3-6x faster to compile, with more spills in
+    /// loops that run short of registers.
+    Quick,
+    /// The backtracking register allocator.
+    Optimized,
+}
+
+/// Whether Cranelift verifies the code it compiles: in debug builds (every test and the
+/// fuzzer's programs) or with `ACCEL_VERIFY=1`; release builds skip it (a tenth to a
+/// quarter of compile time; Wasmtime's default too).
+fn verifying() -> bool {
+    static FROM_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    cfg!(debug_assertions)
+        || *FROM_ENV.get_or_init(|| std::env::var("ACCEL_VERIFY").is_ok_and(|v| v == "1"))
+}
+
+/// Compiles a typed, fused site body whose free variables are `captures` at `tier`; with
+/// `listing`, the result carries each function's machine code as text.
 pub fn compile(
     body: &Expr,
     captures: &[(String, Type)],
     result: &Type,
     listing: bool,
+    tier: Tier,
 ) -> R<Compiled> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    let allocator = match tier {
+        Tier::Quick => "single_pass",
+        Tier::Optimized => "backtracking",
+    };
+    flags
+        .set("regalloc_algorithm", allocator)
+        .map_err(|e| e.to_string())?;
+    flags
+        .set(
+            "enable_verifier",
+            if verifying() { "true" } else { "false" },
+        )
+        .map_err(|e| e.to_string())?;
     let isa = cranelift_native::builder()
         .map_err(|e| format!("no Cranelift backend for this host: {e}"))?
         .finish(settings::Flags::new(flags))
@@ -125,6 +161,7 @@ pub fn compile(
         spmd: false,
         inner_gangs: false,
         spmd_fallbacks: Vec::new(),
+        defined: Vec::new(),
     };
     g.declare_helpers()?;
 
@@ -183,6 +220,11 @@ pub fn compile(
     g.module.clear_context(&mut ctx);
     g.module.finalize_definitions().map_err(|e| e.to_string())?;
     let host = g.module.get_finalized_function(id) as usize;
+    let functions = g
+        .defined
+        .iter()
+        .map(|&f| g.module.get_finalized_function(f) as u64)
+        .collect();
     if let Some(listing) = &mut g.listing {
         for why in &g.spmd_fallbacks {
             listing.push_str(&format!("\n;; scalar kernel: {why}\n"));
@@ -195,6 +237,7 @@ pub fn compile(
     Box::leak(Box::new(g.module));
     Ok(Compiled {
         host,
+        functions,
         result_words,
         kernels,
         simd_loops,

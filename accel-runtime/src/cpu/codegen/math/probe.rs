@@ -67,6 +67,7 @@ impl MathProbe {
             spmd: false,
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
+            defined: Vec::new(),
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

@@ -1,0 +1,148 @@
+//! Tiers of a site's CPU code (`ACCEL_TIER`). Cranelift's backtracking register
+//! allocator is four fifths of a site's compile time; its single-pass allocator compiles
+//! 3-6x faster (the corpus's largest sites: 18-43 ms against 5-13) but spills more in
+//! loops short of registers (adi's sweeps ran 2.3x slower). So by default (`adaptive`) a
+//! site's first call compiles the quick code and runs it at once, while one background
+//! thread compiles the same program with the backtracking allocator; calls after it is
+//! ready run that, and so does the rest of a call already running: its launches take each
+//! chunk's kernel from the newest code (the two compiles define the same functions in the
+//! same order, so kernel `k` of one is kernel `k` of the other). Both tiers compile the
+//! same Cranelift IR, so they compute the same results, bit for bit.
+//!
+//! `ACCEL_TIER=optimized` compiles the optimized code on the first call (as before tiers:
+//! steady timings from the first call, no background thread); `quick` never tiers up.
+
+use super::codegen::{Compiled, Tier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Mutex, OnceLock};
+
+/// Which code a site gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// Quick code first, optimized code from the background when ready.
+    Adaptive,
+    /// Quick code only.
+    Quick,
+    /// Optimized code from the first call.
+    Optimized,
+}
+
+impl Policy {
+    /// The tier the first call's code is compiled at.
+    pub fn first_tier(self) -> Tier {
+        match self {
+            Policy::Optimized => Tier::Optimized,
+            Policy::Adaptive | Policy::Quick => Tier::Quick,
+        }
+    }
+}
+
+thread_local! {
+    static FORCED: std::cell::Cell<Option<Policy>> = const { std::cell::Cell::new(None) };
+}
+
+/// The policy in force: [`with_policy`]'s on this thread, else `ACCEL_TIER`'s
+/// (`adaptive`, the default; `quick`; `optimized`). An unknown value warns once and means
+/// `adaptive`.
+pub fn policy() -> Policy {
+    if let Some(p) = FORCED.get() {
+        return p;
+    }
+    static FROM_ENV: OnceLock<Policy> = OnceLock::new();
+    *FROM_ENV.get_or_init(|| match std::env::var("ACCEL_TIER").as_deref() {
+        Err(_) | Ok("adaptive") | Ok("") => Policy::Adaptive,
+        Ok("quick") => Policy::Quick,
+        Ok("optimized") => Policy::Optimized,
+        Ok(other) => {
+            crate::backend::log::warning!(
+                "ACCEL_TIER={other} is not a tier (adaptive, quick, optimized): adaptive"
+            );
+            Policy::Adaptive
+        }
+    })
+}
+
+/// Runs `f` with sites compiled under `p` on this thread (tests compare the tiers).
+pub fn with_policy<T>(p: Policy, f: impl FnOnce() -> T) -> T {
+    let before = FORCED.replace(Some(p));
+    let r = f();
+    FORCED.set(before);
+    r
+}
+
+/// A site's optimized code, once compiled in the background.
+#[derive(Default)]
+pub struct Upgrade {
+    /// The optimized code: the site function of calls from then on.
+    pub code: OnceLock<Compiled>,
+    /// Each quick function's address with its optimized one's, for runs already going
+    /// (see `pool::RunCtx::upgrade`).
+    pub kernels: super::pool::KernelUpgrade,
+}
+
+impl Upgrade {
+    /// Installs `optimized` as the code replacing `quick`.
+    pub fn install(&self, quick: &Compiled, optimized: Compiled) {
+        // The same program defines the same functions; were it ever otherwise, only
+        // calls from now on switch.
+        if quick.functions.len() == optimized.functions.len() {
+            let pairs = quick
+                .functions
+                .iter()
+                .copied()
+                .zip(optimized.functions.iter().copied())
+                .collect();
+            let _ = self.kernels.set(pairs);
+        }
+        let _ = self.code.set(optimized);
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Compiles still queued or running in the background.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many sites tiered up in this process.
+pub static TIER_UPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Queues `job` (a site's optimized compile) for the background thread, one at a time so
+/// that compiling takes at most one core from the pool.
+pub fn in_background(job: impl FnOnce() + Send + 'static) {
+    static QUEUE: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+    let queue = QUEUE.get_or_init(|| {
+        let (send, receive) = channel::<Job>();
+        let spawned = std::thread::Builder::new()
+            .name("accel-tier-up".into())
+            .spawn(move || {
+                for job in receive {
+                    // A panic in a compile (a bug) leaves that site on its quick code.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    PENDING.fetch_sub(1, Ordering::Release);
+                }
+            });
+        if spawned.is_err() {
+            crate::backend::log::warning!(
+                "no thread for background compiles: sites keep their quick code"
+            );
+        }
+        Mutex::new(send)
+    });
+    PENDING.fetch_add(1, Ordering::AcqRel);
+    let sent = queue
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(Box::new(job));
+    if sent.is_err() {
+        PENDING.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Waits until every queued background compile has finished (tests and benchmarks that
+/// want the steady state).
+pub fn wait_for_background() {
+    while PENDING.load(Ordering::Acquire) != 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,155 @@
+//! The CPU backend's tiers: quick code (Cranelift's single-pass register allocator) and
+//! optimized code (the backtracking one) compute the same bits for the same sites; under
+//! the adaptive policy a site's first call runs quick code while the optimized code
+//! compiles in the background, later calls run the optimized code, and a long call
+//! already running switches its kernels' chunks to it.
+
+use accel_runtime::__private::{
+    cpu_switched_chunks, cpu_tier_ups, wait_for_cpu_tier_ups, with_cpu_tier, CpuTier,
+};
+use accel_runtime::prelude::*;
+
+/// A deterministic generator (splitmix64).
+fn noise(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+/// The length (at most eight) of the run of positive values starting at `i`.
+#[accel]
+fn run_at(xs: &[f64], i: usize) -> usize {
+    let mut k = 1;
+    while k < 8 && i + k < xs.len() && xs[i + k] > 0.0 {
+        k += 1;
+    }
+    k
+}
+
+/// Sites of every shape the tiers compile differently (register pressure in stencils,
+/// loops, reductions, scans, filters, in-place tensors), printed.
+fn sites(xs: &[f64], w: usize) -> String {
+    let n = xs.len();
+    let h = n / w;
+    let blur = accelerate!(create(n, |p| {
+        let (i, j) = (p / w, p % w);
+        if i == 0 || j == 0 || i == h - 1 || j == w - 1 {
+            xs[p]
+        } else {
+            (xs[p - w] + xs[p + w] + xs[p - 1] + xs[p + 1] + 4.0 * xs[p]) * 0.125
+        }
+    }));
+    let escape = accelerate!(create(n, |p| {
+        let (cr, ci) = (xs[p] * 3.0, xs[(p * 7) % n] * 3.0);
+        let (mut zr, mut zi, mut k) = (0.0, 0.0, 0u32);
+        while k < 100 && zr * zr + zi * zi < 4.0 {
+            let t = zr * zr - zi * zi + cr;
+            zi = 2.0 * zr * zi + ci;
+            zr = t;
+            k += 1;
+        }
+        k
+    }));
+    let runs = accelerate!(create(n, |i| run_at(xs, i)));
+    // Integers: a float sum's grouping differs between the CPU's chunks and debug mode's
+    // fold (the tiers group alike, and the other sites compare bits).
+    let sum = accelerate!(xs.par_iter().map(|x| (x * 1e6) as i64).sum::<i64>());
+    let kept = accelerate!(xs.par_iter().filter(|x| **x > 0.1).count());
+    let prefix = accelerate!(scan(|a, b| a + b, 0i64, map(|x| (x * 1e6) as i64, xs)));
+    let t = Tensor::from_vec(xs.to_vec(), &[h, w]);
+    accelerate!(parallel_loop(h, |i| {
+        for j in 1..w {
+            t.set([i, j], t.get([i, j - 1]) * 0.5 + t.get([i, j]));
+        }
+    }));
+    format!(
+        "{blur:?}\n{escape:?}\n{runs:?}\n{sum:?}\n{kept}\n{prefix:?}\n{:?}",
+        t.to_vec()
+    )
+}
+
+#[test]
+fn quick_and_optimized_code_compute_the_same_bits() {
+    for (n, w) in [(7usize * 5, 7usize), (33 * 17, 33), (128 * 40, 128)] {
+        let xs = noise(n, n as u64);
+        let debug = with_mode(Mode::Debug, || sites(&xs, w));
+        let quick = with_mode(Mode::Cpu, || {
+            with_cpu_tier(CpuTier::Quick, || sites(&xs, w))
+        });
+        let optimized = with_mode(Mode::Cpu, || {
+            with_cpu_tier(CpuTier::Optimized, || sites(&xs, w))
+        });
+        assert_eq!(quick, optimized, "n = {n}: the tiers differ");
+        assert_eq!(quick, debug, "n = {n}: cpu and debug differ");
+    }
+}
+
+/// Escape-time iterations for point `p` of a 256-wide grid, from `k0`.
+#[accel]
+fn escape(p: usize, k0: u32) -> u32 {
+    let (cr, ci) = (
+        (p % 256) as f64 / 128.0 - 1.5,
+        (p / 256) as f64 / 128.0 - 1.0,
+    );
+    let (mut zr, mut zi, mut k) = (0.0, 0.0, k0 % 7);
+    while k < 300 && zr * zr + zi * zi < 4.0 {
+        let t = zr * zr - zi * zi + cr;
+        zi = 2.0 * zr * zi + ci;
+        zr = t;
+        k += 1;
+    }
+    k
+}
+
+/// One call that runs long: `steps` launches one after another, each depending on the
+/// last (a launch takes its kernel's newest code when it starts).
+#[accel]
+fn stepped(n: usize, steps: usize) -> Vec<u32> {
+    let mut v = create(n, |p| escape(p, 0));
+    for _s in 0..steps {
+        v = create(n, |p| escape(p, v[p]));
+    }
+    v
+}
+
+fn long_site(n: usize, steps: usize) -> Vec<u32> {
+    accelerate!(stepped(n, steps))
+}
+
+#[test]
+fn adaptive_sites_tier_up_and_a_running_call_switches() {
+    let (n, steps) = (256 * 64, 400);
+    let (ups, switched) = (cpu_tier_ups(), cpu_switched_chunks());
+    let first = with_mode(Mode::Cpu, || {
+        with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
+    });
+    // A second or so of quick code: the background compile lands during the call, whose
+    // later launches then run the optimized kernels.
+    assert!(
+        cpu_tier_ups() > ups,
+        "the site's optimized code was not compiled during its call"
+    );
+    assert!(
+        cpu_switched_chunks() > switched,
+        "no launch of the running call switched"
+    );
+    wait_for_cpu_tier_ups();
+    let again = with_mode(Mode::Cpu, || {
+        with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
+    });
+    let optimized = with_mode(Mode::Cpu, || {
+        with_cpu_tier(CpuTier::Optimized, || long_site(n, steps))
+    });
+    assert_eq!(first, optimized);
+    assert_eq!(again, optimized);
+    let debug = with_mode(Mode::Debug, || long_site(n, 3));
+    let cpu = with_mode(Mode::Cpu, || long_site(n, 3));
+    assert_eq!(cpu, debug);
+}
