@@ -179,6 +179,9 @@ pub struct Gen {
     pub(super) spmd_fallbacks: Vec<String>,
     /// Every function defined, in order (a tier's compile defines the same ones).
     pub(super) defined: Vec<FuncId>,
+    /// Functions whose compilation waits for [`Gen::define_deferred`] (`None`: each is
+    /// compiled as it is defined).
+    pub(super) deferred: Option<Vec<(FuncId, cranelift_codegen::ir::Function, String)>>,
 }
 
 impl Gen {
@@ -191,16 +194,57 @@ impl Gen {
     ) -> R<()> {
         ctx.set_disasm(self.listing.is_some());
         super::trivial_params::remove_trivial_block_params(&mut ctx.func);
+        self.defined.push(id);
+        if let (Some(deferred), None) = (&mut self.deferred, &self.listing) {
+            deferred.push((id, ctx.func.clone(), what.to_string()));
+            return Ok(());
+        }
         self.module
             .define_function(id, ctx)
             .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
-        self.defined.push(id);
         if let Some(listing) = &mut self.listing {
             let code = ctx
                 .compiled_code()
                 .and_then(|c| c.vcode.clone())
                 .unwrap_or_default();
             listing.push_str(&format!("\n;; {what}\n{code}"));
+        }
+        Ok(())
+    }
+
+    /// Compiles the functions [`Gen::define`] deferred, on all cores when `parallel`
+    /// (each function is compiled on its own; the module then takes their bytes in the
+    /// order they were defined).
+    pub(super) fn define_deferred(&mut self, parallel: bool) -> R<()> {
+        use rayon::prelude::*;
+        let functions = self.deferred.take().unwrap_or_default();
+        let isa = self.module.isa();
+        let compile = |(id, func, what): (FuncId, cranelift_codegen::ir::Function, String)| {
+            let mut ctx = cranelift_codegen::Context::for_function(func);
+            let mut plane = cranelift_codegen::control::ControlPlane::default();
+            ctx.compile(isa, &mut plane)
+                .map_err(|e| format!("Cranelift rejected {what}: {:?}", e.inner))?;
+            let code = ctx
+                .compiled_code()
+                .ok_or_else(|| format!("Cranelift compiled {what} without code"))?;
+            let relocs: Vec<cranelift_module::ModuleReloc> = code
+                .buffer
+                .relocs()
+                .iter()
+                .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+                .collect();
+            let alignment = code.buffer.alignment as u64;
+            Ok::<_, String>((id, alignment, code.code_buffer().to_vec(), relocs, what))
+        };
+        let compiled: Vec<_> = match parallel {
+            true => functions.into_par_iter().map(compile).collect(),
+            false => functions.into_iter().map(compile).collect(),
+        };
+        for c in compiled {
+            let (id, alignment, bytes, relocs, what) = c?;
+            self.module
+                .define_function_bytes(id, alignment, &bytes, &relocs)
+                .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
         }
         Ok(())
     }

@@ -162,6 +162,9 @@ pub fn compile(
         inner_gangs: false,
         spmd_fallbacks: Vec::new(),
         defined: Vec::new(),
+        // Functions compile after all are generated, side by side at the quick tier (the
+        // first call waits for them); the background's optimized compile takes one core.
+        deferred: Some(Vec::new()),
     };
     g.declare_helpers()?;
 
@@ -218,6 +221,7 @@ pub fn compile(
     }
     g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
+    g.define_deferred(tier == Tier::Quick)?;
     g.module.finalize_definitions().map_err(|e| e.to_string())?;
     let host = g.module.get_finalized_function(id) as usize;
     let functions = g

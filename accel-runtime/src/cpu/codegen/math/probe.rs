@@ -68,6 +68,7 @@ impl MathProbe {
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
             defined: Vec::new(),
+            deferred: None,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();
