@@ -40,6 +40,7 @@ fn child_traces_a_site() {
     let v: Vec<i64> = (0..100_000).collect();
     let s = accelerate!(reduce(|a, b| a + b, 0, &v)); // [traced]
     println!("child sum {s}");
+    accel_runtime::__private::wait_for_cpu_tier_ups();
 }
 
 #[test]
@@ -51,8 +52,18 @@ fn the_cpu_backend_traces_sites_compiles_and_chunks() {
     let sites = named(&events, "site", &site);
     assert_eq!(sites.len(), 1, "{events:?}");
     assert_eq!(sites[0]["args"]["backend"], "cpu");
+    // The quick code's compile on the site's thread, the optimized code's on the
+    // background thread.
     let compiles = named(&events, "compile", &format!("compile {site}"));
-    assert_eq!(compiles.len(), 1, "{events:?}");
+    assert_eq!(compiles.len(), 2, "{events:?}");
+    assert_eq!(compiles[0]["args"]["tier"], "quick", "{events:?}");
+    assert_eq!(compiles[1]["args"]["tier"], "optimized", "{events:?}");
+    assert_eq!(compiles[0]["tid"], sites[0]["tid"], "{events:?}");
+    let background = events
+        .iter()
+        .find(|e| e["ph"] == "M" && e["tid"] == compiles[1]["tid"])
+        .expect("the background thread named");
+    assert_eq!(background["args"]["name"], "accel-tier-up", "{events:?}");
     // 100 000 cheap elements: chunks of 4096, covering every index once.
     let chunks = named(&events, "chunk", "chunk");
     assert_eq!(chunks.len(), 25, "{events:?}");

@@ -119,7 +119,10 @@ pub fn site_ran(location: &str, backend: &str, ok: bool, start: Instant) {
 /// Records the compilation of the site at `location` since `start` (`args`: what the
 /// backend made).
 pub fn compiled(location: &str, start: Instant, args: serde_json::Value) {
-    if enabled() {
-        complete(&format!("compile {location}"), "compile", start, args);
-    }
+    let Some(t) = trace() else {
+        return;
+    };
+    complete(&format!("compile {location}"), "compile", start, args);
+    // A background compile may end after the process's last site: written out now.
+    let _ = t.out.lock().unwrap_or_else(|e| e.into_inner()).0.flush();
 }

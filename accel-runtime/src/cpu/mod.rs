@@ -259,7 +259,11 @@ fn compile(
             shapes: code.shapes.iter().map(|w| w.to_string()).collect(),
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels });
+    let tier = match policy.first_tier() {
+        codegen::Tier::Quick => "quick",
+        codegen::Tier::Optimized => "optimized",
+    };
+    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels, "tier": tier });
     crate::backend::trace::compiled(&site.location(), start, args);
     COMPILE_TIMES
         .lock()

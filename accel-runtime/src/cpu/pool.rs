@@ -237,6 +237,16 @@ pub type KernelUpgrade = Arc<OnceLock<Vec<(u64, u64)>>>;
 /// their kernel's optimized code (tests of the tiers).
 pub static SWITCHED_CHUNKS: AtomicUsize = AtomicUsize::new(0);
 
+/// The newest code of `kernel` in the run of `ctx` (see [`RunCtx::upgrade`]).
+fn newest(ctx: *const RunCtx, kernel: Kernel) -> Kernel {
+    if ctx.is_null() {
+        return kernel;
+    }
+    // SAFETY: compiled code passes the context of the run calling it, alive until the run
+    // returns (see `CpuSite::run`), and a launch's chunks run while the launch does.
+    unsafe { &*ctx }.kernel_now(kernel)
+}
+
 /// A compiled kernel: `(env, lo, hi, partial, ctx) -> status`.
 pub type Kernel = extern "C" fn(*const u64, u64, u64, *mut u64, *const RunCtx) -> u32;
 
@@ -262,9 +272,7 @@ pub extern "C" fn accel_par(
     // SAFETY: `kernel` is the address of a function the JIT compiled with the `Kernel`
     // signature (the code generator passes only such addresses).
     let kernel: Kernel = unsafe { std::mem::transmute::<usize, Kernel>(kernel as usize) };
-    // SAFETY: compiled code passes the context of the run calling it, alive until the
-    // run returns (see `CpuSite::run`).
-    let kernel = unsafe { &*ctx }.kernel_now(kernel);
+    let kernel = newest(ctx, kernel);
     match accel_chunks(n, grain) {
         // No chunk: nothing runs (the caller allocated no partial results).
         0 => return 0,
@@ -464,9 +472,7 @@ impl Launch {
             let hi = (lo + self.size).min(self.n);
             let slot = (self.partials + c * self.partial_words * 8) as *mut u64;
             CHUNK.set(c);
-            // SAFETY: the launch's context outlives its chunks (see `accel_par`), and a
-            // chunk is claimed only while the launch runs.
-            let kernel = unsafe { &*(self.ctx as *const RunCtx) }.kernel_now(self.kernel);
+            let kernel = newest(self.ctx as *const RunCtx, self.kernel);
             let run = || {
                 kernel(
                     self.env as *const u64,

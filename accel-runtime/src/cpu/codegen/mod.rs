@@ -42,7 +42,7 @@ use cranelift_codegen::ir::{types as ct, AbiParam, Value};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{FuncId, Linkage, Module};
 use cx::{words, FnCx, Gen, R, V};
 use std::collections::HashMap;
 
@@ -106,15 +106,22 @@ fn verifying() -> bool {
         || *FROM_ENV.get_or_init(|| std::env::var("ACCEL_VERIFY").is_ok_and(|v| v == "1"))
 }
 
-/// Compiles a typed, fused site body whose free variables are `captures` at `tier`; with
-/// `listing`, the result carries each function's machine code as text.
-pub fn compile(
-    body: &Expr,
-    captures: &[(String, Type)],
-    result: &Type,
-    listing: bool,
-    tier: Tier,
-) -> R<Compiled> {
+impl Gen {
+    /// Compiles what waits (side by side at the quick tier) and makes the code runnable:
+    /// the site function `site`'s address and every function's, in definition order.
+    fn finish(&mut self, site: FuncId, tier: Tier) -> R<(usize, Vec<u64>)> {
+        self.define_deferred(tier == Tier::Quick)?;
+        self.module
+            .finalize_definitions()
+            .map_err(|e| e.to_string())?;
+        let address = |f: &FuncId| self.module.get_finalized_function(*f) as u64;
+        let functions = self.defined.iter().map(address).collect();
+        Ok((address(&site) as usize, functions))
+    }
+}
+
+/// The host's Cranelift target, its settings for `tier`.
+fn host_isa(tier: Tier) -> R<cranelift_codegen::isa::OwnedTargetIsa> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     let allocator = match tier {
@@ -124,16 +131,26 @@ pub fn compile(
     flags
         .set("regalloc_algorithm", allocator)
         .map_err(|e| e.to_string())?;
+    let verify = if verifying() { "true" } else { "false" };
     flags
-        .set(
-            "enable_verifier",
-            if verifying() { "true" } else { "false" },
-        )
+        .set("enable_verifier", verify)
         .map_err(|e| e.to_string())?;
-    let isa = cranelift_native::builder()
+    cranelift_native::builder()
         .map_err(|e| format!("no Cranelift backend for this host: {e}"))?
         .finish(settings::Flags::new(flags))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// Compiles a typed, fused site body whose free variables are `captures` at `tier`; with
+/// `listing`, the result carries each function's machine code as text.
+pub fn compile(
+    body: &Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+    listing: bool,
+    tier: Tier,
+) -> R<Compiled> {
+    let isa = host_isa(tier)?;
     let has = |name: &str| {
         isa.isa_flags()
             .iter()
@@ -221,14 +238,7 @@ pub fn compile(
     }
     g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
-    g.define_deferred(tier == Tier::Quick)?;
-    g.module.finalize_definitions().map_err(|e| e.to_string())?;
-    let host = g.module.get_finalized_function(id) as usize;
-    let functions = g
-        .defined
-        .iter()
-        .map(|&f| g.module.get_finalized_function(f) as u64)
-        .collect();
+    let (host, functions) = g.finish(id, tier)?;
     if let Some(listing) = &mut g.listing {
         for why in &g.spmd_fallbacks {
             listing.push_str(&format!("\n;; scalar kernel: {why}\n"));
