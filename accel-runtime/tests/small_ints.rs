@@ -406,61 +406,36 @@ fn small_bins_combined_by_primitive_operators() {
     assert_eq!(top, i8::MAX);
 }
 
+/// `accelerate!(xs.par_iter().map(|&c| BODY).collect())` in every mode against the same
+/// map in plain Rust (the body written once, as raw tokens).
+macro_rules! map_matches_std {
+    ($xs:expr, |$c:ident| $($body:tt)*) => {{
+        let xs = &$xs;
+        let got = agree(|| accelerate!(xs.par_iter().map(|&$c| $($body)*).collect::<Vec<_>>()));
+        let want: Vec<_> = xs.iter().map(|&$c| $($body)*).collect();
+        assert_eq!(got, want);
+    }};
+}
+
 /// Every `u8::is_ascii_*` class on every byte, in every mode, against std's own answer
 /// (whole gangs and the lanes left over: 256 bytes then 23).
 #[test]
 fn ascii_classes_match_std_on_every_byte() {
     let bytes: Vec<u8> = (0..=255u8).chain(0..23).collect();
-    let got = agree(|| {
-        accelerate!(bytes
-            .par_iter()
-            .map(|&c| (
-                c.is_ascii_alphabetic(),
-                c.is_ascii_uppercase(),
-                c.is_ascii_lowercase(),
-                c.is_ascii_alphanumeric(),
-                c.is_ascii_digit(),
-            ))
-            .collect::<Vec<_>>())
-    });
-    let want: Vec<_> = bytes
-        .iter()
-        .map(|&c| {
-            (
-                c.is_ascii_alphabetic(),
-                c.is_ascii_uppercase(),
-                c.is_ascii_lowercase(),
-                c.is_ascii_alphanumeric(),
-                c.is_ascii_digit(),
-            )
-        })
-        .collect();
-    assert_eq!(got, want);
-    let got = agree(|| {
-        accelerate!(bytes
-            .par_iter()
-            .map(|&c| (
-                c.is_ascii_hexdigit(),
-                c.is_ascii_punctuation(),
-                c.is_ascii_graphic(),
-                c.is_ascii_whitespace(),
-                c.is_ascii_control(),
-            ))
-            .collect::<Vec<_>>())
-    });
-    let want: Vec<_> = bytes
-        .iter()
-        .map(|&c| {
-            (
-                c.is_ascii_hexdigit(),
-                c.is_ascii_punctuation(),
-                c.is_ascii_graphic(),
-                c.is_ascii_whitespace(),
-                c.is_ascii_control(),
-            )
-        })
-        .collect();
-    assert_eq!(got, want);
+    map_matches_std!(bytes, |c| (
+        c.is_ascii_alphabetic(),
+        c.is_ascii_uppercase(),
+        c.is_ascii_lowercase(),
+        c.is_ascii_alphanumeric(),
+        c.is_ascii_digit(),
+    ));
+    map_matches_std!(bytes, |c| (
+        c.is_ascii_hexdigit(),
+        c.is_ascii_punctuation(),
+        c.is_ascii_graphic(),
+        c.is_ascii_whitespace(),
+        c.is_ascii_control(),
+    ));
     // As a word counter writes it: a class test on a byte read at a computed index.
     let text: Vec<u8> = b"Hello, world 42 times; 7 seas\tand\nmore".repeat(3);
     let starts = agree(|| {
