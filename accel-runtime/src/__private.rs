@@ -195,26 +195,12 @@ pub fn rejected<T>() -> T {
 pub use crate::dispatch::BUILT_OPT_LEVEL;
 
 /// Which code CPU sites get (see the CPU backend's tiers): `ACCEL_TIER`'s values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CpuTier {
-    /// Quick code first, optimized code from a background compile.
-    Adaptive,
-    /// Quick code only.
-    Quick,
-    /// Optimized code from the first call.
-    Optimized,
-}
+pub use crate::cpu::tiers::Policy as CpuTier;
 
 /// Runs `f` with CPU sites compiled under `tier` on this thread, whatever `ACCEL_TIER`
 /// says (tests compare the tiers).
 pub fn with_cpu_tier<T>(tier: CpuTier, f: impl FnOnce() -> T) -> T {
-    use crate::cpu::tiers::{with_policy, Policy};
-    let policy = match tier {
-        CpuTier::Adaptive => Policy::Adaptive,
-        CpuTier::Quick => Policy::Quick,
-        CpuTier::Optimized => Policy::Optimized,
-    };
-    with_policy(policy, f)
+    crate::cpu::tiers::with_policy(tier, f)
 }
 
 /// Waits for every background compile of optimized CPU code queued so far.

@@ -3,6 +3,7 @@
 
 use super::super::cx::*;
 use super::super::num::comparison;
+use super::coherence::mirrored;
 use super::{Mask, Part, G, GROUP};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
@@ -325,21 +326,8 @@ impl FnCx<'_, '_> {
         let lanes = self.lanes() as i64;
         let no_wrap = self.lanes_do_not_wrap(base);
         // A guard holds in every lane of most gangs (its border is one gang among many):
-        // tested first, by the lane nearest the border. Below `u`: the run `0..count`
-        // is every lane; above it: the run is empty.
-        let everywhere = match (negate, inclusive) {
-            (false, _) => {
-                let last = self.b.ins().iadd_imm_s(base, lanes - 1);
-                let reach = match inclusive {
-                    true => IntCC::UnsignedGreaterThanOrEqual,
-                    false => IntCC::UnsignedGreaterThan,
-                };
-                self.b.ins().icmp(reach, u, last)
-            }
-            (true, true) => self.b.ins().icmp(IntCC::UnsignedLessThan, u, base),
-            (true, false) => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, u, base),
-        };
-        let everywhere = self.b.ins().band(no_wrap, everywhere);
+        // tested first (it holds everywhere where its complement holds nowhere).
+        let everywhere = self.compare_holds_nowhere(given.complement(), s, a, b)?;
         let every = |f: &mut Self| Part::Var(f.all_lanes());
         let Part::Var(m) = self.either(everywhere, every, |f| {
             f.either(
@@ -760,14 +748,7 @@ fn range_bounds<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, i64, i64)> {
         };
         match (&**l, constant(r), constant(l)) {
             (Expr::Var(_), Some(c), _) => Some((&**l, *op, c)),
-            (_, _, Some(c)) if matches!(&**r, Expr::Var(_)) => {
-                let swapped = match op {
-                    BinOp::Le => BinOp::Ge,
-                    BinOp::Ge => BinOp::Le,
-                    _ => return None,
-                };
-                Some((&**r, swapped, c))
-            }
+            (_, _, Some(c)) if matches!(&**r, Expr::Var(_)) => Some((&**r, mirrored(*op), c)),
             _ => None,
         }
     };

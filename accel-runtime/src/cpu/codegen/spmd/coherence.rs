@@ -287,7 +287,7 @@ impl<'a> Settling<'a> {
 }
 
 /// `op` with its operands swapped (`u < x` is `x > u`).
-fn mirrored(op: BinOp) -> BinOp {
+pub(super) fn mirrored(op: BinOp) -> BinOp {
     match op {
         BinOp::Lt => BinOp::Gt,
         BinOp::Le => BinOp::Ge,

@@ -491,14 +491,7 @@ impl FnCx<'_, '_> {
             let mb = self.mask_of(&r?)?;
             return Ok(Self::bool_of(combine(self, &mb)));
         }
-        let res: Vec<cranelift_frontend::Variable> = ml
-            .iter()
-            .map(|&m| {
-                let v = self.b.declare_var(ct::I32X4);
-                self.b.def_var(v, m);
-                v
-            })
-            .collect();
+        let res = self.mask_variables(&ml);
         let run = self.b.create_block();
         let after = self.b.create_block();
         let any = self.any_lane(&lanes);

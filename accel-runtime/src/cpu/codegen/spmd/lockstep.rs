@@ -12,6 +12,7 @@
 //! condition.
 
 use super::super::cx::*;
+use super::coherence::mirrored;
 use super::uniform::reads_varying;
 use super::{not_spmd, Mask, Part, G};
 use accel_ir::{BinOp, Expr, Lit, Pat, ScalarType, Stmt, Type};
@@ -304,7 +305,7 @@ impl FnCx<'_, '_> {
     }
 
     /// Variables holding the vectors of `m`, one per group.
-    fn mask_variables(&mut self, m: &[Value]) -> Vec<Variable> {
+    pub(super) fn mask_variables(&mut self, m: &[Value]) -> Vec<Variable> {
         m.iter()
             .map(|&x| {
                 let v = self.b.declare_var(ct::I32X4);
@@ -391,7 +392,7 @@ pub(super) fn counted_step(
         };
         let (op, end) = match (is_counter(a), is_counter(b)) {
             (true, false) => (*op, literal(b)?),
-            (false, true) => (flip(*op)?, literal(a)?),
+            (false, true) => (mirrored(*op), literal(a)?),
             _ => return None,
         };
         let end = i128::from(end);
@@ -402,17 +403,6 @@ pub(super) fn counted_step(
         }
     })?;
     (reach < i128::from(i32::MAX)).then_some(step)
-}
-
-/// `op` with its operands swapped (`a < b` is `b > a`), for order comparisons.
-fn flip(op: BinOp) -> Option<BinOp> {
-    match op {
-        BinOp::Lt => Some(BinOp::Gt),
-        BinOp::Le => Some(BinOp::Ge),
-        BinOp::Gt => Some(BinOp::Lt),
-        BinOp::Ge => Some(BinOp::Le),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
