@@ -11,7 +11,7 @@ use accel_runtime::ErrorKind;
 
 mod common;
 
-use common::agree;
+use common::{agree, map_matches_std};
 
 /// Edge values of an integer type and pseudo-random ones, 23 in all (not a multiple of
 /// four: the last lanes run as scalar code).
@@ -205,35 +205,15 @@ fn range_contains_matches_rust_in_every_form() {
         50,
     ];
     let (lo, hi) = (-1i32, 10i32);
-    let got = agree(|| {
-        accelerate!(xs
-            .par_iter()
-            .map(|&x| (
-                (0..=10).contains(&x),
-                (0..10).contains(&x),
-                (lo..=hi).contains(&x),
-                (lo..hi).contains(&x),
-                (2..).contains(&x),
-                (..=10).contains(&x),
-                (..lo).contains(&x),
-            ))
-            .collect::<Vec<_>>())
-    });
-    let want: Vec<_> = xs
-        .iter()
-        .map(|&x| {
-            (
-                (0..=10).contains(&x),
-                (0..10).contains(&x),
-                (lo..=hi).contains(&x),
-                (lo..hi).contains(&x),
-                (2..).contains(&x),
-                (..=10).contains(&x),
-                (..lo).contains(&x),
-            )
-        })
-        .collect();
-    assert_eq!(got, want);
+    map_matches_std!(xs, |x| (
+        (0..=10).contains(&x),
+        (0..10).contains(&x),
+        (lo..=hi).contains(&x),
+        (lo..hi).contains(&x),
+        (2..).contains(&x),
+        (..=10).contains(&x),
+        (..lo).contains(&x),
+    ));
     let fs: Vec<f64> = vec![
         f64::NAN,
         -0.0,
@@ -245,17 +225,7 @@ fn range_contains_matches_rust_in_every_form() {
         f64::NEG_INFINITY,
         -1.0,
     ];
-    let got = agree(|| {
-        accelerate!(fs
-            .par_iter()
-            .map(|&f| ((0.0..1.0).contains(&f), (0.0..=1.0).contains(&f)))
-            .collect::<Vec<_>>())
-    });
-    let want: Vec<_> = fs
-        .iter()
-        .map(|&f| ((0.0..1.0).contains(&f), (0.0..=1.0).contains(&f)))
-        .collect();
-    assert_eq!(got, want);
+    map_matches_std!(fs, |f| ((0.0..1.0).contains(&f), (0.0..=1.0).contains(&f)));
     // A bound computed per element, and the value tested read at a computed index.
     let n = xs.len();
     let got =

@@ -15,7 +15,7 @@ mod common;
 
 const SOURCE: &str = include_str!("small_ints.rs");
 
-use common::agree;
+use common::{agree, map_matches_std};
 
 /// Edge values of an integer type and pseudo-random ones, 23 in all (not a multiple of
 /// four).
@@ -404,17 +404,6 @@ fn small_bins_combined_by_primitive_operators() {
         ))
     });
     assert_eq!(top, i8::MAX);
-}
-
-/// `accelerate!(xs.par_iter().map(|&c| BODY).collect())` in every mode against the same
-/// map in plain Rust (the body written once, as raw tokens).
-macro_rules! map_matches_std {
-    ($xs:expr, |$c:ident| $($body:tt)*) => {{
-        let xs = &$xs;
-        let got = agree(|| accelerate!(xs.par_iter().map(|&$c| $($body)*).collect::<Vec<_>>()));
-        let want: Vec<_> = xs.iter().map(|&$c| $($body)*).collect();
-        assert_eq!(got, want);
-    }};
 }
 
 /// Every `u8::is_ascii_*` class on every byte, in every mode, against std's own answer

@@ -203,3 +203,21 @@ pub fn assert_vectorized(file: &str, source: &str, marker: &str) {
         "{site} ({marker}) fell back to scalar kernels"
     );
 }
+
+/// `accelerate!(xs.par_iter().map(|&x| BODY).collect())` in every mode (see [`agree`])
+/// against the same map in plain Rust, the body written once (as raw tokens, which the
+/// site's macro reads as written). Not every test file uses it.
+#[allow(unused_macros)]
+macro_rules! map_matches_std {
+    ($xs:expr, |$x:ident| $($body:tt)*) => {{
+        let xs = &$xs;
+        let got = crate::common::agree(|| {
+            accelerate!(xs.par_iter().map(|&$x| $($body)*).collect::<Vec<_>>())
+        });
+        let want: Vec<_> = xs.iter().map(|&$x| $($body)*).collect();
+        assert_eq!(got, want);
+    }};
+}
+
+#[allow(unused_imports)]
+pub(crate) use map_matches_std;
