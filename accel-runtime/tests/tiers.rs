@@ -153,3 +153,51 @@ fn adaptive_sites_tier_up_and_a_running_call_switches() {
     let cpu = with_mode(Mode::Cpu, || long_site(n, 3));
     assert_eq!(cpu, debug);
 }
+
+/// One of four sites, each compiled on its first call.
+fn one_of_four(k: usize, xs: &[f64]) -> f64 {
+    match k % 4 {
+        0 => accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 2.0, xs))),
+        1 => accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * x, xs))),
+        2 => accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x - 1.0, xs))),
+        _ => accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x.abs(), xs))),
+    }
+}
+
+#[test]
+fn sites_first_called_inside_busy_rayon_tasks_compile() {
+    // Quick code compiles on rayon's pool while the site is generated: a site compiled
+    // from a rayon task, every pool thread busy with the caller's own tasks, must not wait
+    // for a free pool thread.
+    let xs: Vec<f64> = (0..1000).map(|i| i as f64 / 8.0).collect();
+    let want: Vec<f64> = (0..4)
+        .map(|k| with_mode(Mode::Debug, || one_of_four(k, &xs)))
+        .collect();
+    let (done, finished) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let threads = rayon::current_num_threads();
+        let all_busy = std::sync::Barrier::new(threads);
+        let got = std::sync::Mutex::new(vec![]);
+        rayon::scope(|s| {
+            for k in 0..threads {
+                let (all_busy, got, xs) = (&all_busy, &got, &xs);
+                s.spawn(move |_| {
+                    all_busy.wait();
+                    let v = with_mode(Mode::Cpu, || {
+                        with_cpu_tier(CpuTier::Adaptive, || one_of_four(k, xs))
+                    });
+                    got.lock().unwrap().push((k % 4, v));
+                });
+            }
+        });
+        let _ = done.send(got.into_inner().unwrap());
+    });
+    let got = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("sites compiled inside busy rayon tasks did not finish in two minutes");
+    worker.join().unwrap();
+    assert_eq!(got.len(), rayon::current_num_threads());
+    for (k, v) in got {
+        assert_eq!(v, want[k], "site {k}");
+    }
+}

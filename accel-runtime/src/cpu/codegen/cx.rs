@@ -153,6 +153,9 @@ pub struct Gen {
     pub(super) helpers: HashMap<&'static str, FuncId>,
     pub(super) records: HashMap<String, Vec<(String, Type)>>,
     pub(super) kernels: usize,
+    /// The most groups of four lanes a gang may have (see `spmd::gang_groups`): one at
+    /// the quick tier, whose code is compiled while the first call waits.
+    pub(super) max_groups: usize,
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
     /// The shapes gang code took, in the order generated (tests check them): how each
@@ -179,9 +182,9 @@ pub struct Gen {
     pub(super) spmd_fallbacks: Vec<String>,
     /// Every function defined, in order (a tier's compile defines the same ones).
     pub(super) defined: Vec<FuncId>,
-    /// Functions whose compilation waits for [`Gen::define_deferred`] (`None`: each is
-    /// compiled as it is defined).
-    pub(super) deferred: Option<Vec<(FuncId, cranelift_codegen::ir::Function, String)>>,
+    /// Functions whose compilation waits for [`Gen::define_deferred`] or runs while the
+    /// next are generated (`None`: each is compiled as it is defined).
+    pub(super) deferred: Option<super::pipeline::Pipeline>,
 }
 
 impl Gen {
@@ -193,12 +196,13 @@ impl Gen {
         what: &str,
     ) -> R<()> {
         ctx.set_disasm(self.listing.is_some());
-        super::trivial_params::remove_trivial_block_params(&mut ctx.func);
         self.defined.push(id);
         if let (Some(deferred), None) = (&mut self.deferred, &self.listing) {
-            deferred.push((id, ctx.func.clone(), what.to_string()));
+            let func = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
+            deferred.add(id, func, what.to_string());
             return Ok(());
         }
+        super::trivial_params::remove_trivial_block_params(&mut ctx.func);
         self.module
             .define_function(id, ctx)
             .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
@@ -212,39 +216,16 @@ impl Gen {
         Ok(())
     }
 
-    /// Compiles the functions [`Gen::define`] deferred, on all cores when `parallel`
-    /// (each function is compiled on its own; the module then takes their bytes in the
-    /// order they were defined).
-    pub(super) fn define_deferred(&mut self, parallel: bool) -> R<()> {
-        use rayon::prelude::*;
-        let functions = self.deferred.take().unwrap_or_default();
-        let isa = self.module.isa();
-        let compile = |(id, func, what): (FuncId, cranelift_codegen::ir::Function, String)| {
-            let mut ctx = cranelift_codegen::Context::for_function(func);
-            let mut plane = cranelift_codegen::control::ControlPlane::default();
-            ctx.compile(isa, &mut plane)
-                .map_err(|e| format!("Cranelift rejected {what}: {:?}", e.inner))?;
-            let code = ctx
-                .compiled_code()
-                .ok_or_else(|| format!("Cranelift compiled {what} without code"))?;
-            let relocs: Vec<cranelift_module::ModuleReloc> = code
-                .buffer
-                .relocs()
-                .iter()
-                .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id))
-                .collect();
-            let alignment = code.buffer.alignment as u64;
-            Ok::<_, String>((id, alignment, code.code_buffer().to_vec(), relocs, what))
+    /// Gives the module the machine code of the functions [`Gen::define`] deferred, in
+    /// the order they were defined.
+    pub(super) fn define_deferred(&mut self) -> R<()> {
+        let Some(pipeline) = self.deferred.take() else {
+            return Ok(());
         };
-        let compiled: Vec<_> = match parallel {
-            true => functions.into_par_iter().map(compile).collect(),
-            false => functions.into_iter().map(compile).collect(),
-        };
-        for c in compiled {
-            let (id, alignment, bytes, relocs, what) = c?;
+        for c in pipeline.finish()? {
             self.module
-                .define_function_bytes(id, alignment, &bytes, &relocs)
-                .map_err(|e| format!("Cranelift rejected {what}: {e:?}"))?;
+                .define_function_bytes(c.id, c.alignment, &c.bytes, &c.relocs)
+                .map_err(|e| format!("Cranelift rejected {}: {e:?}", c.what))?;
         }
         Ok(())
     }

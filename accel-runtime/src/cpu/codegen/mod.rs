@@ -28,6 +28,7 @@ mod memory;
 mod methods;
 mod num;
 mod ops;
+mod pipeline;
 mod proofs;
 mod simd;
 mod spmd;
@@ -107,10 +108,10 @@ fn verifying() -> bool {
 }
 
 impl Gen {
-    /// Compiles what waits (side by side at the quick tier) and makes the code runnable:
+    /// Takes the functions compiled as they were generated and makes the code runnable:
     /// the site function `site`'s address and every function's, in definition order.
-    fn finish(&mut self, site: FuncId, tier: Tier) -> R<(usize, Vec<u64>)> {
-        self.define_deferred(tier == Tier::Quick)?;
+    fn finish(&mut self, site: FuncId) -> R<(usize, Vec<u64>)> {
+        self.define_deferred()?;
         self.module
             .finalize_definitions()
             .map_err(|e| e.to_string())?;
@@ -158,6 +159,9 @@ pub fn compile(
     };
     let fma = has("has_fma") && has("has_avx");
     let blendv = cfg!(target_arch = "x86_64") && has("has_sse41");
+    // Functions compile as they are generated, on the pool at the quick tier (the first
+    // call waits for them); the background's optimized compile takes one core.
+    let pipeline = pipeline::Pipeline::new(isa.clone(), tier == Tier::Quick);
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for h in helpers() {
         jb.symbol(h.name, h.address);
@@ -169,6 +173,12 @@ pub fn compile(
         helpers: HashMap::new(),
         records,
         kernels: 0,
+        // Narrow gangs at the quick tier: a quarter of the code to generate and compile
+        // for Canny's largest element, run only until the optimized code is there.
+        max_groups: match tier {
+            Tier::Quick => 1,
+            Tier::Optimized => spmd::MAX_LANES / spmd::GROUP,
+        },
         simd_loops: 0,
         shapes: Vec::new(),
         listing: listing.then(String::new),
@@ -179,9 +189,7 @@ pub fn compile(
         inner_gangs: false,
         spmd_fallbacks: Vec::new(),
         defined: Vec::new(),
-        // Functions compile after all are generated, side by side at the quick tier (the
-        // first call waits for them); the background's optimized compile takes one core.
-        deferred: Some(Vec::new()),
+        deferred: Some(pipeline),
     };
     g.declare_helpers()?;
 
@@ -238,7 +246,7 @@ pub fn compile(
     }
     g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
-    let (host, functions) = g.finish(id, tier)?;
+    let (host, functions) = g.finish(id)?;
     if let Some(listing) = &mut g.listing {
         for why in &g.spmd_fallbacks {
             listing.push_str(&format!("\n;; scalar kernel: {why}\n"));

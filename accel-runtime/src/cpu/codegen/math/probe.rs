@@ -58,6 +58,7 @@ impl MathProbe {
             helpers: HashMap::new(),
             records: HashMap::new(),
             kernels: 0,
+            max_groups: 1,
             simd_loops: 0,
             shapes: Vec::new(),
             listing: None,

@@ -121,7 +121,7 @@ impl FnCx<'_, '_> {
         body: &Expr,
         (lo, hi): (Value, Value),
     ) -> R<Value> {
-        let groups = super::gang_groups(body, var);
+        let groups = super::gang_groups(body, var, self.g.max_groups);
         let shift = (GROUP * groups).trailing_zeros() as i64;
         let hi = self.b.ins().umax(lo, hi);
         let len = self.b.ins().isub(hi, lo);

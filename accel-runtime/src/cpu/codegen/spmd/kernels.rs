@@ -58,7 +58,7 @@ impl FnCx<'_, '_> {
             false => (vec![], Aliases::new()),
         };
         let walk = !divisors.is_empty();
-        let groups = super::gang_groups(body, param);
+        let groups = super::gang_groups(body, param, self.g.max_groups);
         let shift = (GROUP * groups).trailing_zeros() as i64;
         // Loads at the index shifted (a stencil's neighbours) hold for gangs between the
         // borders they would cross: the indices before run first as scalar code, those

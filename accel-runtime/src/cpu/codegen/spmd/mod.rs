@@ -63,8 +63,8 @@ pub(super) const GROUP: usize = 4;
 pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usize;
 
 /// How many groups of four lanes a gang runs for the element `body`: `ACCEL_GANG` lanes
-/// (4, 8 or 16) when set; else as many groups, up to four (16 lanes), as fit a budget of
-/// code. Several groups give each core independent work (a loop's chains of dependent
+/// (4, 8 or 16) when set; else as many groups, up to `max_groups` (at most four: 16
+/// lanes), as fit a budget of code. Several groups give each core independent work (a loop's chains of dependent
 /// operations run side by side, as ISPC's doubled gangs do) and use whole cache lines
 /// per load: 16 lanes measured fastest on the corpus (GEMM 2.6x, Mandelbrot 1.3x, the
 /// fluid solver 2.2x over 4 lanes). But each group is that much more code for Cranelift
@@ -73,7 +73,7 @@ pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usi
 /// 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
 ///
 /// An element with a search loop (see [`searches`]) runs four lanes.
-pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str) -> usize {
+pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize) -> usize {
     static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
         match std::env::var("ACCEL_GANG")
@@ -90,7 +90,7 @@ pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str) -> usize {
     if searches(body, param) {
         return 1;
     }
-    let fit = (CODE_BUDGET / code_weight(body).max(1)).clamp(1, MAX_LANES / GROUP);
+    let fit = (CODE_BUDGET / code_weight(body).max(1)).clamp(1, max_groups.min(MAX_LANES / GROUP));
     // A power of two: the gang's width divides the chunks' alignment.
     1 << fit.ilog2()
 }

@@ -219,7 +219,7 @@ impl FnCx<'_, '_> {
         let ne = self.expr(r.ne)?;
         let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         // One group's vectors for every group of the gang the loop runs.
-        let groups = super::gang_groups(body, &param);
+        let groups = super::gang_groups(body, &param, self.g.max_groups);
         let ne_g = G {
             ty: ne_g.ty,
             w: ne_g
