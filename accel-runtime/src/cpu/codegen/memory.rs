@@ -159,7 +159,9 @@ impl FnCx<'_, '_> {
     /// Asks for the cache lines of elements `i..i + run` of columns `cols` ahead of their
     /// use: each scalar column's element `PREFETCH_BYTES` past `i`'s (rows are not
     /// followed). A column whose `run` elements fill less than a cache line asks only when
-    /// the run starts a line's worth of elements (bytes: one call per 64 elements).
+    /// the run starts a line's worth of elements. Columns of 1- and 2-byte elements ask
+    /// for nothing: a line of them lasts 32 or 64 values, and the hardware prefetchers keep
+    /// up (a byte histogram ran 10% faster without the calls, one per 64 bytes).
     pub(super) fn prefetch_elem(
         &mut self,
         elem: &Type,
@@ -168,6 +170,7 @@ impl FnCx<'_, '_> {
         run: i64,
     ) -> R<()> {
         match elem {
+            Type::Scalar(s) if s.bytes() < 4 => Ok(()),
             Type::Scalar(s) => {
                 let per_line = CACHE_LINE / i64::from(s.bytes());
                 let skip = (per_line > run).then(|| {
