@@ -370,3 +370,103 @@ fn in_place_stencils_store_whole_gangs_away_from_their_borders() {
         );
     }
 }
+
+/// `n` values in `[-0.5, 0.5)` from a deterministic generator.
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}
+
+/// A Gauss-Seidel sweep along each row and ADI's two recurrences (one step reads what the
+/// step before stored, also after storing its own), as plain Rust.
+fn recurrences_in_rust(a: &mut [f64], p: &mut [f64], q: &mut [f64], cols: usize) {
+    for i in 0..a.len() / cols {
+        for j in 1..cols {
+            a[i * cols + j] = (a[i * cols + j - 1] + 0.5 * a[i * cols + j]) / 3.0;
+        }
+        for j in 1..cols {
+            p[i * cols + j] = -0.25 / (1.5 * p[i * cols + j - 1] + 2.0);
+            q[i * cols + j] =
+                (a[i * cols + j] - 1.5 * q[i * cols + j - 1]) / (1.5 * p[i * cols + j - 1] + 2.0);
+        }
+    }
+}
+
+#[test]
+fn in_place_recurrences_keep_stored_values_bit_for_bit() {
+    for (rows, cols) in [(1, 1), (2, 2), (3, 17), (8, 64)] {
+        let n = rows * cols;
+        let (a0, p0, q0) = (values(n, 1), values(n, 2), values(n, 3));
+        let (mut a, mut p, mut q) = (a0.clone(), p0.clone(), q0.clone());
+        recurrences_in_rust(&mut a, &mut p, &mut q, cols);
+        for mode in [Mode::Debug, Mode::Cpu] {
+            let at = Tensor::from_vec(a0.clone(), &[rows, cols]);
+            let pt = Tensor::from_vec(p0.clone(), &[rows, cols]);
+            let qt = Tensor::from_vec(q0.clone(), &[rows, cols]);
+            with_mode(mode, || {
+                accelerate!(parallel_loop(rows, |i| {
+                    for j in 1..cols {
+                        at.set([i, j], (at.get([i, j - 1]) + 0.5 * at.get([i, j])) / 3.0);
+                    }
+                })); // sweep
+                accelerate!(parallel_loop(rows, |i| {
+                    for j in 1..cols {
+                        pt.set([i, j], -0.25 / (1.5 * pt.get([i, j - 1]) + 2.0));
+                        qt.set(
+                            [i, j],
+                            (at.get([i, j]) - 1.5 * qt.get([i, j - 1]))
+                                / (1.5 * pt.get([i, j - 1]) + 2.0),
+                        );
+                    }
+                })); // two recurrences
+            });
+            let got = (at.to_vec(), pt.to_vec(), qt.to_vec());
+            assert_eq!(
+                got,
+                (a.clone(), p.clone(), q.clone()),
+                "{mode:?} {rows}x{cols}"
+            );
+        }
+    }
+    for marker in ["// sweep", "// two recurrences"] {
+        let site = common::site_of("in_place.rs", SOURCE, marker);
+        let shapes = accel_runtime::__private::cpu_gang_shapes(&site).unwrap_or_default();
+        assert!(
+            shapes.iter().any(|s| s == "kept stores"),
+            "{site}: {shapes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_recurrence_whose_element_another_view_overwrites_reads_memory() {
+    // `q` is `p` one element on: `q.set([j - 1], _)` overwrites `p[j]` after the step set
+    // it, so the next step must read memory, not the value it stored.
+    let mut want = vec![1.0f64; 9];
+    for j in 1..8 {
+        let v = want[j - 1] + 1.0;
+        want[j] = v;
+        want[j] = 2.0 * v;
+    }
+    for mode in [Mode::Debug, Mode::Cpu] {
+        let t = Tensor::from_vec(vec![1.0f64; 9], &[9]);
+        let (p, q) = (t.sub(0, 8), t.sub(1, 8));
+        with_mode(mode, || {
+            accelerate!(parallel_loop(1, |_k| {
+                for j in 1..8 {
+                    let v = p.get([j - 1]) + 1.0;
+                    p.set([j], v);
+                    q.set([j - 1], 2.0 * v);
+                }
+            }))
+        });
+        assert_eq!(t.to_vec(), want, "{mode:?}");
+    }
+}

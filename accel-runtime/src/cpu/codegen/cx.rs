@@ -163,7 +163,8 @@ pub struct Gen {
     /// where a walk of rows computes divisions once per row), each `if` decided for whole
     /// gangs where their lanes agree (`coherent if`), and each gang loop over an element
     /// that is one such `if` whose runs of gangs between the condition's thresholds take
-    /// one arm untested (`settled if`).
+    /// one arm untested (`settled if`); and each scalar loop that keeps the values it
+    /// stores for its next step (`kept stores`, see `forwarding`).
     pub(super) shapes: Vec<&'static str>,
     pub(super) listing: Option<String>,
     /// Whether the host fuses multiply-adds (FMA and AVX): the math library's
@@ -287,6 +288,9 @@ pub(super) struct FnCx<'a, 'g> {
     /// Local arrays kept in memory (assigned at computed indices: a histogram's
     /// `h[d] += 1`), by name: their type and the address of their stack slot.
     pub(super) mem_arrays: HashMap<String, (Type, Value)>,
+    /// The loops around the code being generated that keep stored values for their next
+    /// step (see `forwarding`), innermost last.
+    pub(super) forwarding: Vec<super::forwarding::Forwarding>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -309,6 +313,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             affine: HashMap::new(),
             gang: None,
             mem_arrays: HashMap::new(),
+            forwarding: Vec::new(),
         }
     }
 

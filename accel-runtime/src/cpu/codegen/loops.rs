@@ -2,6 +2,7 @@
 //! loop replaces a bounds check per access inside it (see [`super::proofs`]).
 
 use super::cx::*;
+use super::forwarding::{carried_tensors, tensors_set};
 use super::proofs::Proofs;
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -153,8 +154,20 @@ impl FnCx<'_, '_> {
         body: &Expr,
         recycling: Option<&Recycling>,
     ) -> R<()> {
+        // Values stored by one step and read by the next stay in registers (scalar code:
+        // a gang's lanes run steps side by side).
+        let carried = match self.gang {
+            None => carried_tensors(var, body, &|x| {
+                matches!(self.vars.get(x), Some((Type::Tensor(_), _)))
+            }),
+            Some(_) => vec![],
+        };
+        let written = tensors_set(body);
         let run = |f: &mut Self| {
-            f.counted_loop(lo, hi, s, |f, i| {
+            if !carried.is_empty() {
+                f.begin_forwarding(var, &carried, &written)?;
+            }
+            let r = f.counted_loop(lo, hi, s, |f, i| {
                 f.bind_var(
                     var,
                     V {
@@ -163,11 +176,18 @@ impl FnCx<'_, '_> {
                     },
                 );
                 f.expr(body)?;
+                if !carried.is_empty() {
+                    f.end_forwarding_step();
+                }
                 match recycling {
                     Some(r) => f.recycle(r),
                     None => Ok(()),
                 }
-            })
+            });
+            if !carried.is_empty() {
+                f.forwarding.pop();
+            }
+            r
         };
         if s != ScalarType::Usize {
             return run(self);

@@ -35,7 +35,17 @@ impl FnCx<'_, '_> {
                 }
                 _ => false,
             };
-            return self.tensor_method(&r, method, &a, !proven);
+            if method == "get" {
+                let mut load = |f: &mut Self| f.tensor_method(&r, method, &a, !proven);
+                if let Some(v) = self.forwarded_get(recv, method, args, &mut load) {
+                    return v;
+                }
+            }
+            let v = self.tensor_method(&r, method, &a, !proven)?;
+            if method == "set" {
+                self.note_forwarded_set(recv, method, args, a[1].w[0]);
+            }
+            return Ok(v);
         }
         if let Type::Array(_, n) = r.ty {
             if method == "len" {

@@ -20,6 +20,7 @@
 mod control;
 mod cx;
 mod expr;
+mod forwarding;
 mod kernel;
 mod local_arrays;
 mod loops;
