@@ -401,7 +401,8 @@ fn recurrences_in_rust(a: &mut [f64], p: &mut [f64], q: &mut [f64], cols: usize)
 
 #[test]
 fn in_place_recurrences_keep_stored_values_bit_for_bit() {
-    for (rows, cols) in [(1, 1), (2, 2), (3, 17), (8, 64)] {
+    // Rows run on lanes (37: two gangs of 16 and five rows of scalar code) or alone.
+    for (rows, cols) in [(1, 1), (2, 2), (3, 17), (8, 64), (37, 9)] {
         let n = rows * cols;
         let (a0, p0, q0) = (values(n, 1), values(n, 2), values(n, 3));
         let (mut a, mut p, mut q) = (a0.clone(), p0.clone(), q0.clone());
@@ -447,23 +448,27 @@ fn in_place_recurrences_keep_stored_values_bit_for_bit() {
 
 #[test]
 fn a_recurrence_whose_element_another_view_overwrites_reads_memory() {
-    // `q` is `p` one element on: `q.set([j - 1], _)` overwrites `p[j]` after the step set
-    // it, so the next step must read memory, not the value it stored.
-    let mut want = vec![1.0f64; 9];
-    for j in 1..8 {
-        let v = want[j - 1] + 1.0;
-        want[j] = v;
-        want[j] = 2.0 * v;
+    // `q` is `p` one row on: `q.set([k - 1, j], _)` overwrites `p[k][j]` after the step set
+    // it, so the next step must read memory, not the value it stored. Each iteration
+    // touches its own row `k` alone.
+    let (rows, cols) = (37, 9);
+    let mut want = vec![1.0f64; (rows + 2) * cols];
+    for k in 1..=rows {
+        for j in 1..cols {
+            let v = want[k * cols + j - 1] + 1.0;
+            want[k * cols + j] = 2.0 * v;
+        }
     }
     for mode in [Mode::Debug, Mode::Cpu] {
-        let t = Tensor::from_vec(vec![1.0f64; 9], &[9]);
-        let (p, q) = (t.sub(0, 8), t.sub(1, 8));
+        let t = Tensor::from_vec(vec![1.0f64; (rows + 2) * cols], &[rows + 2, cols]);
+        let (p, q) = (t.sub(0, rows + 1), t.sub(1, rows + 1));
         with_mode(mode, || {
-            accelerate!(parallel_loop(1, |_k| {
-                for j in 1..8 {
-                    let v = p.get([j - 1]) + 1.0;
-                    p.set([j], v);
-                    q.set([j - 1], 2.0 * v);
+            accelerate!(parallel_loop(rows, |r| {
+                let k = r + 1;
+                for j in 1..cols {
+                    let v = p.get([k, j - 1]) + 1.0;
+                    p.set([k, j], v);
+                    q.set([k - 1, j], 2.0 * v);
                 }
             }))
         });

@@ -13,6 +13,11 @@
 //! sets is one from outside the loop, and the tensors' memory is checked to be disjoint
 //! before the loop (views of one allocation may overlap): where it is not, every read
 //! loads. The first step loads (nothing is kept yet), with the same checks as before.
+//!
+//! Scalar code only. Kept per lane in gang code (tried), a tensor's value is eight vectors
+//! for 16 lanes of `f64`, live across the loop with the block parameters that merge them
+//! with the first step's loads: ADI's row sweep, two kept tensors, ran 1.3x slower; a
+//! 5-point Gauss-Seidel sweep, one, 1.1-1.2x faster.
 
 use super::cx::*;
 use accel_ir::{BinOp, Expr, Lit, ScalarType, Stmt, Type};
