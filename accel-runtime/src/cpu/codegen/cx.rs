@@ -290,7 +290,7 @@ pub(super) struct FnCx<'a, 'g> {
     pub(super) mem_arrays: HashMap<String, (Type, Value)>,
     /// The loops around the code being generated that keep stored values for their next
     /// step (see `forwarding`), innermost last.
-    pub(super) forwarding: Vec<super::forwarding::Forwarding>,
+    pub(super) forwarding: Vec<super::kept::Forwarding>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {

@@ -20,32 +20,12 @@
 //! 5-point Gauss-Seidel sweep, one, 1.1-1.2x faster.
 
 use super::cx::*;
+use super::kept::{Carried, Forwarding};
 use accel_ir::{BinOp, Expr, Lit, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use cranelift_frontend::Variable;
 use std::collections::HashSet;
-
-/// A tensor whose element `[lead.., var]` each step of a loop sets and the next reads at
-/// `[lead.., var - 1]`.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Carried {
-    pub(super) tensor: String,
-    pub(super) lead: Vec<Expr>,
-}
-
-/// The state of a loop's forwarding while its body is generated.
-pub(super) struct Forwarding {
-    var: String,
-    /// Each carried tensor with the variables of the value set by the step before and by
-    /// this step.
-    kept: Vec<(Carried, Variable, Variable)>,
-    /// Whether the step before set the kept values (false on the first step, and on every
-    /// step when the tensors' memory may overlap).
-    have: Variable,
-    /// Whether the tensors' memory was found disjoint before the loop.
-    disjoint: Value,
-}
 
 /// The tensors of `for var in .. { body }` whose stored values may be kept from one step
 /// to the next (see the module's rules); `is_tensor` tells which names bound outside the

@@ -21,6 +21,7 @@ mod control;
 mod cx;
 mod expr;
 mod forwarding;
+mod kept;
 mod kernel;
 mod local_arrays;
 mod loops;
@@ -122,6 +123,41 @@ impl Gen {
     }
 }
 
+impl Gen {
+    /// A site's code generation state at `tier`, its functions compiled by `pipeline`.
+    fn for_site(
+        module: JITModule,
+        records: accel_ir::Records,
+        tier: Tier,
+        pipeline: pipeline::Pipeline,
+    ) -> Gen {
+        Gen {
+            module,
+            helpers: HashMap::new(),
+            records,
+            kernels: 0,
+            // Narrow gangs at the quick tier: a quarter of the code to generate and
+            // compile for Canny's largest element, run only until the optimized code is
+            // there.
+            max_groups: match tier {
+                Tier::Quick => 1,
+                Tier::Optimized => spmd::MAX_LANES / spmd::GROUP,
+            },
+            simd_loops: 0,
+            shapes: Vec::new(),
+            listing: None,
+            fma: false,
+            blendv: false,
+            exact_math: exact_math(),
+            spmd: false,
+            inner_gangs: false,
+            spmd_fallbacks: Vec::new(),
+            defined: Vec::new(),
+            deferred: Some(pipeline),
+        }
+    }
+}
+
 /// The host's Cranelift target, its settings for `tier`.
 fn host_isa(tier: Tier) -> R<cranelift_codegen::isa::OwnedTargetIsa> {
     let mut flags = settings::builder();
@@ -167,31 +203,14 @@ pub fn compile(
     for h in helpers() {
         jb.symbol(h.name, h.address);
     }
-    let module = JITModule::new(jb);
-    let records = records_of(captures, result);
-    let mut g = Gen {
-        module,
-        helpers: HashMap::new(),
-        records,
-        kernels: 0,
-        // Narrow gangs at the quick tier: a quarter of the code to generate and compile
-        // for Canny's largest element, run only until the optimized code is there.
-        max_groups: match tier {
-            Tier::Quick => 1,
-            Tier::Optimized => spmd::MAX_LANES / spmd::GROUP,
-        },
-        simd_loops: 0,
-        shapes: Vec::new(),
-        listing: listing.then(String::new),
-        fma,
-        blendv,
-        exact_math: exact_math(),
-        spmd: false,
-        inner_gangs: false,
-        spmd_fallbacks: Vec::new(),
-        defined: Vec::new(),
-        deferred: Some(pipeline),
-    };
+    let mut g = Gen::for_site(
+        JITModule::new(jb),
+        records_of(captures, result),
+        tier,
+        pipeline,
+    );
+    g.listing = listing.then(String::new);
+    (g.fma, g.blendv) = (fma, blendv);
     g.declare_helpers()?;
 
     let ptr = ct::I64;

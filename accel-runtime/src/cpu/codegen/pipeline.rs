@@ -9,12 +9,14 @@
 //! waits for a job that needs a free pool thread, so a site compiled from inside a rayon
 //! task (every pool thread busy with the caller's own work) cannot deadlock.
 
-use super::cx::R;
 use super::trivial_params::remove_trivial_block_params;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_module::{FuncId, ModuleReloc};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+/// A result, or why Cranelift could not compile a function.
+type R<T> = Result<T, String>;
 
 /// A function's machine code, ready for the module: its alignment, bytes and relocations.
 pub(super) struct MachineCode {
