@@ -172,6 +172,9 @@ fn scalar_word(v: &dyn Inspect) -> Option<u64> {
 struct RecentPlan {
     site: usize,
     mode: Mode,
+    /// The CPU tiers' policy the code was compiled under (`with_cpu_tier` may change it
+    /// between calls on one thread).
+    tier: crate::cpu::tiers::Policy,
     result: usize,
     captures: Vec<usize>,
     backend: &'static str,
@@ -193,12 +196,14 @@ fn recent_plan(
     result: usize,
     captures: &[(&str, &dyn Inspect)],
 ) -> Option<Compiled> {
+    let tier = crate::cpu::tiers::policy();
     RECENT.with_borrow(|plans| {
         plans
             .iter()
             .find(|p| {
                 p.site == site
                     && p.mode == mode
+                    && p.tier == tier
                     && p.result == result
                     && p.captures.len() == captures.len()
                     && captures
@@ -287,6 +292,7 @@ pub(crate) fn plan<R: Accel>(
                     remember_plan(RecentPlan {
                         site: key.id,
                         mode,
+                        tier: crate::cpu::tiers::policy(),
                         result: result_key,
                         captures: captures.iter().map(|(_, v)| v.type_key()).collect(),
                         backend: name,

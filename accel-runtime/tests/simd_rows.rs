@@ -5,7 +5,7 @@
 //! bit-identical, each site checked to run on SIMD lanes (and to take its shape where
 //! it has one).
 
-use accel_runtime::__private::cpu_gang_shapes;
+use accel_runtime::__private::{cpu_gang_shapes, with_cpu_tier, CpuTier};
 use accel_runtime::prelude::*;
 
 mod common;
@@ -41,8 +41,16 @@ impl Rng {
 /// bit-identical, `-0.0` and NaN included). Returns the result.
 fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> R {
     let d = with_mode(Mode::Debug, &site);
-    let c = with_mode(Mode::Cpu, &site);
-    assert_eq!(format!("{c:?}"), format!("{d:?}"), "cpu and debug differ");
+    // The quick tier's code (gangs of four lanes), then the optimized code,
+    // compiled last: the shapes the tests check are its.
+    for tier in [CpuTier::Quick, CpuTier::Optimized] {
+        let c = with_mode(Mode::Cpu, || with_cpu_tier(tier, &site));
+        assert_eq!(
+            format!("{c:?}"),
+            format!("{d:?}"),
+            "cpu ({tier:?}) and debug differ"
+        );
+    }
     d
 }
 

@@ -5,9 +5,13 @@
 //! already running switches its kernels' chunks to it.
 
 use accel_runtime::__private::{
-    cpu_switched_chunks, cpu_tier_ups, wait_for_cpu_tier_ups, with_cpu_tier, CpuTier,
+    cpu_compilations, cpu_switched_chunks, cpu_tier_ups, wait_for_cpu_tier_ups, with_cpu_tier,
+    CpuTier,
 };
 use accel_runtime::prelude::*;
+
+/// Held by each test: one test's site compilations at a time (one test counts them).
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A deterministic generator (splitmix64).
 fn noise(n: usize, seed: u64) -> Vec<f64> {
@@ -77,6 +81,7 @@ fn sites(xs: &[f64], w: usize) -> String {
 
 #[test]
 fn quick_and_optimized_code_compute_the_same_bits() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     for (n, w) in [(7usize * 5, 7usize), (33 * 17, 33), (128 * 40, 128)] {
         let xs = noise(n, n as u64);
         let debug = with_mode(Mode::Debug, || sites(&xs, w));
@@ -125,6 +130,7 @@ fn long_site(n: usize, steps: usize) -> Vec<u32> {
 
 #[test]
 fn adaptive_sites_tier_up_and_a_running_call_switches() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let (n, steps) = (256 * 64, 400);
     let (ups, switched) = (cpu_tier_ups(), cpu_switched_chunks());
     let first = with_mode(Mode::Cpu, || {
@@ -166,6 +172,7 @@ fn one_of_four(k: usize, xs: &[f64]) -> f64 {
 
 #[test]
 fn sites_first_called_inside_busy_rayon_tasks_compile() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     // Quick code compiles on rayon's pool while the site is generated: a site compiled
     // from a rayon task, every pool thread busy with the caller's own tasks, must not wait
     // for a free pool thread.
@@ -200,4 +207,28 @@ fn sites_first_called_inside_busy_rayon_tasks_compile() {
     for (k, v) in got {
         assert_eq!(v, want[k], "site {k}");
     }
+}
+
+/// A site the next test calls under two tiers.
+fn tripled(xs: &[f64]) -> f64 {
+    accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 3.0, xs)))
+}
+
+#[test]
+fn a_thread_switching_tiers_runs_each_tiers_code() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let xs = noise(1000, 3);
+    let quick = with_mode(Mode::Cpu, || with_cpu_tier(CpuTier::Quick, || tripled(&xs)));
+    // The same thread, site and types: the plan of the quick call must not be reused
+    // under another tier.
+    let before = cpu_compilations();
+    let optimized = with_mode(Mode::Cpu, || {
+        with_cpu_tier(CpuTier::Optimized, || tripled(&xs))
+    });
+    assert_eq!(
+        cpu_compilations(),
+        before + 1,
+        "the optimized call reused the quick code"
+    );
+    assert_eq!(quick.to_bits(), optimized.to_bits());
 }
