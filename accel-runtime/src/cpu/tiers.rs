@@ -6,8 +6,9 @@
 //! thread compiles the same program with the backtracking allocator; calls after it is
 //! ready run that, and so does the rest of a call already running: its launches take each
 //! chunk's kernel from the newest code (the two compiles define the same functions in the
-//! same order, so kernel `k` of one is kernel `k` of the other). Both tiers compile the
-//! same Cranelift IR, so they compute the same results, bit for bit.
+//! same order, so kernel `k` of one is kernel `k` of the other). The quick code's gangs
+//! are narrower (four lanes, see `codegen::Gen::max_groups`), but every lane runs the
+//! same operations as at any width, so both tiers compute the same results, bit for bit.
 //!
 //! `ACCEL_TIER=optimized` compiles the optimized code on the first call (as before tiers:
 //! steady timings from the first call, no background thread); `quick` never tiers up.

@@ -134,16 +134,7 @@ impl FnCx<'_, '_> {
             .iter()
             .map(|p| {
                 let t = self.b.func.dfg.value_type(*p);
-                let z = if t.is_float() {
-                    if t == ct::F32 {
-                        self.b.ins().f32const(0.0)
-                    } else {
-                        self.b.ins().f64const(0.0)
-                    }
-                } else {
-                    self.b.ins().iconst(t, 0)
-                };
-                z.into()
+                self.zero(t).into()
             })
             .collect();
         self.b.ins().jump(merge, &dummy);

@@ -384,6 +384,15 @@ impl<'a, 'g> FnCx<'a, 'g> {
         self.b.ins().iconst(ct::I64, v)
     }
 
+    /// A zero of the scalar Cranelift type `t` (a placeholder where a value is never read).
+    pub(super) fn zero(&mut self, t: CType) -> Value {
+        match t {
+            ct::F32 => self.b.ins().f32const(0.0),
+            ct::F64 => self.b.ins().f64const(0.0),
+            t => self.b.ins().iconst(t, 0),
+        }
+    }
+
     /// Reports a failure when `bad` holds.
     pub(super) fn fail_if(&mut self, bad: Value, kind: FailureKind, a: Value, b: Value) {
         let ok = self.b.create_block();

@@ -72,8 +72,9 @@ pub(super) fn carried_tensors(
         let Some((last, lead)) = coords.split_last() else {
             continue;
         };
-        let once = set_count(body, &tensor) == 1;
-        let only_accessed = uses(body, &tensor) == accesses(body, &tensor);
+        let once = count(body, |e| calls(e, &tensor, &["set"], false)) == 1;
+        let only_accessed = count(body, |e| matches!(e, Expr::Var(t) if *t == tensor))
+            == count(body, |e| calls(e, &tensor, &["get", "set"], true));
         if !matches!(last, Expr::Var(v) if v == var)
             || !lead.iter().all(invariant)
             || !once
@@ -117,77 +118,64 @@ fn top_level_sets(body: &Expr) -> Vec<(String, Vec<Expr>)> {
         .collect()
 }
 
-/// How many `set` calls on `tensor` are in `body`.
-fn set_count(body: &Expr, tensor: &str) -> usize {
+/// How many expressions of `body` `pick` picks.
+fn count(body: &Expr, pick: impl Fn(&Expr) -> bool) -> usize {
     let mut n = 0;
-    body.walk(&mut |e| {
-        if let Expr::Method { recv, method, .. } = e {
-            n += usize::from(method == "set" && matches!(&**recv, Expr::Var(t) if t == tensor));
-        }
-    });
+    body.walk(&mut |e| n += usize::from(pick(e)));
     n
 }
 
-/// How many times `body` names `tensor`.
-fn uses(body: &Expr, tensor: &str) -> usize {
-    let mut n = 0;
-    body.walk(&mut |e| n += usize::from(matches!(e, Expr::Var(t) if t == tensor)));
-    n
-}
-
-/// How many `get` and `set` calls with coordinates in `body` have `tensor` as receiver.
-fn accesses(body: &Expr, tensor: &str) -> usize {
-    let mut n = 0;
-    body.walk(&mut |e| {
-        if let Expr::Method { recv, method, args } = e {
-            n += usize::from(
-                matches!(method.as_str(), "get" | "set")
-                    && matches!(&**recv, Expr::Var(t) if t == tensor)
-                    && matches!(args.first(), Some(Expr::Array(_))),
-            );
-        }
-    });
-    n
+/// Whether `e` calls `method` (one of `methods`) on the variable `tensor`, with an array of
+/// coordinates when `coords`.
+fn calls(e: &Expr, tensor: &str, methods: &[&str], coords: bool) -> bool {
+    matches!(e, Expr::Method { recv, method, args }
+        if methods.contains(&method.as_str())
+            && matches!(&**recv, Expr::Var(t) if t == tensor)
+            && (!coords || matches!(args.first(), Some(Expr::Array(_)))))
 }
 
 /// Whether `body` reads `c`'s tensor at `[lead.., var - 1]`.
 fn reads_before(body: &Expr, c: &Carried, var: &str) -> bool {
-    let mut found = false;
-    body.walk(&mut |e| found |= is_read_before(e, c, var));
-    found
+    count(body, |e| match e {
+        Expr::Method { recv, method, args } => is_read_before(recv, method, args, c, var),
+        _ => false,
+    }) > 0
 }
 
-/// Whether `e` is `tensor.get([lead.., var - 1])` for `c`.
-fn is_read_before(e: &Expr, c: &Carried, var: &str) -> bool {
-    let Expr::Method { recv, method, args } = e else {
-        return false;
-    };
-    let (Expr::Var(t), "get", Some(Expr::Array(coords))) = (&**recv, method.as_str(), args.first())
-    else {
+/// Whether `recv.method(args)` is `want` on `c`'s tensor at `[lead.., last]`, `at`
+/// accepting `last`.
+fn is_access(
+    (recv, method, args): (&Expr, &str, &[Expr]),
+    c: &Carried,
+    want: &str,
+    at: impl Fn(&Expr) -> bool,
+) -> bool {
+    let (Expr::Var(t), Some(Expr::Array(coords))) = (recv, args.first()) else {
         return false;
     };
     let Some((last, lead)) = coords.split_last() else {
         return false;
     };
-    *t == c.tensor && lead == c.lead.as_slice() && is_var_minus_one(last, var)
+    method == want && *t == c.tensor && lead == c.lead.as_slice() && at(last)
 }
 
-/// Whether `e` is `var - 1`.
-fn is_var_minus_one(e: &Expr, var: &str) -> bool {
-    matches!(e, Expr::Binary(BinOp::Sub, a, b)
-        if matches!(&**a, Expr::Var(v) if v == var)
-            && matches!(&**b, Expr::Lit(Lit::Int(1, _))))
+/// Whether `recv.method(args)` is `tensor.get([lead.., var - 1])` for `c`.
+fn is_read_before(recv: &Expr, method: &str, args: &[Expr], c: &Carried, var: &str) -> bool {
+    is_access((recv, method, args), c, "get", |last| {
+        matches!(last, Expr::Binary(BinOp::Sub, a, b)
+            if matches!(&**a, Expr::Var(v) if v == var)
+                && matches!(&**b, Expr::Lit(Lit::Int(1, _))))
+    })
 }
 
-/// Whether `e` is `tensor.set([lead.., var], _)` for `c`.
+/// Whether `recv.method(args)` is `tensor.set([lead.., var], _)` for `c`.
 fn is_set_here(recv: &Expr, method: &str, args: &[Expr], c: &Carried, var: &str) -> bool {
-    let (Expr::Var(t), "set", Some(Expr::Array(coords))) = (recv, method, args.first()) else {
-        return false;
-    };
-    let Some((last, lead)) = coords.split_last() else {
-        return false;
-    };
-    *t == c.tensor && lead == c.lead.as_slice() && matches!(last, Expr::Var(v) if v == var)
+    is_access(
+        (recv, method, args),
+        c,
+        "set",
+        |last| matches!(last, Expr::Var(v) if v == var),
+    )
 }
 
 impl FnCx<'_, '_> {
@@ -204,7 +192,7 @@ impl FnCx<'_, '_> {
         for c in carried {
             let s = self.tensor_scalar(&c.tensor)?;
             let (prev, current) = (self.b.declare_var(clif(s)), self.b.declare_var(clif(s)));
-            let zero = self.zero_of(s);
+            let zero = self.zero(clif(s));
             self.b.def_var(prev, zero);
             self.b.def_var(current, zero);
             kept.push((c.clone(), prev, current));
@@ -260,15 +248,10 @@ impl FnCx<'_, '_> {
         load: &mut dyn FnMut(&mut Self) -> R<V>,
     ) -> Option<R<V>> {
         let f = self.forwarding.last()?;
-        let e = Expr::Method {
-            recv: Box::new(recv.clone()),
-            method: method.to_string(),
-            args: args.to_vec(),
-        };
         let (_, prev, _) = f
             .kept
             .iter()
-            .find(|(c, ..)| is_read_before(&e, c, &f.var))?;
+            .find(|(c, ..)| is_read_before(recv, method, args, c, &f.var))?;
         let (prev, have) = (*prev, f.have);
         Some(self.kept_or_loaded(prev, have, load))
     }
@@ -332,15 +315,6 @@ impl FnCx<'_, '_> {
                 _ => Err(unsupported("tensors of compound elements")),
             },
             _ => Err(format!("`{t}` is not a tensor")),
-        }
-    }
-
-    /// A zero of `s`'s Cranelift type.
-    fn zero_of(&mut self, s: ScalarType) -> Value {
-        match s {
-            ScalarType::F32 => self.b.ins().f32const(0.0),
-            ScalarType::F64 => self.b.ins().f64const(0.0),
-            s => self.b.ins().iconst(clif(s), 0),
         }
     }
 

@@ -162,7 +162,10 @@ impl FnCx<'_, '_> {
             }),
             Some(_) => vec![],
         };
-        let written = tensors_set(body);
+        let written = match carried.is_empty() {
+            true => vec![],
+            false => tensors_set(body),
+        };
         let run = |f: &mut Self| {
             if !carried.is_empty() {
                 f.begin_forwarding(var, &carried, &written)?;

@@ -121,16 +121,25 @@ impl Gen {
         let functions = self.defined.iter().map(address).collect();
         Ok((address(&site) as usize, functions))
     }
-}
 
-impl Gen {
-    /// A site's code generation state at `tier`, its functions compiled by `pipeline`.
+    /// A site's code generation state at `tier`, its functions compiled by `pipeline`;
+    /// with `listing`, each function's machine code as text.
     fn for_site(
         module: JITModule,
         records: accel_ir::Records,
         tier: Tier,
         pipeline: pipeline::Pipeline,
+        listing: bool,
     ) -> Gen {
+        let has = |name: &str| {
+            module
+                .isa()
+                .isa_flags()
+                .iter()
+                .any(|f| f.name == name && f.as_bool() == Some(true))
+        };
+        let fma = has("has_fma") && has("has_avx");
+        let blendv = cfg!(target_arch = "x86_64") && has("has_sse41");
         Gen {
             module,
             helpers: HashMap::new(),
@@ -145,9 +154,9 @@ impl Gen {
             },
             simd_loops: 0,
             shapes: Vec::new(),
-            listing: None,
-            fma: false,
-            blendv: false,
+            listing: listing.then(String::new),
+            fma,
+            blendv,
             exact_math: exact_math(),
             spmd: false,
             inner_gangs: false,
@@ -189,13 +198,6 @@ pub fn compile(
     tier: Tier,
 ) -> R<Compiled> {
     let isa = host_isa(tier)?;
-    let has = |name: &str| {
-        isa.isa_flags()
-            .iter()
-            .any(|f| f.name == name && f.as_bool() == Some(true))
-    };
-    let fma = has("has_fma") && has("has_avx");
-    let blendv = cfg!(target_arch = "x86_64") && has("has_sse41");
     // Functions compile as they are generated, on the pool at the quick tier (the first
     // call waits for them); the background's optimized compile takes one core.
     let pipeline = pipeline::Pipeline::new(isa.clone(), tier == Tier::Quick);
@@ -208,9 +210,8 @@ pub fn compile(
         records_of(captures, result),
         tier,
         pipeline,
+        listing,
     );
-    g.listing = listing.then(String::new);
-    (g.fma, g.blendv) = (fma, blendv);
     g.declare_helpers()?;
 
     let ptr = ct::I64;

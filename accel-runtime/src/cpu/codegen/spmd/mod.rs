@@ -64,13 +64,14 @@ pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usi
 
 /// How many groups of four lanes a gang runs for the element `body`: `ACCEL_GANG` lanes
 /// (4, 8 or 16) when set; else as many groups, up to `max_groups` (at most four: 16
-/// lanes), as fit a budget of code. Several groups give each core independent work (a loop's chains of dependent
-/// operations run side by side, as ISPC's doubled gangs do) and use whole cache lines
-/// per load: 16 lanes measured fastest on the corpus (GEMM 2.6x, Mandelbrot 1.3x, the
-/// fluid solver 2.2x over 4 lanes). But each group is that much more code for Cranelift
-/// to compile on the site's first call, and a large element has independent work enough
-/// in fewer: Black-Scholes (its math functions inlined) compiles in 8 ms at 4 lanes and
-/// 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
+/// lanes), as fit a budget of code. Several groups give each core independent work (a
+/// loop's chains of dependent operations run side by side, as ISPC's doubled gangs do)
+/// and use whole cache lines per load: 16 lanes measured fastest on the corpus (GEMM
+/// 2.6x, Mandelbrot 1.3x, the fluid solver 2.2x over 4 lanes). But each group is that
+/// much more code for Cranelift to compile, and a large element has independent work
+/// enough in fewer: Black-Scholes (its math functions inlined) compiles in 8 ms at 4
+/// lanes and 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
+/// The quick tier, compiled while a site's first call waits, takes one group.
 ///
 /// An element with a search loop (see [`searches`]) runs four lanes.
 pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize) -> usize {
