@@ -221,10 +221,11 @@ pub fn load(source: &str, names: &[String]) -> Result<Vec<EmuKernel>, String> {
     }
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("accel-emulator-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let src = dir.join(format!("site{k}.cpp"));
-    let lib = dir.join(format!("site{k}.so"));
+    // Files straight in the temporary directory, named by process and count: a directory
+    // per process would outlive its files (one empty directory left per test process).
+    let stem = format!("accel-emulator-{}-site{k}", std::process::id());
+    let src = std::env::temp_dir().join(format!("{stem}.cpp"));
+    let lib = std::env::temp_dir().join(format!("{stem}.so"));
     std::fs::write(&src, &code).map_err(|e| e.to_string())?;
     let rpath = format!("-Wl,-rpath,{}", support.dir.display());
     compile_library(
