@@ -5,6 +5,7 @@
 
 pub mod codegen;
 pub mod helpers;
+pub mod llvm;
 pub mod pool;
 pub mod tiers;
 
@@ -230,16 +231,28 @@ fn compile(
     }
     let dump = dump_dir();
     let policy = match dump {
-        Some(_) => tiers::Policy::Optimized,
-        None => policy,
+        Some(_) if policy != tiers::Policy::Llvm => tiers::Policy::Optimized,
+        _ => policy,
     };
-    let code = codegen::compile(
-        &fused,
-        &front.captures,
-        &front.result,
-        dump.is_some(),
-        policy.first_tier(),
-    )?;
+    let mut tier = policy.first_tier();
+    let mut code = codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
+    if let (Err(e), codegen::Tier::Llvm) = (&code, tier) {
+        tier = codegen::Tier::Optimized;
+        let cranelift = codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
+        // Code generation's own errors (constructs the backend lacks) are the site's
+        // error, whatever the tier; only LLVM's are a fallback.
+        if cranelift.is_ok() {
+            crate::backend::log::fallback(
+                site.id,
+                format_args!(
+                    "{}: cpu: the LLVM tier could not compile this site, Cranelift's optimized code runs: {e}",
+                    site.location()
+                ),
+            );
+        }
+        code = cranelift;
+    }
+    let code = code?;
     if let (Some(dir), Some(listing)) = (&dump, &code.listing) {
         let text = format!(
             ";; {} on the CPU: the fused program, then each function's machine code\n;; {}\n{listing}",
@@ -259,11 +272,7 @@ fn compile(
             shapes: code.shapes.iter().map(|w| w.to_string()).collect(),
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let tier = match policy.first_tier() {
-        codegen::Tier::Quick => "quick",
-        codegen::Tier::Optimized => "optimized",
-    };
-    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels, "tier": tier });
+    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels, "tier": tier.name() });
     crate::backend::trace::compiled(&site.location(), start, args);
     COMPILE_TIMES
         .lock()
@@ -272,7 +281,7 @@ fn compile(
     let adaptive = policy == tiers::Policy::Adaptive;
     let compiled = Arc::new(CpuSite {
         code,
-        tier: policy.first_tier(),
+        tier,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
         upgrade: adaptive.then(tiers::Upgrade::default),
     });
@@ -380,6 +389,7 @@ impl CompiledSite for CpuSite {
                         "quick code, its kernels switching to optimized code as it ran"
                     }
                     (None, codegen::Tier::Quick, false) => "quick code",
+                    (None, codegen::Tier::Llvm, _) => "LLVM code",
                     _ => "optimized code",
                 };
                 format!(

@@ -27,6 +27,9 @@ pub enum Policy {
     Quick,
     /// Optimized code from the first call.
     Optimized,
+    /// LLVM's code from the first call (`cpu::llvm`); Cranelift's optimized code where
+    /// LLVM cannot compile the site, with a warning saying why.
+    Llvm,
 }
 
 impl Policy {
@@ -34,6 +37,7 @@ impl Policy {
     pub fn first_tier(self) -> Tier {
         match self {
             Policy::Optimized => Tier::Optimized,
+            Policy::Llvm => Tier::Llvm,
             Policy::Adaptive | Policy::Quick => Tier::Quick,
         }
     }
@@ -55,9 +59,10 @@ pub fn policy() -> Policy {
         Err(_) | Ok("adaptive") | Ok("") => Policy::Adaptive,
         Ok("quick") => Policy::Quick,
         Ok("optimized") => Policy::Optimized,
+        Ok("llvm") => Policy::Llvm,
         Ok(other) => {
             crate::backend::log::warning!(
-                "ACCEL_TIER={other} is not a tier (adaptive, quick, optimized): adaptive"
+                "ACCEL_TIER={other} is not a tier (adaptive, quick, optimized, llvm): adaptive"
             );
             Policy::Adaptive
         }

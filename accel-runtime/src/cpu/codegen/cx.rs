@@ -186,6 +186,9 @@ pub struct Gen {
     /// Functions whose compilation waits for [`Gen::define_deferred`] or runs while the
     /// next are generated (`None`: each is compiled as it is defined).
     pub(super) deferred: Option<super::pipeline::Pipeline>,
+    /// At the LLVM tier, the functions defined so far, translated and compiled together
+    /// by [`Gen::finish`] (`cpu::llvm`).
+    pub(super) llvm: Option<Vec<(FuncId, cranelift_codegen::ir::Function)>>,
 }
 
 impl Gen {
@@ -198,6 +201,11 @@ impl Gen {
     ) -> R<()> {
         ctx.set_disasm(self.listing.is_some());
         self.defined.push(id);
+        if let Some(functions) = &mut self.llvm {
+            let func = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
+            functions.push((id, func));
+            return Ok(());
+        }
         if let (Some(deferred), None) = (&mut self.deferred, &self.listing) {
             let func = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
             deferred.add(id, func, what.to_string());

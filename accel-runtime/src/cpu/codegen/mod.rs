@@ -98,6 +98,20 @@ pub enum Tier {
     Quick,
     /// The backtracking register allocator.
     Optimized,
+    /// The optimized tier's Cranelift IR compiled by LLVM (`cpu::llvm`), for the host's
+    /// whole instruction set.
+    Llvm,
+}
+
+impl Tier {
+    /// The tier's name in logs and traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Quick => "quick",
+            Tier::Optimized => "optimized",
+            Tier::Llvm => "llvm",
+        }
+    }
 }
 
 /// Whether Cranelift verifies the code it compiles: in debug builds (every test and the
@@ -113,6 +127,9 @@ impl Gen {
     /// Takes the functions compiled as they were generated and makes the code runnable:
     /// the site function `site`'s address and every function's, in definition order.
     fn finish(&mut self, site: FuncId) -> R<(usize, Vec<u64>)> {
+        if let Some(functions) = self.llvm.take() {
+            return self.finish_llvm(site, functions);
+        }
         self.define_deferred()?;
         self.module
             .finalize_definitions()
@@ -120,6 +137,53 @@ impl Gen {
         let address = |f: &FuncId| self.module.get_finalized_function(*f) as u64;
         let functions = self.defined.iter().map(address).collect();
         Ok((address(&site) as usize, functions))
+    }
+
+    /// [`Self::finish`] at the LLVM tier: `functions` compiled by LLVM, helpers called at
+    /// their addresses; with a listing, the module's text joins it.
+    fn finish_llvm(
+        &mut self,
+        site: FuncId,
+        functions: Vec<(FuncId, cranelift_codegen::ir::Function)>,
+    ) -> R<(usize, Vec<u64>)> {
+        let helper_addresses: HashMap<u32, u64> = helpers()
+            .iter()
+            .filter_map(|h| Some((self.helpers.get(h.name)?.as_u32(), h.address as u64)))
+            .collect();
+        let defined: std::collections::HashSet<u32> =
+            functions.iter().map(|(id, _)| id.as_u32()).collect();
+        let callee = |id: u32| {
+            if defined.contains(&id) {
+                Some(crate::cpu::llvm::Callee::Defined)
+            } else {
+                helper_addresses
+                    .get(&id)
+                    .map(|&a| crate::cpu::llvm::Callee::Address(a))
+            }
+        };
+        let numbered: Vec<(u32, cranelift_codegen::ir::Function)> = functions
+            .into_iter()
+            .map(|(id, f)| (id.as_u32(), f))
+            .collect();
+        let (addresses, ir) = crate::cpu::llvm::compile(&numbered, &callee)?;
+        if let Some(listing) = &mut self.listing {
+            listing.push_str(&format!("\n;; the LLVM module\n{ir}"));
+        }
+        let address_of: HashMap<u32, u64> = numbered
+            .iter()
+            .map(|(id, _)| *id)
+            .zip(addresses)
+            .collect();
+        let functions = self
+            .defined
+            .iter()
+            .map(|f| address_of.get(&f.as_u32()).copied().ok_or("a function LLVM did not compile"))
+            .collect::<Result<Vec<u64>, _>>()?;
+        let host = address_of
+            .get(&site.as_u32())
+            .copied()
+            .ok_or("LLVM did not compile the site function")?;
+        Ok((host as usize, functions))
     }
 
     /// A site's code generation state at `tier`, its functions compiled by `pipeline`;
@@ -150,7 +214,7 @@ impl Gen {
             // there.
             max_groups: match tier {
                 Tier::Quick => 1,
-                Tier::Optimized => spmd::MAX_LANES / spmd::GROUP,
+                Tier::Optimized | Tier::Llvm => spmd::MAX_LANES / spmd::GROUP,
             },
             simd_loops: 0,
             shapes: Vec::new(),
@@ -162,7 +226,8 @@ impl Gen {
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
             defined: Vec::new(),
-            deferred: Some(pipeline),
+            deferred: (tier != Tier::Llvm).then_some(pipeline),
+            llvm: (tier == Tier::Llvm).then(Vec::new),
         }
     }
 }
@@ -173,7 +238,7 @@ fn host_isa(tier: Tier) -> R<cranelift_codegen::isa::OwnedTargetIsa> {
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     let allocator = match tier {
         Tier::Quick => "single_pass",
-        Tier::Optimized => "backtracking",
+        Tier::Optimized | Tier::Llvm => "backtracking",
     };
     flags
         .set("regalloc_algorithm", allocator)

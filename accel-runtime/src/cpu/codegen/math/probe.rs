@@ -70,6 +70,7 @@ impl MathProbe {
             spmd_fallbacks: Vec::new(),
             defined: Vec::new(),
             deferred: None,
+            llvm: None,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

@@ -1,0 +1,410 @@
+//! LLVM's C API, loaded at run time from the shared library (`libLLVM.so.19.1`, or the
+//! one `ACCEL_LLVM` names): building needs no LLVM, and a machine without it keeps the
+//! Cranelift tiers. The unsafe code of the LLVM tier is here: calls into the library, and
+//! the memory manager whose pages hold the compiled code.
+
+use std::ffi::{c_char, c_uint, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+type Ptr = *mut c_void;
+type Bool = i32;
+type AllocCode = extern "C" fn(Ptr, usize, c_uint, c_uint, *const c_char) -> *mut u8;
+type AllocData = extern "C" fn(Ptr, usize, c_uint, c_uint, *const c_char, Bool) -> *mut u8;
+type Finalize = extern "C" fn(Ptr, *mut *mut c_char) -> Bool;
+type Destroy = extern "C" fn(Ptr);
+
+/// `LLVMMCJITCompilerOptions`, unchanged since LLVM 3.
+#[repr(C)]
+struct JitOptions {
+    opt_level: c_uint,
+    code_model: c_uint,
+    no_frame_pointer_elim: Bool,
+    enable_fast_isel: Bool,
+    memory_manager: Ptr,
+}
+
+/// The functions of the C API the tier calls.
+struct Api {
+    _library: libloading::Library,
+    context_create: unsafe extern "C" fn() -> Ptr,
+    context_dispose: unsafe extern "C" fn(Ptr),
+    buffer_copy: unsafe extern "C" fn(*const c_char, usize, *const c_char) -> Ptr,
+    parse_ir: unsafe extern "C" fn(Ptr, Ptr, *mut Ptr, *mut *mut c_char) -> Bool,
+    dispose_message: unsafe extern "C" fn(*mut c_char),
+    default_triple: unsafe extern "C" fn() -> *mut c_char,
+    host_cpu: unsafe extern "C" fn() -> *mut c_char,
+    host_features: unsafe extern "C" fn() -> *mut c_char,
+    target_from_triple: unsafe extern "C" fn(*const c_char, *mut Ptr, *mut *mut c_char) -> Bool,
+    create_machine:
+        unsafe extern "C" fn(Ptr, *const c_char, *const c_char, *const c_char, u32, u32, u32) -> Ptr,
+    dispose_machine: unsafe extern "C" fn(Ptr),
+    machine_layout: unsafe extern "C" fn(Ptr) -> Ptr,
+    set_layout: unsafe extern "C" fn(Ptr, Ptr),
+    dispose_layout: unsafe extern "C" fn(Ptr),
+    set_target: unsafe extern "C" fn(Ptr, *const c_char),
+    pass_options: unsafe extern "C" fn() -> Ptr,
+    dispose_pass_options: unsafe extern "C" fn(Ptr),
+    run_passes: unsafe extern "C" fn(Ptr, *const c_char, Ptr, Ptr) -> Ptr,
+    error_message: unsafe extern "C" fn(Ptr) -> *mut c_char,
+    dispose_error_message: unsafe extern "C" fn(*mut c_char),
+    init_jit_options: unsafe extern "C" fn(*mut JitOptions, usize),
+    create_jit: unsafe extern "C" fn(*mut Ptr, Ptr, *mut JitOptions, usize, *mut *mut c_char) -> Bool,
+    dispose_jit: unsafe extern "C" fn(Ptr),
+    function_address: unsafe extern "C" fn(Ptr, *const c_char) -> u64,
+    memory_manager: unsafe extern "C" fn(Ptr, AllocCode, AllocData, Finalize, Destroy) -> Ptr,
+    /// The host's target triple, CPU and features.
+    triple: CString,
+    cpu: CString,
+    features: CString,
+    /// The library's file name.
+    name: String,
+}
+
+// SAFETY: the API is a table of function pointers and strings; LLVM's functions are safe
+// to call from several threads as long as each thread uses its own context, which
+// `compile` creates per call.
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+/// The names tried, newest first. Versions from 15 read the opaque pointers (`ptr`) the
+/// translation writes.
+const NAMES: [&str; 12] = [
+    "libLLVM.so.21.1",
+    "libLLVM-21.so",
+    "libLLVM.so.20.1",
+    "libLLVM-20.so",
+    "libLLVM.so.19.1",
+    "libLLVM-19.so",
+    "libLLVM.so.18.1",
+    "libLLVM-18.so",
+    "libLLVM-17.so",
+    "libLLVM-16.so",
+    "libLLVM-15.so",
+    "libLLVM.so",
+];
+
+/// The loaded library, or why there is none.
+fn api() -> Result<&'static Api, String> {
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+    API.get_or_init(|| {
+        let names: Vec<String> = match std::env::var("ACCEL_LLVM") {
+            Ok(path) if !path.is_empty() => vec![path],
+            _ => NAMES.iter().map(|s| s.to_string()).collect(),
+        };
+        let mut errors = Vec::new();
+        for name in names {
+            // SAFETY: loading LLVM runs its static initialisers (option registration),
+            // which have no preconditions.
+            match unsafe { libloading::Library::new(&name) } {
+                Ok(library) => return load(library, name),
+                Err(e) => errors.push(format!("{name}: {e}")),
+            }
+        }
+        Err(format!(
+            "no LLVM library found (install libllvm19, or set ACCEL_LLVM to libLLVM's path): {}",
+            errors.last().cloned().unwrap_or_default()
+        ))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// The API's functions from `library`, its targets initialised.
+fn load(library: libloading::Library, name: String) -> Result<Api, String> {
+    macro_rules! get {
+        ($symbol:literal) => {
+            // SAFETY: each symbol is declared with its C prototype from LLVM's headers
+            // (llvm-c/*.h), the same in every version this loads.
+            *unsafe { library.get($symbol.as_bytes()) }
+                .map_err(|e| format!("{name} has no {}: {e}", $symbol))?
+        };
+    }
+    let init: [unsafe extern "C" fn(); 5] = if cfg!(target_arch = "aarch64") {
+        [
+            get!("LLVMInitializeAArch64TargetInfo"),
+            get!("LLVMInitializeAArch64Target"),
+            get!("LLVMInitializeAArch64TargetMC"),
+            get!("LLVMInitializeAArch64AsmPrinter"),
+            get!("LLVMLinkInMCJIT"),
+        ]
+    } else {
+        [
+            get!("LLVMInitializeX86TargetInfo"),
+            get!("LLVMInitializeX86Target"),
+            get!("LLVMInitializeX86TargetMC"),
+            get!("LLVMInitializeX86AsmPrinter"),
+            get!("LLVMLinkInMCJIT"),
+        ]
+    };
+    for f in init {
+        // SAFETY: the target initialisers take no arguments and may run once per process
+        // (this runs once: `api` is a `OnceLock`).
+        unsafe { f() };
+    }
+    let mut api = Api {
+        context_create: get!("LLVMContextCreate"),
+        context_dispose: get!("LLVMContextDispose"),
+        buffer_copy: get!("LLVMCreateMemoryBufferWithMemoryRangeCopy"),
+        parse_ir: get!("LLVMParseIRInContext"),
+        dispose_message: get!("LLVMDisposeMessage"),
+        default_triple: get!("LLVMGetDefaultTargetTriple"),
+        host_cpu: get!("LLVMGetHostCPUName"),
+        host_features: get!("LLVMGetHostCPUFeatures"),
+        target_from_triple: get!("LLVMGetTargetFromTriple"),
+        create_machine: get!("LLVMCreateTargetMachine"),
+        dispose_machine: get!("LLVMDisposeTargetMachine"),
+        machine_layout: get!("LLVMCreateTargetDataLayout"),
+        set_layout: get!("LLVMSetModuleDataLayout"),
+        dispose_layout: get!("LLVMDisposeTargetData"),
+        set_target: get!("LLVMSetTarget"),
+        pass_options: get!("LLVMCreatePassBuilderOptions"),
+        dispose_pass_options: get!("LLVMDisposePassBuilderOptions"),
+        run_passes: get!("LLVMRunPasses"),
+        error_message: get!("LLVMGetErrorMessage"),
+        dispose_error_message: get!("LLVMDisposeErrorMessage"),
+        init_jit_options: get!("LLVMInitializeMCJITCompilerOptions"),
+        create_jit: get!("LLVMCreateMCJITCompilerForModule"),
+        dispose_jit: get!("LLVMDisposeExecutionEngine"),
+        function_address: get!("LLVMGetFunctionAddress"),
+        memory_manager: get!("LLVMCreateSimpleMCJITMemoryManager"),
+        triple: CString::default(),
+        cpu: CString::default(),
+        features: CString::default(),
+        name,
+        _library: library,
+    };
+    // SAFETY: the three return strings LLVM allocated, taken and freed by `owned`.
+    unsafe {
+        api.triple = owned(&api, (api.default_triple)());
+        api.cpu = owned(&api, (api.host_cpu)());
+        api.features = owned(&api, (api.host_features)());
+    }
+    Ok(api)
+}
+
+/// A copy of the LLVM-allocated string `s`, which it frees.
+///
+/// # Safety
+/// `s` is null or a string LLVM allocated for `LLVMDisposeMessage`.
+unsafe fn owned(api: &Api, s: *mut c_char) -> CString {
+    if s.is_null() {
+        return CString::default();
+    }
+    // SAFETY: per the contract, `s` is a NUL-terminated string LLVM owns until freed.
+    let copy = unsafe { CStr::from_ptr(s) }.to_owned();
+    // SAFETY: freed once, with the function LLVM documents for it.
+    unsafe { (api.dispose_message)(s) };
+    copy
+}
+
+/// The loaded library's name, the host CPU and its features, or why LLVM is unavailable.
+pub(super) fn host() -> Result<(String, String, String), String> {
+    let api = api()?;
+    Ok((
+        api.name.clone(),
+        api.cpu.to_string_lossy().into_owned(),
+        api.features.to_string_lossy().into_owned(),
+    ))
+}
+
+/// Compiles the module `ir` (textual IR) after running `passes` on it, and returns the
+/// address of each function in `names`. The code stays mapped for the life of the
+/// process, as Cranelift's does; everything else LLVM made is freed.
+pub(super) fn compile(ir: &str, passes: &str, names: &[String]) -> Result<Vec<u64>, String> {
+    let api = api()?;
+    let ir = CString::new(ir).map_err(|_| "the module has a NUL byte".to_string())?;
+    let passes = CString::new(passes).map_err(|e| e.to_string())?;
+    let names: Vec<CString> = names
+        .iter()
+        .map(|n| CString::new(n.as_str()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    // SAFETY: every object made here is used on this thread only, with the context made
+    // for this call, and freed in the order LLVM requires (the engine owns the module;
+    // the context outlives both).
+    unsafe {
+        let context = (api.context_create)();
+        let result = compile_in(api, context, &ir, &passes, &names);
+        (api.context_dispose)(context);
+        result
+    }
+}
+
+/// [`compile`] in `context`.
+///
+/// # Safety
+/// `context` is a live LLVM context used by this thread only.
+unsafe fn compile_in(
+    api: &Api,
+    context: Ptr,
+    ir: &CStr,
+    passes: &CStr,
+    names: &[CString],
+) -> Result<Vec<u64>, String> {
+    let mut message: *mut c_char = std::ptr::null_mut();
+    // SAFETY (all calls below): arguments are live objects of this context or valid
+    // NUL-terminated strings; out-parameters point to locals.
+    unsafe {
+        let buffer = (api.buffer_copy)(ir.as_ptr(), ir.to_bytes().len(), c"site".as_ptr());
+        let mut module: Ptr = std::ptr::null_mut();
+        // Takes the buffer.
+        if (api.parse_ir)(context, buffer, &mut module, &mut message) != 0 {
+            let why = owned(api, message);
+            return Err(format!("LLVM rejected the module: {}", why.to_string_lossy()));
+        }
+        let mut target: Ptr = std::ptr::null_mut();
+        if (api.target_from_triple)(api.triple.as_ptr(), &mut target, &mut message) != 0 {
+            let why = owned(api, message);
+            return Err(format!("no LLVM target: {}", why.to_string_lossy()));
+        }
+        // Aggressive code generation, default relocation and code model.
+        let machine = (api.create_machine)(
+            target,
+            api.triple.as_ptr(),
+            api.cpu.as_ptr(),
+            api.features.as_ptr(),
+            3,
+            0,
+            0,
+        );
+        let layout = (api.machine_layout)(machine);
+        (api.set_layout)(module, layout);
+        (api.dispose_layout)(layout);
+        (api.set_target)(module, api.triple.as_ptr());
+        let options = (api.pass_options)();
+        let error = (api.run_passes)(module, passes.as_ptr(), machine, options);
+        (api.dispose_pass_options)(options);
+        (api.dispose_machine)(machine);
+        if !error.is_null() {
+            let text = (api.error_message)(error);
+            let why = CStr::from_ptr(text).to_string_lossy().into_owned();
+            (api.dispose_error_message)(text);
+            return Err(format!("LLVM's passes failed: {why}"));
+        }
+        let mut options: JitOptions = std::mem::zeroed();
+        (api.init_jit_options)(&mut options, std::mem::size_of::<JitOptions>());
+        options.opt_level = 3;
+        let pages = Box::into_raw(Box::new(Pages::default()));
+        options.memory_manager = (api.memory_manager)(
+            pages.cast(),
+            allocate_code,
+            allocate_data,
+            finalize,
+            destroy,
+        );
+        let mut engine: Ptr = std::ptr::null_mut();
+        // Takes the module (and the memory manager, which `destroy` frees with `pages`).
+        if (api.create_jit)(
+            &mut engine,
+            module,
+            &mut options,
+            std::mem::size_of::<JitOptions>(),
+            &mut message,
+        ) != 0
+        {
+            let why = owned(api, message);
+            return Err(format!("LLVM's JIT failed: {}", why.to_string_lossy()));
+        }
+        let addresses: Vec<u64> = names
+            .iter()
+            .map(|n| (api.function_address)(engine, n.as_ptr()))
+            .collect();
+        let failed = (*pages).failed;
+        (api.dispose_jit)(engine);
+        if failed || addresses.contains(&0) {
+            return Err("LLVM's JIT could not place the code".into());
+        }
+        Ok(addresses)
+    }
+}
+
+/// The pages LLVM's JIT asked for, made executable or read-only when it finalises.
+#[derive(Default)]
+struct Pages {
+    sections: Vec<(usize, usize, Protection)>,
+    failed: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Protection {
+    Code,
+    ReadOnly,
+    Data,
+}
+
+/// Fresh zeroed pages for `size` bytes (alignment up to a page), recorded in `pages`.
+fn allocate(pages: Ptr, size: usize, alignment: c_uint, protection: Protection) -> *mut u8 {
+    // SAFETY: `pages` is the `Pages` box `compile_in` made for this engine; LLVM calls
+    // the memory manager from the compiling thread only.
+    let pages = unsafe { &mut *pages.cast::<Pages>() };
+    if alignment as usize > 4096 {
+        pages.failed = true;
+        return std::ptr::null_mut();
+    }
+    let length = size.max(1).div_ceil(4096) * 4096;
+    // SAFETY: an anonymous private mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            length,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        pages.failed = true;
+        return std::ptr::null_mut();
+    }
+    pages.sections.push((p as usize, length, protection));
+    p.cast()
+}
+
+extern "C" fn allocate_code(
+    pages: Ptr,
+    size: usize,
+    alignment: c_uint,
+    _id: c_uint,
+    _name: *const c_char,
+) -> *mut u8 {
+    allocate(pages, size, alignment, Protection::Code)
+}
+
+extern "C" fn allocate_data(
+    pages: Ptr,
+    size: usize,
+    alignment: c_uint,
+    _id: c_uint,
+    _name: *const c_char,
+    read_only: Bool,
+) -> *mut u8 {
+    let protection = if read_only != 0 {
+        Protection::ReadOnly
+    } else {
+        Protection::Data
+    };
+    allocate(pages, size, alignment, protection)
+}
+
+extern "C" fn finalize(pages: Ptr, _message: *mut *mut c_char) -> Bool {
+    // SAFETY: as in `allocate`.
+    let pages = unsafe { &mut *pages.cast::<Pages>() };
+    for &(at, length, protection) in &pages.sections {
+        let flags = match protection {
+            Protection::Code => libc::PROT_READ | libc::PROT_EXEC,
+            Protection::ReadOnly => libc::PROT_READ,
+            Protection::Data => continue,
+        };
+        // SAFETY: `at..at + length` is a mapping `allocate` made.
+        if unsafe { libc::mprotect(at as *mut c_void, length, flags) } != 0 {
+            pages.failed = true;
+        }
+    }
+    Bool::from(pages.failed)
+}
+
+extern "C" fn destroy(pages: Ptr) {
+    // SAFETY: `pages` came from `Box::into_raw` in `compile_in`, and LLVM destroys a
+    // memory manager once. The mappings stay: they hold the site's code.
+    drop(unsafe { Box::from_raw(pages.cast::<Pages>()) });
+}
