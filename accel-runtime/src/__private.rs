@@ -203,6 +203,16 @@ pub fn with_cpu_tier<T>(tier: CpuTier, f: impl FnOnce() -> T) -> T {
     crate::cpu::tiers::with_policy(tier, f)
 }
 
+/// Whether the CPU backend's LLVM tier can compile here: the library's name, or why not.
+pub fn llvm_available() -> Result<String, String> {
+    crate::cpu::llvm::available()
+}
+
+/// How many sites asked for LLVM code got Cranelift's instead in this process.
+pub fn llvm_fallbacks() -> usize {
+    crate::cpu::llvm::FALLBACKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Waits for every background compile of optimized CPU code queued so far.
 pub fn wait_for_cpu_tier_ups() {
     crate::cpu::tiers::wait_for_background()

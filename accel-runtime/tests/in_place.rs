@@ -35,11 +35,16 @@ fn in_every_mode<T: Clone + PartialEq + std::fmt::Debug>(
             continue;
         }
         if mode == Mode::Cpu {
-            // The quick tier's code (gangs of four lanes), then the optimized
-            // code, compiled last: the shapes the tests check are its.
+            // The quick tier's code (gangs of four lanes), LLVM's, then the
+            // optimized code, compiled last: the shapes the tests check are its.
             let mut quick = xs.to_vec();
             with_mode(mode, || with_cpu_tier(CpuTier::Quick, || f(&mut quick)));
             results.push((mode, quick));
+            if common::llvm_present() {
+                let mut llvm = xs.to_vec();
+                with_mode(mode, || with_cpu_tier(CpuTier::Llvm, || f(&mut llvm)));
+                results.push((mode, llvm));
+            }
             with_mode(mode, || with_cpu_tier(CpuTier::Optimized, || f(&mut v)));
         } else {
             with_mode(mode, || f(&mut v));

@@ -41,9 +41,14 @@ impl Rng {
 /// bit-identical, `-0.0` and NaN included). Returns the result.
 fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> R {
     let d = with_mode(Mode::Debug, &site);
-    // The quick tier's code (gangs of four lanes), then the optimized code,
+    // The quick tier's code (gangs of four lanes), LLVM's, then the optimized code,
     // compiled last: the shapes the tests check are its.
-    for tier in [CpuTier::Quick, CpuTier::Optimized] {
+    let mut tiers = vec![CpuTier::Quick];
+    if common::llvm_present() {
+        tiers.push(CpuTier::Llvm);
+    }
+    tiers.push(CpuTier::Optimized);
+    for tier in tiers {
         let c = with_mode(Mode::Cpu, || with_cpu_tier(tier, &site));
         assert_eq!(
             format!("{c:?}"),

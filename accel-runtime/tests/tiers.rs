@@ -1,14 +1,17 @@
-//! The CPU backend's tiers: quick code (Cranelift's single-pass register allocator) and
-//! optimized code (the backtracking one) compute the same bits for the same sites; under
+//! The CPU backend's tiers: quick code (Cranelift's single-pass register allocator),
+//! optimized code (the backtracking one) and LLVM's code compute the same bits for the
+//! same sites; under
 //! the adaptive policy a site's first call runs quick code while the optimized code
 //! compiles in the background, later calls run the optimized code, and a long call
 //! already running switches its kernels' chunks to it.
 
 use accel_runtime::__private::{
-    cpu_compilations, cpu_switched_chunks, cpu_tier_ups, wait_for_cpu_tier_ups, with_cpu_tier,
-    CpuTier,
+    cpu_compilations, cpu_switched_chunks, cpu_tier_ups, llvm_fallbacks, wait_for_cpu_tier_ups,
+    with_cpu_tier, CpuTier,
 };
 use accel_runtime::prelude::*;
+
+mod common;
 
 /// Held by each test: one test's site compilations at a time (one test counts them).
 static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -80,7 +83,7 @@ fn sites(xs: &[f64], w: usize) -> String {
 }
 
 #[test]
-fn quick_and_optimized_code_compute_the_same_bits() {
+fn quick_optimized_and_llvm_code_compute_the_same_bits() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     for (n, w) in [(7usize * 5, 7usize), (33 * 17, 33), (128 * 40, 128)] {
         let xs = noise(n, n as u64);
@@ -93,6 +96,18 @@ fn quick_and_optimized_code_compute_the_same_bits() {
         });
         assert_eq!(quick, optimized, "n = {n}: the tiers differ");
         assert_eq!(quick, debug, "n = {n}: cpu and debug differ");
+        if common::llvm_present() {
+            let llvm = with_mode(Mode::Cpu, || with_cpu_tier(CpuTier::Llvm, || sites(&xs, w)));
+            assert_eq!(
+                llvm, optimized,
+                "n = {n}: LLVM's code and Cranelift's differ"
+            );
+            assert_eq!(
+                llvm_fallbacks(),
+                0,
+                "a site asked for LLVM code got Cranelift's"
+            );
+        }
     }
 }
 

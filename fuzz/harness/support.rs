@@ -221,6 +221,20 @@ fn run_in(mode: &str, program: fn() -> String) -> String {
     match mode {
         "debug" => with_mode(Mode::Debug, program),
         "cpu" => with_mode(Mode::Cpu, program),
+        // The CPU backend's LLVM tier, where its library is present.
+        "llvm" => match accel_runtime::__private::llvm_available() {
+            Ok(_) => with_mode(Mode::Cpu, || {
+                let got = accel_runtime::__private::with_cpu_tier(
+                    accel_runtime::__private::CpuTier::Llvm,
+                    program,
+                );
+                if accel_runtime::__private::llvm_fallbacks() > 0 {
+                    return "unsupported: a site fell back from LLVM to Cranelift".to_string();
+                }
+                got
+            }),
+            Err(why) => format!("unsupported: {why}"),
+        },
         "cuda" => cuda(program),
         other => format!("unknown mode {other}"),
     }

@@ -11,7 +11,7 @@ use accel_fuzz::gen::{generate, Program};
 use accel_fuzz::reduce::reduce;
 use accel_fuzz::run::{Runner, Verdict};
 
-const USAGE: &str = "usage: accel-fuzz [--seed S] [--programs N] [--batch B] [--jobs J] [--modes cpu,cuda] [--no-cuda-build] [--no-reduce] [--no-save] [--show ID]";
+const USAGE: &str = "usage: accel-fuzz [--seed S] [--programs N] [--batch B] [--jobs J] [--modes cpu,llvm,cuda] [--no-cuda-build] [--no-reduce] [--no-save] [--show ID]";
 
 struct Options {
     seed: u64,
@@ -30,7 +30,7 @@ fn options() -> Result<Options, String> {
         seed: 1,
         programs: 100,
         batch: 250,
-        modes: vec!["cpu".into(), "cuda".into()],
+        modes: vec!["cpu".into(), "llvm".into(), "cuda".into()],
         cuda: true,
         reduce: true,
         save: true,

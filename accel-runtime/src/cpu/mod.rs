@@ -27,8 +27,18 @@ pub struct CpuSite {
     code: codegen::Compiled,
     tier: codegen::Tier,
     compile_ms: f64,
-    /// Under the adaptive policy, the optimized code the background compiles.
-    upgrade: Option<tiers::Upgrade>,
+    /// Under the adaptive policies, the code the background compiles.
+    upgrade: Option<Arc<tiers::Upgrade>>,
+    /// What the background compiles from.
+    program: Arc<Program>,
+}
+
+/// A site's fused program, its captures and its result type: what each tier compiles.
+struct Program {
+    fused: accel_ir::Expr,
+    captures: Vec<(String, Type)>,
+    result: Type,
+    location: String,
 }
 
 /// Captured integers compiled in as constants: by position among the captures, with
@@ -238,10 +248,12 @@ fn compile(
     let mut code = codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
     if let (Err(e), codegen::Tier::Llvm) = (&code, tier) {
         tier = codegen::Tier::Optimized;
-        let cranelift = codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
+        let cranelift =
+            codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
         // Code generation's own errors (constructs the backend lacks) are the site's
         // error, whatever the tier; only LLVM's are a fallback.
         if cranelift.is_ok() {
+            llvm::FALLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             crate::backend::log::fallback(
                 site.id,
                 format_args!(
@@ -272,45 +284,87 @@ fn compile(
             shapes: code.shapes.iter().map(|w| w.to_string()).collect(),
         });
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let args = serde_json::json!({ "backend": "cpu", "kernels": code.kernels, "tier": tier.name() });
+    let args =
+        serde_json::json!({ "backend": "cpu", "kernels": code.kernels, "tier": tier.name() });
     crate::backend::trace::compiled(&site.location(), start, args);
     COMPILE_TIMES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(compile_ms);
-    let adaptive = policy == tiers::Policy::Adaptive;
+    let adaptive = matches!(policy, tiers::Policy::Adaptive | tiers::Policy::Cranelift);
+    let to_llvm = policy == tiers::Policy::Adaptive && llvm::available().is_ok();
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let compiled = Arc::new(CpuSite {
         code,
         tier,
-        compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        upgrade: adaptive.then(tiers::Upgrade::default),
+        compile_ms,
+        upgrade: adaptive.then(|| {
+            Arc::new(tiers::Upgrade::new(
+                to_llvm.then(|| tiers::llvm_threshold_ms(compile_ms)),
+            ))
+        }),
+        program: Arc::new(Program {
+            fused,
+            captures: front.captures.clone(),
+            result: front.result.clone(),
+            location: site.location(),
+        }),
     });
-    if adaptive {
-        let (site_code, location) = (Arc::clone(&compiled), site.location());
-        let (captures, result) = (front.captures.clone(), front.result.clone());
+    if let Some(upgrade) = &compiled.upgrade {
+        let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&compiled.program));
+        let quick = Arc::clone(&compiled);
         tiers::in_background(move || {
             let start = Instant::now();
-            let optimized =
-                codegen::compile(&fused, &captures, &result, false, codegen::Tier::Optimized);
+            let optimized = program.compile(codegen::Tier::Optimized);
             let ms = start.elapsed().as_secs_f64() * 1e3;
-            match (optimized, &site_code.upgrade) {
-                (Ok(code), Some(upgrade)) => {
-                    upgrade.install(&site_code.code, code);
+            let location = &program.location;
+            match optimized {
+                Ok(code) => {
+                    upgrade.install(&quick.code, code);
                     tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let args = serde_json::json!({ "backend": "cpu", "tier": "optimized" });
-                    crate::backend::trace::compiled(&location, start, args);
+                    crate::backend::trace::compiled(location, start, args);
                     crate::backend::log::info!(
                         "{location}: cpu: optimized code compiled in {ms:.3} ms in the background; runs from now on"
                     );
                 }
-                (Err(e), _) => crate::backend::log::warning!(
+                Err(e) => crate::backend::log::warning!(
                     "{location}: cpu: the optimized compile failed (the quick code stays): {e}"
                 ),
-                (Ok(_), None) => {}
             }
         });
     }
     Ok(compiled)
+}
+
+impl Program {
+    fn compile(&self, tier: codegen::Tier) -> Result<codegen::Compiled, String> {
+        codegen::compile(&self.fused, &self.captures, &self.result, false, tier)
+    }
+}
+
+/// Queues the LLVM compile of a hot site under the adaptive policy: its code replaces
+/// Cranelift's for the calls that start after it is ready.
+fn tier_up_to_llvm(upgrade: &Arc<tiers::Upgrade>, program: &Arc<Program>) {
+    let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(program));
+    tiers::in_background(move || {
+        let start = Instant::now();
+        let location = &program.location;
+        match program.compile(codegen::Tier::Llvm) {
+            Ok(code) => {
+                let _ = upgrade.llvm.set(code);
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let args = serde_json::json!({ "backend": "cpu", "tier": "llvm" });
+                crate::backend::trace::compiled(location, start, args);
+                crate::backend::log::info!(
+                    "{location}: cpu: the site is hot; LLVM's code compiled in {ms:.3} ms in the background, runs from now on"
+                );
+            }
+            Err(e) => crate::backend::log::warning!(
+                "{location}: cpu: the LLVM compile failed (Cranelift's code stays): {e}"
+            ),
+        }
+    });
 }
 
 /// Replaces the variable `name` by the literal `value` in `body`, unless the body binds
@@ -341,13 +395,16 @@ impl CompiledSite for CpuSite {
 
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
         let mut ctx = RunCtx::new(pool::num_threads());
-        // The optimized code once it is there; until then the quick code, whose launches
-        // switch to the optimized kernels as soon as they are ready.
+        // LLVM's code once a hot site has it, else the optimized code once it is there;
+        // until then the quick code, whose launches switch to the optimized kernels as
+        // soon as they are ready.
+        let llvm = self.upgrade.as_ref().and_then(|u| u.llvm.get());
         let optimized = self.upgrade.as_ref().and_then(|u| u.code.get());
-        let code = optimized.unwrap_or(&self.code);
+        let code = llvm.or(optimized).unwrap_or(&self.code);
         if let (None, Some(upgrade)) = (optimized, &self.upgrade) {
             ctx.upgrade = Some(Arc::clone(&upgrade.kernels));
         }
+        let start = Instant::now();
         let mut out = vec![0u64; code.result_words.max(1)];
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
         // Addresses, so that the call can move to the pool's thread.
@@ -371,6 +428,11 @@ impl CompiledSite for CpuSite {
                 context as *const RunCtx,
             )
         })?;
+        if let (Some(upgrade), None) = (&self.upgrade, llvm) {
+            if upgrade.ran(start.elapsed()) {
+                tier_up_to_llvm(upgrade, &self.program);
+            }
+        }
         if status != 0 {
             let failure = ctx.take_failure();
             return Err(
@@ -385,6 +447,7 @@ impl CompiledSite for CpuSite {
             report: if crate::backend::log::logging() {
                 let landed = self.upgrade.as_ref().and_then(|u| u.code.get()).is_some();
                 let tier = match (optimized, self.tier, landed) {
+                    _ if llvm.is_some() => "LLVM code",
                     (None, codegen::Tier::Quick, true) => {
                         "quick code, its kernels switching to optimized code as it ran"
                     }

@@ -23,6 +23,21 @@ pub fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option
     #[cfg(not(feature = "cuda"))]
     let c = with_mode(Mode::Cpu, &f);
     assert!(c.close_to(&d, &scales), "cpu gave {c:?}, debug gave {d:?}");
+    // The LLVM tier compiles the same operations: the same result, bit for bit.
+    if llvm_present() {
+        use accel_runtime::__private::{llvm_fallbacks, with_cpu_tier, CpuTier};
+        let l = with_mode(Mode::Cpu, || with_cpu_tier(CpuTier::Llvm, &f));
+        assert_eq!(
+            llvm_fallbacks(),
+            0,
+            "a site asked for LLVM code got Cranelift's"
+        );
+        assert_eq!(
+            format!("{l:?}"),
+            format!("{c:?}"),
+            "the LLVM tier differs from Cranelift's"
+        );
+    }
     // The cuda mode on the GPU when there is one, else on the emulator (the generated
     // kernels compiled for the CPU).
     #[cfg(feature = "cuda")]
@@ -55,6 +70,30 @@ pub fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option
         }
     }
     d
+}
+
+/// Whether the CPU backend's LLVM tier compiles here (libLLVM 15 or later found at run
+/// time); says once, visibly, when not.
+pub fn llvm_present() -> bool {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    match accel_runtime::__private::llvm_available() {
+        Ok(_) => true,
+        Err(why) => {
+            // CI installs LLVM and must not skip its tier.
+            assert!(
+                std::env::var("ACCEL_TESTS_REQUIRE_LLVM").as_deref() != Ok("1"),
+                "ACCEL_TESTS_REQUIRE_LLVM=1, but the LLVM tier is unavailable: {why}"
+            );
+            ONCE.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "[accel tests] SKIPPED: the CPU backend's LLVM tier: {why}"
+                );
+            });
+            false
+        }
+    }
 }
 
 /// Whether the emulator can stand in for a GPU here (it needs a C++20 compiler); says

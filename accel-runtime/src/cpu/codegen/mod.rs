@@ -169,15 +169,17 @@ impl Gen {
         if let Some(listing) = &mut self.listing {
             listing.push_str(&format!("\n;; the LLVM module\n{ir}"));
         }
-        let address_of: HashMap<u32, u64> = numbered
-            .iter()
-            .map(|(id, _)| *id)
-            .zip(addresses)
-            .collect();
+        let address_of: HashMap<u32, u64> =
+            numbered.iter().map(|(id, _)| *id).zip(addresses).collect();
         let functions = self
             .defined
             .iter()
-            .map(|f| address_of.get(&f.as_u32()).copied().ok_or("a function LLVM did not compile"))
+            .map(|f| {
+                address_of
+                    .get(&f.as_u32())
+                    .copied()
+                    .ok_or("a function LLVM did not compile")
+            })
             .collect::<Result<Vec<u64>, _>>()?;
         let host = address_of
             .get(&site.as_u32())

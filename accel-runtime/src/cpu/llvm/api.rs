@@ -35,8 +35,15 @@ struct Api {
     host_cpu: unsafe extern "C" fn() -> *mut c_char,
     host_features: unsafe extern "C" fn() -> *mut c_char,
     target_from_triple: unsafe extern "C" fn(*const c_char, *mut Ptr, *mut *mut c_char) -> Bool,
-    create_machine:
-        unsafe extern "C" fn(Ptr, *const c_char, *const c_char, *const c_char, u32, u32, u32) -> Ptr,
+    create_machine: unsafe extern "C" fn(
+        Ptr,
+        *const c_char,
+        *const c_char,
+        *const c_char,
+        u32,
+        u32,
+        u32,
+    ) -> Ptr,
     dispose_machine: unsafe extern "C" fn(Ptr),
     machine_layout: unsafe extern "C" fn(Ptr) -> Ptr,
     set_layout: unsafe extern "C" fn(Ptr, Ptr),
@@ -48,7 +55,8 @@ struct Api {
     error_message: unsafe extern "C" fn(Ptr) -> *mut c_char,
     dispose_error_message: unsafe extern "C" fn(*mut c_char),
     init_jit_options: unsafe extern "C" fn(*mut JitOptions, usize),
-    create_jit: unsafe extern "C" fn(*mut Ptr, Ptr, *mut JitOptions, usize, *mut *mut c_char) -> Bool,
+    create_jit:
+        unsafe extern "C" fn(*mut Ptr, Ptr, *mut JitOptions, usize, *mut *mut c_char) -> Bool,
     dispose_jit: unsafe extern "C" fn(Ptr),
     function_address: unsafe extern "C" fn(Ptr, *const c_char) -> u64,
     memory_manager: unsafe extern "C" fn(Ptr, AllocCode, AllocData, Finalize, Destroy) -> Ptr,
@@ -249,7 +257,10 @@ unsafe fn compile_in(
         // Takes the buffer.
         if (api.parse_ir)(context, buffer, &mut module, &mut message) != 0 {
             let why = owned(api, message);
-            return Err(format!("LLVM rejected the module: {}", why.to_string_lossy()));
+            return Err(format!(
+                "LLVM rejected the module: {}",
+                why.to_string_lossy()
+            ));
         }
         let mut target: Ptr = std::ptr::null_mut();
         if (api.target_from_triple)(api.triple.as_ptr(), &mut target, &mut message) != 0 {

@@ -33,20 +33,45 @@ impl Translator<'_> {
             (Opcode::F64const, InstructionData::UnaryIeee64 { imm, .. }) => {
                 format!("bitcast i64 {} to double", imm.bits() as i64)
             }
-            (Opcode::Vconst, InstructionData::UnaryConst { constant_handle, .. }) => {
-                let bytes = self.f.dfg.constants.get(constant_handle).as_slice().to_vec();
+            (
+                Opcode::Vconst,
+                InstructionData::UnaryConst {
+                    constant_handle, ..
+                },
+            ) => {
+                let bytes = self
+                    .f
+                    .dfg
+                    .constants
+                    .get(constant_handle)
+                    .as_slice()
+                    .to_vec();
                 let lanes: Vec<String> = bytes.iter().map(|b| format!("i8 {}", *b as i8)).collect();
-                format!("bitcast <{} x i8> <{}> to {}", bytes.len(), lanes.join(", "), ty(rt)?)
+                format!(
+                    "bitcast <{} x i8> <{}> to {}",
+                    bytes.len(),
+                    lanes.join(", "),
+                    ty(rt)?
+                )
             }
             (Opcode::Shuffle, InstructionData::Shuffle { imm, .. }) => {
-                let mask = self.f.dfg.immediates.get(imm).ok_or("a shuffle without a mask")?;
+                let mask = self
+                    .f
+                    .dfg
+                    .immediates
+                    .get(imm)
+                    .ok_or("a shuffle without a mask")?;
                 let lanes = mask.as_slice();
                 if lanes.iter().any(|&l| l >= 32) {
                     return Err("a shuffle lane out of range".into());
                 }
                 let m: Vec<String> = lanes.iter().map(|l| format!("i32 {l}")).collect();
                 let (x, y) = (self.typed(a[0])?, self.typed(a[1])?);
-                format!("shufflevector {x}, {y}, <{} x i32> <{}>", m.len(), m.join(", "))
+                format!(
+                    "shufflevector {x}, {y}, <{} x i32> <{}>",
+                    m.len(),
+                    m.join(", ")
+                )
             }
             (Opcode::Extractlane, InstructionData::BinaryImm8 { imm, .. }) => {
                 let x = self.typed(a[0])?;
@@ -111,7 +136,7 @@ impl Translator<'_> {
                 let x = self.as_int(a[0])?;
                 let it = rt.as_int();
                 let r = self.emit(&format!("xor {} {x}, {}", ty(it)?, all_ones(it)?));
-                self.from_int(r, rt)?
+                from_int(&r, rt)?
             }
             Opcode::Ineg => format!("sub {} {}, {}", ty(rt)?, zero(rt), self.v(a[0])),
             Opcode::Fneg => format!("fneg {}", self.typed(a[0])?),
@@ -143,7 +168,11 @@ impl Translator<'_> {
                 };
                 let t = ty(rt)?;
                 self.declare(format!("declare {t} @llvm.{name}.{}({t}, i1)", mangle(rt)));
-                format!("call {t} @llvm.{name}.{}({}, i1 false)", mangle(rt), self.typed(a[0])?)
+                format!(
+                    "call {t} @llvm.{name}.{}({}, i1 false)",
+                    mangle(rt),
+                    self.typed(a[0])?
+                )
             }
             Opcode::Umulhi | Opcode::Smulhi => {
                 let wide = if rt.is_vector() {
@@ -207,7 +236,11 @@ impl Translator<'_> {
             ),
             Opcode::Select | Opcode::SelectSpectreGuard => {
                 let c = self.truthy(a[0])?;
-                format!("select i1 {c}, {}, {}", self.typed(a[1])?, self.typed(a[2])?)
+                format!(
+                    "select i1 {c}, {}, {}",
+                    self.typed(a[1])?,
+                    self.typed(a[2])?
+                )
             }
             Opcode::Bitselect => {
                 let (c, x, y) = (self.as_int(a[0])?, self.as_int(a[1])?, self.as_int(a[2])?);
@@ -216,7 +249,7 @@ impl Translator<'_> {
                 let not = self.emit(&format!("xor {it} {c}, {}", all_ones(rt.as_int())?));
                 let off = self.emit(&format!("and {it} {not}, {y}"));
                 let r = self.emit(&format!("or {it} {on}, {off}"));
-                self.from_int(r, rt)?
+                from_int(&r, rt)?
             }
             Opcode::Blendv => {
                 let it = rt.as_int();
@@ -293,27 +326,25 @@ impl Translator<'_> {
         let params = vec![lt.clone(); a.len()].join(", ");
         self.declare(format!("declare {lt} @llvm.{name}.{}({params})", mangle(t)));
         let args = a.iter().map(|&x| self.typed(x)).collect::<R<Vec<_>>>()?;
-        Ok(format!("call {lt} @llvm.{name}.{}({})", mangle(t), args.join(", ")))
+        Ok(format!(
+            "call {lt} @llvm.{name}.{}({})",
+            mangle(t),
+            args.join(", ")
+        ))
     }
 
     /// `x` as integers of its width (a float value bitcast).
     fn as_int(&mut self, x: Value) -> R<String> {
         let t = self.t(x);
         if t.lane_type().is_float() {
-            Ok(self.emit(&format!("bitcast {} to {}", self.typed(x)?, ty(t.as_int())?)))
+            Ok(self.emit(&format!(
+                "bitcast {} to {}",
+                self.typed(x)?,
+                ty(t.as_int())?
+            )))
         } else {
             Ok(self.v(x))
         }
-    }
-
-    /// The right-hand side making `r` (integers of `t`'s width) a value of type `t`.
-    fn from_int(&mut self, r: String, t: ir::Type) -> R<String> {
-        Ok(if t.lane_type().is_float() {
-            format!("bitcast {} {r} to {}", ty(t.as_int())?, ty(t)?)
-        } else {
-            // A no-op that names `r` as the result.
-            format!("bitcast {} {r} to {}", ty(t)?, ty(t)?)
-        })
     }
 
     fn bitwise(&mut self, op: Opcode, x: Value, y: Value) -> R<String> {
@@ -326,7 +357,7 @@ impl Translator<'_> {
             _ => "xor",
         };
         let r = self.emit(&format!("{name} {} {x}, {y}", ty(it)?));
-        self.from_int(r, t)
+        from_int(&r, t)
     }
 
     /// Cranelift's shifts and rotations: the amount (a scalar, also for vectors) modulo
@@ -335,11 +366,7 @@ impl Translator<'_> {
         let t = self.t(x);
         let lane = t.lane_type();
         let at = self.t(amount);
-        let masked = self.emit(&format!(
-            "and {}, {}",
-            self.typed(amount)?,
-            lane.bits() - 1
-        ));
+        let masked = self.emit(&format!("and {}, {}", self.typed(amount)?, lane.bits() - 1));
         let fitted = if at.bits() > lane.bits() {
             self.emit(&format!("trunc {} {masked} to {}", ty(at)?, ty(lane)?))
         } else if at.bits() < lane.bits() {
@@ -373,7 +400,10 @@ impl Translator<'_> {
                     m = mangle(t)
                 ));
                 let v = self.v(x);
-                format!("call {tt} @llvm.{name}.{}({tt} {v}, {tt} {v}, {tt} {n})", mangle(t))
+                format!(
+                    "call {tt} @llvm.{name}.{}({tt} {v}, {tt} {v}, {tt} {n})",
+                    mangle(t)
+                )
             }
         })
     }
@@ -429,6 +459,16 @@ impl Translator<'_> {
         };
         Ok(format!("trunc {wt} {clamped} to {}", ty(rt)?))
     }
+}
+
+/// The right-hand side making `r` (integers of `t`'s width) a value of type `t`.
+fn from_int(r: &str, t: ir::Type) -> R<String> {
+    Ok(if t.lane_type().is_float() {
+        format!("bitcast {} {r} to {}", ty(t.as_int())?, ty(t)?)
+    } else {
+        // A no-op that names `r` as the result.
+        format!("bitcast {} {r} to {}", ty(t)?, ty(t)?)
+    })
 }
 
 /// The right-hand side making an `i{n}` value a value of integer type `rt`.

@@ -141,7 +141,14 @@ impl Translator<'_> {
             .block_params(entry)
             .iter()
             .zip(&sig.params)
-            .map(|(&v, p)| Ok(format!("{}{} {}", ty(p.value_type)?, ext_param(p.extension), self.v(v))))
+            .map(|(&v, p)| {
+                Ok(format!(
+                    "{}{} {}",
+                    ty(p.value_type)?,
+                    ext_param(p.extension),
+                    self.v(v)
+                ))
+            })
             .collect::<R<Vec<_>>>()?;
         let mut text = format!("define {ret} @f{id}({}) #0 {{\nentry:\n", params.join(", "));
         for (slot, data) in f.sized_stack_slots.iter() {
@@ -160,9 +167,8 @@ impl Translator<'_> {
             self.body.clear();
             self.label = format!("b{}", block.as_u32());
             for inst in f.layout.block_insts(block) {
-                self.inst(inst).map_err(|e| {
-                    format!("{e} (in `{}`)", f.dfg.display_inst(inst))
-                })?;
+                self.inst(inst)
+                    .map_err(|e| format!("{e} (in `{}`)", f.dfg.display_inst(inst)))?;
             }
             let trailer = std::mem::take(&mut self.trailer);
             self.body.push_str(&trailer);
@@ -194,7 +200,12 @@ impl Translator<'_> {
                 .iter()
                 .map(|(from, args)| format!("[ {}, %{from} ]", self.v(args[k])))
                 .collect();
-            let _ = writeln!(text, "  {} = phi {t} {}", self.v(param), incoming.join(", "));
+            let _ = writeln!(
+                text,
+                "  {} = phi {t} {}",
+                self.v(param),
+                incoming.join(", ")
+            );
         }
         Ok(text)
     }
@@ -372,10 +383,8 @@ impl Translator<'_> {
             .or_default()
             .push((label.clone(), args));
         // Emitted after the current block's terminator, as a block of its own.
-        self.trailer.push_str(&format!(
-            "{label}:\n  br label %b{}\n",
-            target.as_u32()
-        ));
+        self.trailer
+            .push_str(&format!("{label}:\n  br label %b{}\n", target.as_u32()));
         Ok(label)
     }
 
@@ -417,7 +426,14 @@ impl Translator<'_> {
         let params = args
             .iter()
             .zip(&sig.params)
-            .map(|(&x, p)| Ok(format!("{}{} {}", ty(p.value_type)?, ext_param(p.extension), self.v(x))))
+            .map(|(&x, p)| {
+                Ok(format!(
+                    "{}{} {}",
+                    ty(p.value_type)?,
+                    ext_param(p.extension),
+                    self.v(x)
+                ))
+            })
             .collect::<R<Vec<_>>>()?;
         let call = format!("call {ret} {callee}({})", params.join(", "));
         match self.f.dfg.inst_results(inst).first() {
@@ -440,13 +456,7 @@ impl Translator<'_> {
         })
     }
 
-    fn load(
-        &mut self,
-        inst: Inst,
-        opcode: Opcode,
-        p: Value,
-        offset: i64,
-    ) -> R<()> {
+    fn load(&mut self, inst: Inst, opcode: Opcode, p: Value, offset: i64) -> R<()> {
         let rt = self.t(self.result(inst)?);
         let narrow = match opcode {
             Opcode::Load => None,
@@ -471,13 +481,7 @@ impl Translator<'_> {
         }
     }
 
-    fn store(
-        &mut self,
-        opcode: Opcode,
-        x: Value,
-        p: Value,
-        offset: i64,
-    ) -> R<()> {
+    fn store(&mut self, opcode: Opcode, x: Value, p: Value, offset: i64) -> R<()> {
         let narrow = match opcode {
             Opcode::Store => None,
             Opcode::Istore8 => Some(ir::types::I8),
