@@ -178,6 +178,8 @@ fn standard_layouts_are_read_in_place_and_others_copied_once() {
     let runs: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with(&format!("[accel] {site}: cpu: ran in ")))
+        // The differential runs' extra call of the LLVM tier marshals as the first.
+        .filter(|l| !l.contains("; LLVM code;"))
         .collect();
     assert_eq!(runs.len(), 2, "{err}");
     assert!(

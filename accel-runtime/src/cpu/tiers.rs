@@ -10,8 +10,15 @@
 //! are narrower (four lanes, see `codegen::Gen::max_groups`), but every lane runs the
 //! same operations as at any width, so both tiers compute the same results, bit for bit.
 //!
-//! `ACCEL_TIER=optimized` compiles the optimized code on the first call (as before tiers:
-//! steady timings from the first call, no background thread); `quick` never tiers up.
+//! A site that keeps running (ten times its quick compile time, see
+//! [`llvm_threshold_ms`]) is compiled once more, by LLVM where its library is present
+//! (`cpu::llvm`): the same Cranelift IR, so the same bits; calls that start after it is
+//! ready run it (a running call keeps the code it has).
+//!
+//! `ACCEL_TIER=cranelift` never compiles with LLVM; `optimized` compiles the optimized
+//! code on the first call (as before tiers: steady timings from the first call, no
+//! background thread); `quick` never tiers up; `llvm` compiles LLVM's code on the first
+//! call.
 
 use super::codegen::{Compiled, Tier};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
