@@ -6,8 +6,8 @@
 //! already running switches its kernels' chunks to it.
 
 use accel_runtime::__private::{
-    cpu_compilations, cpu_switched_chunks, cpu_tier_ups, llvm_fallbacks, wait_for_cpu_tier_ups,
-    with_cpu_tier, CpuTier,
+    cpu_compilations, cpu_llvm_tier_ups, cpu_switched_chunks, cpu_tier_ups, llvm_fallbacks,
+    wait_for_cpu_tier_ups, with_cpu_tier, CpuTier,
 };
 use accel_runtime::prelude::*;
 
@@ -161,7 +161,17 @@ fn adaptive_sites_tier_up_and_a_running_call_switches() {
         cpu_switched_chunks() > switched,
         "no launch of the running call switched"
     );
+    // The call ran far longer than ten times its quick compile: the site is hot, and its
+    // LLVM compile is queued behind the optimized one.
+    let llvm_ups = cpu_llvm_tier_ups();
     wait_for_cpu_tier_ups();
+    if common::llvm_present() {
+        assert_eq!(
+            cpu_llvm_tier_ups(),
+            llvm_ups + 1,
+            "the hot site did not get LLVM's code"
+        );
+    }
     let again = with_mode(Mode::Cpu, || {
         with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
     });
@@ -169,7 +179,7 @@ fn adaptive_sites_tier_up_and_a_running_call_switches() {
         with_cpu_tier(CpuTier::Optimized, || long_site(n, steps))
     });
     assert_eq!(first, optimized);
-    assert_eq!(again, optimized);
+    assert_eq!(again, optimized, "LLVM's code computed other bits");
     let debug = with_mode(Mode::Debug, || long_site(n, 3));
     let cpu = with_mode(Mode::Cpu, || long_site(n, 3));
     assert_eq!(cpu, debug);

@@ -292,7 +292,9 @@ fn compile(
         .unwrap_or_else(|e| e.into_inner())
         .push(compile_ms);
     let adaptive = matches!(policy, tiers::Policy::Adaptive | tiers::Policy::Cranelift);
-    let to_llvm = policy == tiers::Policy::Adaptive && llvm::available().is_ok();
+    // Whether LLVM is present is asked in the background, when the site is hot: loading
+    // the library takes 25 ms or more, which a first call must not wait for.
+    let to_llvm = policy == tiers::Policy::Adaptive;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let compiled = Arc::new(CpuSite {
         code,
@@ -350,9 +352,14 @@ fn tier_up_to_llvm(upgrade: &Arc<tiers::Upgrade>, program: &Arc<Program>) {
     tiers::in_background(move || {
         let start = Instant::now();
         let location = &program.location;
+        if let Err(why) = llvm::available() {
+            crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
+            return;
+        }
         match program.compile(codegen::Tier::Llvm) {
             Ok(code) => {
                 let _ = upgrade.llvm.set(code);
+                tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let ms = start.elapsed().as_secs_f64() * 1e3;
                 let args = serde_json::json!({ "backend": "cpu", "tier": "llvm" });
                 crate::backend::trace::compiled(location, start, args);

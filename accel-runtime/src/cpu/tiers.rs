@@ -162,6 +162,9 @@ static PENDING: AtomicUsize = AtomicUsize::new(0);
 /// How many sites tiered up in this process.
 pub static TIER_UPS: AtomicUsize = AtomicUsize::new(0);
 
+/// How many hot sites got LLVM's code from the background in this process.
+pub static LLVM_TIER_UPS: AtomicUsize = AtomicUsize::new(0);
+
 /// Queues `job` (a site's optimized compile) for the background thread, one at a time so
 /// that compiling takes at most one core from the pool.
 pub fn in_background(job: impl FnOnce() + Send + 'static) {
