@@ -218,6 +218,11 @@ pub fn wait_for_cpu_tier_ups() {
     crate::cpu::tiers::wait_for_background()
 }
 
+/// How many chunks of CPU runs that started on Cranelift's code ran LLVM's.
+pub fn cpu_llvm_switched_chunks() -> usize {
+    crate::cpu::pool::LLVM_SWITCHED_CHUNKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How many hot CPU sites got LLVM's code from the background in this process.
 pub fn cpu_llvm_tier_ups() -> usize {
     crate::cpu::tiers::LLVM_TIER_UPS.load(std::sync::atomic::Ordering::Relaxed)

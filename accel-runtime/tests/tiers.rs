@@ -6,8 +6,8 @@
 //! already running switches its kernels' chunks to it.
 
 use accel_runtime::__private::{
-    cpu_compilations, cpu_llvm_tier_ups, cpu_switched_chunks, cpu_tier_ups, llvm_fallbacks,
-    wait_for_cpu_tier_ups, with_cpu_tier, CpuTier,
+    cpu_compilations, cpu_llvm_switched_chunks, cpu_llvm_tier_ups, cpu_switched_chunks,
+    cpu_tier_ups, llvm_fallbacks, wait_for_cpu_tier_ups, with_cpu_tier, CpuTier,
 };
 use accel_runtime::prelude::*;
 
@@ -148,6 +148,7 @@ fn adaptive_sites_tier_up_and_a_running_call_switches() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let (n, steps) = (256 * 64, 400);
     let (ups, switched) = (cpu_tier_ups(), cpu_switched_chunks());
+    let (llvm_ups, llvm_switched) = (cpu_llvm_tier_ups(), cpu_llvm_switched_chunks());
     let first = with_mode(Mode::Cpu, || {
         with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
     });
@@ -161,17 +162,21 @@ fn adaptive_sites_tier_up_and_a_running_call_switches() {
         cpu_switched_chunks() > switched,
         "no launch of the running call switched"
     );
-    // The call ran far longer than ten times its quick compile: the site is hot, and its
-    // LLVM compile is queued behind the optimized one.
-    let llvm_ups = cpu_llvm_tier_ups();
-    wait_for_cpu_tier_ups();
+    // The call runs far longer than ten times its quick compile: it makes the site hot
+    // while it runs, its LLVM compile lands behind the optimized one, and its last
+    // launches run LLVM's kernels.
     if common::llvm_present() {
         assert_eq!(
             cpu_llvm_tier_ups(),
             llvm_ups + 1,
-            "the hot site did not get LLVM's code"
+            "the site did not get LLVM's code during its call"
+        );
+        assert!(
+            cpu_llvm_switched_chunks() > llvm_switched,
+            "no launch of the running call switched to LLVM's kernels"
         );
     }
+    wait_for_cpu_tier_ups();
     let again = with_mode(Mode::Cpu, || {
         with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
     });

@@ -24,7 +24,7 @@ pub struct CpuBackend;
 /// A site compiled for one combination of captured types.
 pub struct CpuSite {
     /// The code of its first call, and its tier.
-    code: codegen::Compiled,
+    code: Arc<codegen::Compiled>,
     tier: codegen::Tier,
     compile_ms: f64,
     /// Under the adaptive policies, the code the background compiles.
@@ -297,7 +297,7 @@ fn compile(
     let to_llvm = policy == tiers::Policy::Adaptive;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let compiled = Arc::new(CpuSite {
-        code,
+        code: Arc::new(code),
         tier,
         compile_ms,
         upgrade: adaptive.then(|| {
@@ -347,8 +347,12 @@ impl Program {
 
 /// Queues the LLVM compile of a hot site under the adaptive policy: its code replaces
 /// Cranelift's for the calls that start after it is ready.
-fn tier_up_to_llvm(upgrade: &Arc<tiers::Upgrade>, program: &Arc<Program>) {
-    let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(program));
+fn tier_up_to_llvm(
+    upgrade: &Arc<tiers::Upgrade>,
+    program: &Arc<Program>,
+    quick: &Arc<codegen::Compiled>,
+) {
+    let (upgrade, program, quick) = (Arc::clone(upgrade), Arc::clone(program), Arc::clone(quick));
     tiers::in_background(move || {
         let start = Instant::now();
         let location = &program.location;
@@ -358,7 +362,7 @@ fn tier_up_to_llvm(upgrade: &Arc<tiers::Upgrade>, program: &Arc<Program>) {
         }
         match program.compile(codegen::Tier::Llvm) {
             Ok(code) => {
-                let _ = upgrade.llvm.set(code);
+                upgrade.install_llvm(&quick, code);
                 tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let ms = start.elapsed().as_secs_f64() * 1e3;
                 let args = serde_json::json!({ "backend": "cpu", "tier": "llvm" });
@@ -407,11 +411,25 @@ impl CompiledSite for CpuSite {
         // soon as they are ready.
         let llvm = self.upgrade.as_ref().and_then(|u| u.llvm.get());
         let optimized = self.upgrade.as_ref().and_then(|u| u.code.get());
-        let code = llvm.or(optimized).unwrap_or(&self.code);
+        let code = llvm.or(optimized).unwrap_or(&*self.code);
         if let (None, Some(upgrade)) = (optimized, &self.upgrade) {
             ctx.upgrade = Some(Arc::clone(&upgrade.kernels));
         }
         let start = Instant::now();
+        if let (None, Some(upgrade)) = (llvm, &self.upgrade) {
+            ctx.llvm_upgrade = Some(Arc::clone(&upgrade.llvm_kernels));
+            // A long call makes its site hot while it runs, and switches its remaining
+            // chunks to LLVM's code once that is compiled.
+            if upgrade.may_get_hot() {
+                let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&self.program));
+                let quick = Arc::clone(&self.code);
+                ctx.hot_check = Some(Box::new(move || {
+                    if upgrade.hot(start.elapsed()) {
+                        tier_up_to_llvm(&upgrade, &program, &quick);
+                    }
+                }));
+            }
+        }
         let mut out = vec![0u64; code.result_words.max(1)];
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
         // Addresses, so that the call can move to the pool's thread.
@@ -437,7 +455,7 @@ impl CompiledSite for CpuSite {
         })?;
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
             if upgrade.ran(start.elapsed()) {
-                tier_up_to_llvm(upgrade, &self.program);
+                tier_up_to_llvm(upgrade, &self.program, &self.code);
             }
         }
         if status != 0 {
@@ -452,15 +470,31 @@ impl CompiledSite for CpuSite {
             arena,
             // Only logs read it: a site called in a loop formats nothing.
             report: if crate::backend::log::logging() {
-                let landed = self.upgrade.as_ref().and_then(|u| u.code.get()).is_some();
-                let tier = match (optimized, self.tier, landed) {
-                    _ if llvm.is_some() => "LLVM code",
-                    (None, codegen::Tier::Quick, true) => {
-                        "quick code, its kernels switching to optimized code as it ran"
-                    }
-                    (None, codegen::Tier::Quick, false) => "quick code",
-                    (None, codegen::Tier::Llvm, _) => "LLVM code",
-                    _ => "optimized code",
+                let started = match (llvm, optimized, self.tier) {
+                    (Some(_), _, _) | (None, None, codegen::Tier::Llvm) => "LLVM code",
+                    (None, Some(_), _) | (None, None, codegen::Tier::Optimized) => "optimized code",
+                    (None, None, codegen::Tier::Quick) => "quick code",
+                };
+                // Tiers that landed while it ran, which its remaining chunks switched to.
+                let landed = |tier: Option<&codegen::Compiled>, was: Option<&codegen::Compiled>| {
+                    was.is_none() && tier.is_some()
+                };
+                let upgrade = self.upgrade.as_ref();
+                let switched: Vec<&str> = [
+                    (landed(upgrade.and_then(|u| u.code.get()), optimized) && llvm.is_none())
+                        .then_some("optimized"),
+                    landed(upgrade.and_then(|u| u.llvm.get()), llvm).then_some("LLVM's"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let tier = if switched.is_empty() {
+                    started.to_string()
+                } else {
+                    format!(
+                        "{started}, its kernels switching to {} code as it ran",
+                        switched.join(", then ")
+                    )
                 };
                 format!(
                     "{tier}; {} bytes in, {} of them copied to marshal; on {} thread(s)",

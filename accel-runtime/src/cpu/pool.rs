@@ -128,6 +128,11 @@ pub struct RunCtx {
     /// address of the code this run started with: each chunk runs the newest code of its
     /// kernel (see `cpu::tiers`), so a long run switches as soon as it can.
     pub upgrade: Option<KernelUpgrade>,
+    /// The same for LLVM's code, which comes after the optimized code.
+    pub llvm_upgrade: Option<KernelUpgrade>,
+    /// Asked at each chunk while the run has no LLVM code: whether the site has become
+    /// hot during this run (then it queues its LLVM compile, see `cpu::tiers`).
+    pub hot_check: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl RunCtx {
@@ -140,17 +145,27 @@ impl RunCtx {
             error: Mutex::new(None),
             peak_threads: AtomicUsize::new(1),
             upgrade: None,
+            llvm_upgrade: None,
+            hot_check: None,
         }
     }
 
-    /// The newest code of `kernel`: its optimized tier's once that is compiled.
+    /// The newest code of `kernel`: LLVM's once that is compiled, else its optimized
+    /// tier's once that is.
     fn kernel_now(&self, kernel: Kernel) -> Kernel {
-        let Some(newer) = self.upgrade.as_ref().and_then(|u| u.get()) else {
+        if let Some(check) = &self.hot_check {
+            check();
+        }
+        let llvm = self.llvm_upgrade.as_ref().and_then(|u| u.get());
+        let Some(newer) = llvm.or_else(|| self.upgrade.as_ref().and_then(|u| u.get())) else {
             return kernel;
         };
         match newer.iter().find(|(old, _)| *old == kernel as usize as u64) {
             Some(&(_, new)) => {
                 SWITCHED_CHUNKS.fetch_add(1, Ordering::Relaxed);
+                if llvm.is_some() {
+                    LLVM_SWITCHED_CHUNKS.fetch_add(1, Ordering::Relaxed);
+                }
                 // SAFETY: the upgrade maps a kernel's address to the address of the same
                 // kernel compiled again (the same program and signature, see
                 // `cpu::tiers`).
@@ -236,6 +251,9 @@ pub type KernelUpgrade = Arc<OnceLock<Vec<(u64, u64)>>>;
 /// How many chunks (or single-chunk launches) of runs that started on quick code ran
 /// their kernel's optimized code (tests of the tiers).
 pub static SWITCHED_CHUNKS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many of those ran LLVM's code.
+pub static LLVM_SWITCHED_CHUNKS: AtomicUsize = AtomicUsize::new(0);
 
 /// The newest code of `kernel` in the run of `ctx` (see [`RunCtx::upgrade`]).
 fn newest(ctx: *const RunCtx, kernel: Kernel) -> Kernel {

@@ -100,6 +100,8 @@ pub struct Upgrade {
     /// LLVM's code, once the site is hot and its background compile is done: the site
     /// function of calls from then on.
     pub llvm: OnceLock<Compiled>,
+    /// Each quick and optimized function's address with LLVM's, for runs already going.
+    pub llvm_kernels: super::pool::KernelUpgrade,
     /// Whether the site tiers up to LLVM, and after how many milliseconds of running.
     llvm_after_ms: Option<f64>,
     /// Nanoseconds its calls have run.
@@ -129,12 +131,46 @@ impl Upgrade {
     /// Adds a call's run time; true once, when the site has run long enough for its LLVM
     /// compile.
     pub fn ran(&self, elapsed: std::time::Duration) -> bool {
+        let ns = elapsed.as_nanos() as u64;
+        self.ran_ns.fetch_add(ns, Ordering::Relaxed);
+        self.hot(std::time::Duration::ZERO)
+    }
+
+    /// Whether the site's calls so far and a call `running` this long make it hot; true
+    /// once (the caller then queues its LLVM compile).
+    pub fn hot(&self, running: std::time::Duration) -> bool {
         let Some(after_ms) = self.llvm_after_ms else {
             return false;
         };
-        let ns = elapsed.as_nanos() as u64;
-        let total = self.ran_ns.fetch_add(ns, Ordering::Relaxed) + ns;
-        total as f64 >= after_ms * 1e6 && !self.llvm_queued.swap(true, Ordering::AcqRel)
+        let total = self.ran_ns.load(Ordering::Relaxed) + running.as_nanos() as u64;
+        total as f64 >= after_ms * 1e6
+            && !self.llvm_queued.load(Ordering::Relaxed)
+            && !self.llvm_queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether the site may still become hot (it tiers up to LLVM and its compile is not
+    /// queued yet).
+    pub fn may_get_hot(&self) -> bool {
+        self.llvm_after_ms.is_some() && !self.llvm_queued.load(Ordering::Relaxed)
+    }
+
+    /// Installs LLVM's code `llvm`, compiled from the program `quick` was: later calls
+    /// run it, and the chunks of runs already going switch to it.
+    pub fn install_llvm(&self, quick: &Compiled, llvm: Compiled) {
+        let mut pairs: Vec<(u64, u64)> = Vec::new();
+        for older in std::iter::once(quick).chain(self.code.get()) {
+            if older.functions.len() == llvm.functions.len() {
+                pairs.extend(
+                    older
+                        .functions
+                        .iter()
+                        .copied()
+                        .zip(llvm.functions.iter().copied()),
+                );
+            }
+        }
+        let _ = self.llvm_kernels.set(pairs);
+        let _ = self.llvm.set(llvm);
     }
 
     /// Installs `optimized` as the code replacing `quick`.
