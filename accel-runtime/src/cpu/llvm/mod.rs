@@ -8,6 +8,8 @@
 #[cfg(all(feature = "llvm", target_os = "linux"))]
 mod api;
 mod ops;
+#[cfg(test)]
+mod tests;
 mod translate;
 
 pub(in crate::cpu) use translate::Callee;
