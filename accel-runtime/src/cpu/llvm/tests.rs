@@ -124,7 +124,7 @@ fn loops_carry_block_parameters() {
         let body = b.create_block();
         b.ins().brif(n, body, &[], exit, &[sum.into()]);
         b.switch_to_block(body);
-        let n1 = b.ins().iadd_imm(n, -1);
+        let n1 = b.ins().iadd_imm_s(n, -1);
         let s1 = b.ins().iadd(sum, n1);
         b.ins().jump(head, &[n1.into(), s1.into()]);
         b.switch_to_block(exit);
@@ -149,7 +149,7 @@ fn conversions_saturate_and_comparisons_give_bytes() {
         let n = b.ins().fcvt_to_sint_sat(types::I64, q);
         let nan = b.ins().fcmp(FloatCC::Unordered, q, q);
         let nan = b.ins().uextend(types::I64, nan);
-        let hundred = b.ins().imul_imm(nan, 100);
+        let hundred = b.ins().imul_imm_s(nan, 100);
         b.ins().iadd(n, hundred)
     });
     let Some(f) = compiled(f, None) else { return };
@@ -185,7 +185,7 @@ fn lanes_narrow_with_saturation_and_masks_give_their_high_bits() {
         let zero = b.ins().splat(types::I32X4, zero);
         let negative = b.ins().icmp(IntCC::SignedLessThan, v, zero);
         let bits = b.ins().vhigh_bits(types::I64, negative);
-        let bits = b.ins().ishl_imm(bits, 32);
+        let bits = b.ins().ishl_imm_u(bits, 32);
         b.ins().iadd(sum, bits)
     });
     let Some(f) = compiled(f, None) else { return };
