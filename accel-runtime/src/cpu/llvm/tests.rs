@@ -221,7 +221,10 @@ fn helpers_are_called_at_their_addresses() {
         let r = b.inst_results(call)[0];
         b.ins().imul(r, a[1])
     });
-    let Some(f) = compiled(f, Some(add_seven as usize as u64)) else {
+    let Some(f) = compiled(
+        f,
+        Some(add_seven as extern "C" fn(i64) -> i64 as usize as u64),
+    ) else {
         return;
     };
     assert_eq!(call2(f, 3, 4), 40);
