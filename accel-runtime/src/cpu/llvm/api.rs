@@ -4,6 +4,7 @@
 //! the memory manager whose pages hold the compiled code.
 
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 type Ptr = *mut c_void;
@@ -181,6 +182,8 @@ fn load(library: libloading::Library, name: String) -> Result<Api, String> {
         name,
         _library: library,
     };
+    // SAFETY: `at_exit` is an `extern "C" fn()` that touches only atomics and sleeps.
+    unsafe { libc::atexit(at_exit) };
     // SAFETY: the three return strings LLVM allocated, taken and freed by `owned`.
     unsafe {
         api.triple = owned(&api, (api.default_triple)());
@@ -226,6 +229,9 @@ pub(super) fn compile(ir: &str, passes: &str, names: &[String]) -> Result<Vec<u6
         .iter()
         .map(|n| CString::new(n.as_str()).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
+    let Some(_compiling) = Compiling::start() else {
+        return Err("the process is exiting".into());
+    };
     // SAFETY: every object made here is used on this thread only, with the context made
     // for this call, and freed in the order LLVM requires (the engine owns the module;
     // the context outlives both).
@@ -234,6 +240,43 @@ pub(super) fn compile(ir: &str, passes: &str, names: &[String]) -> Result<Vec<u6
         let result = compile_in(api, context, &ir, &passes, &names);
         (api.context_dispose)(context);
         result
+    }
+}
+
+/// Compiles under way, and whether the process has begun to exit (see [`at_exit`]).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// A compile under way, counted in [`IN_FLIGHT`] while it lives.
+struct Compiling;
+
+impl Compiling {
+    /// `None` once the process is exiting: no compile starts then.
+    fn start() -> Option<Compiling> {
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        if EXITING.load(Ordering::SeqCst) {
+            IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Compiling)
+    }
+}
+
+impl Drop for Compiling {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs at exit before LLVM's own static destructors (it is registered after the library
+/// has registered them, and exit runs handlers in reverse): a background compile still
+/// in LLVM would otherwise run on destroyed globals. Stops new compiles and waits up to
+/// two seconds for those under way.
+extern "C" fn at_exit() {
+    EXITING.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
