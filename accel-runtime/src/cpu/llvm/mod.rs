@@ -25,9 +25,21 @@ const PASSES: &str = "default<O2>";
 /// How many sites asked for LLVM code got Cranelift's instead (tests require none).
 pub static FALLBACKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Whether the LLVM library loads, and which: `Ok(name)` or why not.
+/// Whether the LLVM library loads and compiles this tier's IR, and which: `Ok(name)` or
+/// why not. A library older than 15 reads no opaque pointers (`ptr`): it is found out by
+/// compiling a function that uses one, once per process.
 pub fn available() -> Result<String, String> {
-    api::host().map(|(name, _, _)| name)
+    static CHECKED: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let (name, _, _) = api::host()?;
+            let probe = "define i64 @f0(i64 %v0) {\nentry:\n  %p = inttoptr i64 %v0 to ptr\n  %q = ptrtoint ptr %p to i64\n  ret i64 %q\n}\n";
+            api::compile(probe, "default<O0>", &["f0".to_string()]).map_err(|e| {
+                format!("{name} cannot compile this tier's IR (LLVM 15 or later is needed): {e}")
+            })?;
+            Ok(name)
+        })
+        .clone()
 }
 
 /// The functions `functions` (each with its Cranelift id) compiled by LLVM: each one's
@@ -36,6 +48,7 @@ pub(in crate::cpu) fn compile(
     functions: &[(u32, Function)],
     callee: &dyn Fn(u32) -> Option<Callee>,
 ) -> Result<(Vec<u64>, String), String> {
+    available()?;
     let (_, cpu, features) = api::host()?;
     let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
     let refs: Vec<(u32, &Function)> = functions.iter().map(|(id, f)| (*id, f)).collect();
