@@ -295,7 +295,6 @@ fn compile(
     // Whether LLVM is present is asked in the background, when the site is hot: loading
     // the library takes 25 ms or more, which a first call must not wait for.
     let to_llvm = policy == tiers::Policy::Adaptive;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let compiled = Arc::new(CpuSite {
         code: Arc::new(code),
         tier,
@@ -314,7 +313,7 @@ fn compile(
     });
     if let Some(upgrade) = &compiled.upgrade {
         let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&compiled.program));
-        let quick = Arc::clone(&compiled);
+        let quick = Arc::clone(&compiled.code);
         tiers::in_background(move || {
             let start = Instant::now();
             let optimized = program.compile(codegen::Tier::Optimized);
@@ -322,7 +321,7 @@ fn compile(
             let location = &program.location;
             match optimized {
                 Ok(code) => {
-                    upgrade.install(&quick.code, code);
+                    upgrade.install(&quick, code);
                     tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let args = serde_json::json!({ "backend": "cpu", "tier": "optimized" });
                     crate::backend::trace::compiled(location, start, args);
