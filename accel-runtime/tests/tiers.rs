@@ -146,13 +146,16 @@ fn long_site(n: usize, steps: usize) -> Vec<u32> {
 #[test]
 fn adaptive_sites_tier_up_and_a_running_call_switches() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let (n, steps) = (256 * 64, 400);
+    // Long enough for both background compiles to land during the first call: the
+    // site becomes hot after 50 times its quick compile (about 0.3 s here), and LLVM
+    // takes another 0.1-0.3 s.
+    let (n, steps) = (256 * 64, 1200);
     let (ups, switched) = (cpu_tier_ups(), cpu_switched_chunks());
     let (llvm_ups, llvm_switched) = (cpu_llvm_tier_ups(), cpu_llvm_switched_chunks());
     let first = with_mode(Mode::Cpu, || {
         with_cpu_tier(CpuTier::Adaptive, || long_site(n, steps))
     });
-    // A second or so of quick code: the background compile lands during the call, whose
+    // Seconds of quick code: the background compile lands during the call, whose
     // later launches then run the optimized kernels.
     assert!(
         cpu_tier_ups() > ups,
