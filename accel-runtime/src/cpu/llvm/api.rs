@@ -75,9 +75,11 @@ struct Api {
 unsafe impl Send for Api {}
 unsafe impl Sync for Api {}
 
-/// The names tried, newest first. Versions from 15 read the opaque pointers (`ptr`) the
-/// translation writes.
-const NAMES: [&str; 12] = [
+/// The names tried, newest first (the runtime packages' names and the development
+/// packages' links). Versions from 15 read the opaque pointers (`ptr`) the translation
+/// writes; an older one found under an unversioned name is reported unavailable (see
+/// `available`).
+const NAMES: [&str; 16] = [
     "libLLVM.so.21.1",
     "libLLVM-21.so",
     "libLLVM.so.20.1",
@@ -87,9 +89,13 @@ const NAMES: [&str; 12] = [
     "libLLVM.so.18.1",
     "libLLVM-18.so",
     "libLLVM-17.so",
+    "libLLVM-17.so.1",
     "libLLVM-16.so",
+    "libLLVM-16.so.1",
     "libLLVM-15.so",
+    "libLLVM-15.so.1",
     "libLLVM.so",
+    "libLLVM.so.1",
 ];
 
 /// The loaded library, or why there is none.
