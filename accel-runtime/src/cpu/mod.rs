@@ -312,28 +312,15 @@ fn compile(
         }),
     });
     if let Some(upgrade) = &compiled.upgrade {
-        let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&compiled.program));
-        let quick = Arc::clone(&compiled.code);
-        tiers::in_background(move || {
-            let start = Instant::now();
-            let optimized = program.compile(codegen::Tier::Optimized);
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            let location = &program.location;
-            match optimized {
-                Ok(code) => {
-                    upgrade.install(&quick, code);
-                    tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let args = serde_json::json!({ "backend": "cpu", "tier": "optimized" });
-                    crate::backend::trace::compiled(location, start, args);
-                    crate::backend::log::info!(
-                        "{location}: cpu: optimized code compiled in {ms:.3} ms in the background; runs from now on"
-                    );
-                }
-                Err(e) => crate::backend::log::warning!(
-                    "{location}: cpu: the optimized compile failed (the quick code stays): {e}"
-                ),
-            }
-        });
+        let (upgrade, quick) = (Arc::clone(upgrade), Arc::clone(&compiled.code));
+        compiled.program.upgrade(
+            codegen::Tier::Optimized,
+            ("optimized code", "the quick code"),
+            move |code| {
+                upgrade.install(&quick, code);
+                tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            },
+        );
     }
     Ok(compiled)
 }
@@ -342,39 +329,63 @@ impl Program {
     fn compile(&self, tier: codegen::Tier) -> Result<codegen::Compiled, String> {
         codegen::compile(&self.fused, &self.captures, &self.result, false, tier)
     }
+
+    /// Compiles the program at `tier` on the background thread and gives the code to
+    /// `install`; the log names it `what` and, if the compile fails, the code that
+    /// `stays`. LLVM's compile first asks whether the library is there (loading it is
+    /// background work too).
+    fn upgrade(
+        self: &Arc<Self>,
+        tier: codegen::Tier,
+        (what, stays): (&'static str, &'static str),
+        install: impl FnOnce(codegen::Compiled) + Send + 'static,
+    ) {
+        let program = Arc::clone(self);
+        tiers::in_background(move || {
+            let start = Instant::now();
+            let location = &program.location;
+            if tier == codegen::Tier::Llvm {
+                if let Err(why) = llvm::available() {
+                    crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
+                    return;
+                }
+            }
+            match program.compile(tier) {
+                Ok(code) => {
+                    install(code);
+                    let ms = start.elapsed().as_secs_f64() * 1e3;
+                    let args = serde_json::json!({ "backend": "cpu", "tier": tier.name() });
+                    crate::backend::trace::compiled(location, start, args);
+                    crate::backend::log::info!(
+                        "{location}: cpu: {what} compiled in {ms:.3} ms in the background; runs from now on"
+                    );
+                }
+                Err(e) => crate::backend::log::warning!(
+                    "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
+                    tier = tier.name()
+                ),
+            }
+        });
+    }
 }
 
 /// Queues the LLVM compile of a hot site under the adaptive policy: its code replaces
-/// Cranelift's for the calls that start after it is ready.
+/// Cranelift's for the calls that start after it is ready, and the remaining chunks of
+/// calls running.
 fn tier_up_to_llvm(
     upgrade: &Arc<tiers::Upgrade>,
     program: &Arc<Program>,
     quick: &Arc<codegen::Compiled>,
 ) {
-    let (upgrade, program, quick) = (Arc::clone(upgrade), Arc::clone(program), Arc::clone(quick));
-    tiers::in_background(move || {
-        let start = Instant::now();
-        let location = &program.location;
-        if let Err(why) = llvm::available() {
-            crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
-            return;
-        }
-        match program.compile(codegen::Tier::Llvm) {
-            Ok(code) => {
-                upgrade.install_llvm(&quick, code);
-                tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let ms = start.elapsed().as_secs_f64() * 1e3;
-                let args = serde_json::json!({ "backend": "cpu", "tier": "llvm" });
-                crate::backend::trace::compiled(location, start, args);
-                crate::backend::log::info!(
-                    "{location}: cpu: the site is hot; LLVM's code compiled in {ms:.3} ms in the background, runs from now on"
-                );
-            }
-            Err(e) => crate::backend::log::warning!(
-                "{location}: cpu: the LLVM compile failed (Cranelift's code stays): {e}"
-            ),
-        }
-    });
+    let (upgrade, quick) = (Arc::clone(upgrade), Arc::clone(quick));
+    program.upgrade(
+        codegen::Tier::Llvm,
+        ("the site is hot; LLVM's code", "Cranelift's code"),
+        move |code| {
+            upgrade.install_llvm(&quick, code);
+            tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        },
+    );
 }
 
 /// Replaces the variable `name` by the literal `value` in `body`, unless the body binds

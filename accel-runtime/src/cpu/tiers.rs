@@ -110,6 +110,22 @@ pub struct Upgrade {
     llvm_queued: AtomicBool,
 }
 
+/// Each function of the `older` codes with the same function of `newer`, for the chunks of
+/// runs already going. The same program defines the same functions in the same order;
+/// were it ever otherwise, that code is left out and only calls from now on switch.
+fn switches(older: &[&Compiled], newer: &Compiled) -> Vec<(u64, u64)> {
+    older
+        .iter()
+        .filter(|o| o.functions.len() == newer.functions.len())
+        .flat_map(|o| {
+            o.functions
+                .iter()
+                .copied()
+                .zip(newer.functions.iter().copied())
+        })
+        .collect()
+}
+
 /// How long a site runs before its LLVM compile is queued, given how long its quick code
 /// took to compile: about as long as LLVM's compile is expected to take (a rent-or-buy
 /// rule: the time spent running slower code is at most the compile's own), which is
@@ -159,35 +175,14 @@ impl Upgrade {
     /// Installs LLVM's code `llvm`, compiled from the program `quick` was: later calls
     /// run it, and the chunks of runs already going switch to it.
     pub fn install_llvm(&self, quick: &Compiled, llvm: Compiled) {
-        let mut pairs: Vec<(u64, u64)> = Vec::new();
-        for older in std::iter::once(quick).chain(self.code.get()) {
-            if older.functions.len() == llvm.functions.len() {
-                pairs.extend(
-                    older
-                        .functions
-                        .iter()
-                        .copied()
-                        .zip(llvm.functions.iter().copied()),
-                );
-            }
-        }
-        let _ = self.llvm_kernels.set(pairs);
+        let older: Vec<&Compiled> = std::iter::once(quick).chain(self.code.get()).collect();
+        let _ = self.llvm_kernels.set(switches(&older, &llvm));
         let _ = self.llvm.set(llvm);
     }
 
     /// Installs `optimized` as the code replacing `quick`.
     pub fn install(&self, quick: &Compiled, optimized: Compiled) {
-        // The same program defines the same functions; were it ever otherwise, only
-        // calls from now on switch.
-        if quick.functions.len() == optimized.functions.len() {
-            let pairs = quick
-                .functions
-                .iter()
-                .copied()
-                .zip(optimized.functions.iter().copied())
-                .collect();
-            let _ = self.kernels.set(pairs);
-        }
+        let _ = self.kernels.set(switches(&[quick], &optimized));
         let _ = self.code.set(optimized);
     }
 }

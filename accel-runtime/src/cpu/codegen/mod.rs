@@ -165,25 +165,16 @@ impl Gen {
             .into_iter()
             .map(|(id, f)| (id.as_u32(), f))
             .collect();
-        let (addresses, ir) = crate::cpu::llvm::compile(&numbered, &callee)?;
+        let (functions, ir) = crate::cpu::llvm::compile(&numbered, &callee)?;
         if let Some(listing) = &mut self.listing {
             listing.push_str(&format!("\n;; the LLVM module\n{ir}"));
         }
-        let address_of: HashMap<u32, u64> =
-            numbered.iter().map(|(id, _)| *id).zip(addresses).collect();
-        let functions = self
+        // `define` collected the functions in the order it records them in `defined`.
+        let host = self
             .defined
             .iter()
-            .map(|f| {
-                address_of
-                    .get(&f.as_u32())
-                    .copied()
-                    .ok_or("a function LLVM did not compile")
-            })
-            .collect::<Result<Vec<u64>, _>>()?;
-        let host = address_of
-            .get(&site.as_u32())
-            .copied()
+            .position(|&f| f == site)
+            .and_then(|k| functions.get(k).copied())
             .ok_or("LLVM did not compile the site function")?;
         Ok((host as usize, functions))
     }

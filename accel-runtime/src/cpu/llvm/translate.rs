@@ -127,30 +127,9 @@ impl Translator<'_> {
     /// The function's text: its allocas, then each block with its `phi`s.
     fn function(&mut self, id: u32) -> R<String> {
         let f = self.f;
-        let sig = &f.signature;
-        if sig.returns.len() > 1 {
-            return Err("a function with several results".into());
-        }
         let entry = f.layout.entry_block().ok_or("a function without blocks")?;
-        let ret = match sig.returns.first() {
-            Some(p) => format!("{}{}", extension(p.extension), ty(p.value_type)?),
-            None => "void".into(),
-        };
-        let params = f
-            .dfg
-            .block_params(entry)
-            .iter()
-            .zip(&sig.params)
-            .map(|(&v, p)| {
-                Ok(format!(
-                    "{}{} {}",
-                    ty(p.value_type)?,
-                    ext_param(p.extension),
-                    self.v(v)
-                ))
-            })
-            .collect::<R<Vec<_>>>()?;
-        let mut text = format!("define {ret} @f{id}({}) #0 {{\nentry:\n", params.join(", "));
+        let (ret, params) = self.signature(&f.signature, f.dfg.block_params(entry))?;
+        let mut text = format!("define {ret} @f{id}({params}) #0 {{\nentry:\n");
         for (slot, data) in f.sized_stack_slots.iter() {
             let _ = writeln!(
                 text,
@@ -411,31 +390,12 @@ impl Translator<'_> {
 
     fn call(&mut self, inst: Inst, func_ref: ir::FuncRef, args: &[Value]) -> R<()> {
         let ext = &self.f.dfg.ext_funcs[func_ref];
-        let sig = &self.f.dfg.signatures[ext.signature];
-        if sig.returns.len() > 1 {
-            return Err("a call with several results".into());
-        }
+        let (ret, params) = self.signature(&self.f.dfg.signatures[ext.signature], args)?;
         let callee = match self.callee_target(func_ref)? {
             Callee::Defined => format!("@f{}", self.func_id(func_ref)?),
             Callee::Address(a) => self.emit(&format!("inttoptr i64 {a} to ptr")),
         };
-        let ret = match sig.returns.first() {
-            Some(p) => format!("{}{}", extension(p.extension), ty(p.value_type)?),
-            None => "void".into(),
-        };
-        let params = args
-            .iter()
-            .zip(&sig.params)
-            .map(|(&x, p)| {
-                Ok(format!(
-                    "{}{} {}",
-                    ty(p.value_type)?,
-                    ext_param(p.extension),
-                    self.v(x)
-                ))
-            })
-            .collect::<R<Vec<_>>>()?;
-        let call = format!("call {ret} {callee}({})", params.join(", "));
+        let call = format!("call {ret} {callee}({params})");
         match self.f.dfg.inst_results(inst).first() {
             Some(&r) => {
                 let name = self.v(r);
@@ -444,6 +404,29 @@ impl Translator<'_> {
             None => self.line(&call),
         }
         Ok(())
+    }
+
+    /// A definition's or call's result type and its parameters `values`, as `sig`
+    /// types and extends them.
+    fn signature(&self, sig: &ir::Signature, values: &[Value]) -> R<(String, String)> {
+        let ret = match sig.returns.as_slice() {
+            [] => "void".into(),
+            [p] => format!("{}{}", extension(p.extension), ty(p.value_type)?),
+            _ => return Err("a function with several results".into()),
+        };
+        let params = values
+            .iter()
+            .zip(&sig.params)
+            .map(|(&v, p)| {
+                Ok(format!(
+                    "{}{} {}",
+                    ty(p.value_type)?,
+                    ext_param(p.extension),
+                    self.v(v)
+                ))
+            })
+            .collect::<R<Vec<_>>>()?;
+        Ok((ret, params.join(", ")))
     }
 
     /// The `ptr` at `p + offset`.
