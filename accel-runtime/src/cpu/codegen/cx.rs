@@ -156,6 +156,12 @@ pub struct Gen {
     /// The most groups of four lanes a gang may have (see `spmd::gang_groups`): one at
     /// the quick tier, whose code is compiled while the first call waits.
     pub(super) max_groups: usize,
+    /// The lanes of a gang's group, one vector of 32-bit lanes: four (128 bits) for
+    /// Cranelift, the host's vector width for LLVM (16 with AVX-512, 8 with AVX2).
+    pub(super) group_lanes: usize,
+    /// The group lanes of the gang generated next (see `FnCx::gang_shape`): what values
+    /// made for it before it starts (a reduction's accumulators) are vectors of.
+    pub(super) next_group: usize,
     /// How many loops run on SIMD vectors.
     pub(super) simd_loops: usize,
     /// The shapes gang code took, in the order generated (tests check them): how each

@@ -209,6 +209,11 @@ impl Gen {
                 Tier::Quick => 1,
                 Tier::Optimized | Tier::Llvm => spmd::MAX_LANES / spmd::GROUP,
             },
+            group_lanes: match tier {
+                Tier::Llvm => crate::cpu::llvm::group_lanes(),
+                Tier::Quick | Tier::Optimized => spmd::GROUP,
+            },
+            next_group: spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),
             listing: listing.then(String::new),

@@ -42,6 +42,28 @@ pub fn available() -> Result<String, String> {
         .clone()
 }
 
+/// The lanes of 32-bit numbers in one of the host's vector registers as LLVM compiles
+/// for it: 16 with AVX-512, 8 with AVX2, else 4 (Cranelift's 128 bits). A gang's groups
+/// are that wide at this tier (`codegen::spmd`). `ACCEL_LLVM_VECTOR_BITS=128|256|512`
+/// asks for narrower vectors than the host's.
+pub(in crate::cpu) fn group_lanes() -> usize {
+    static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LANES.get_or_init(|| {
+        let host = match api::host() {
+            Ok((_, _, features)) if features.contains("+avx512f") => 16,
+            Ok((_, _, features)) if features.contains("+avx2") => 8,
+            _ => 4,
+        };
+        match std::env::var("ACCEL_LLVM_VECTOR_BITS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            Some(bits @ (128 | 256 | 512)) => (bits / 32).min(host),
+            _ => host,
+        }
+    })
+}
+
 /// The functions `functions` (each with its Cranelift id) compiled by LLVM: each one's
 /// address, in order, and the module's text. `callee` says what a called id is.
 pub(in crate::cpu) fn compile(

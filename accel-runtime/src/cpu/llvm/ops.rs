@@ -62,7 +62,7 @@ impl Translator<'_> {
                     .get(imm)
                     .ok_or("a shuffle without a mask")?;
                 let lanes = mask.as_slice();
-                if lanes.iter().any(|&l| l >= 32) {
+                if lanes.iter().any(|&l| usize::from(l) >= 2 * lanes.len()) {
                     return Err("a shuffle lane out of range".into());
                 }
                 let m: Vec<String> = lanes.iter().map(|l| format!("i32 {l}")).collect();
@@ -306,13 +306,19 @@ impl Translator<'_> {
                 format!("{ext} {} {half} to {}", ty(ht)?, ty(rt)?)
             }
             Opcode::FvpromoteLow => {
-                let half = self.lanes(a[0], 0, 2)?;
-                format!("fpext <2 x float> {half} to {}", ty(rt)?)
+                let n = rt.lane_count();
+                let half = self.lanes(a[0], 0, n)?;
+                format!("fpext <{n} x float> {half} to {}", ty(rt)?)
             }
             Opcode::Fvdemote => {
-                let d = self.emit(&format!("fptrunc {} to <2 x float>", self.typed(a[0])?));
+                // The lanes rounded, then as many zero lanes.
+                let n = self.t(a[0]).lane_count();
+                let d = self.emit(&format!("fptrunc {} to <{n} x float>", self.typed(a[0])?));
+                let idx: Vec<String> = (0..2 * n).map(|l| format!("i32 {l}")).collect();
                 format!(
-                    "shufflevector <2 x float> {d}, <2 x float> zeroinitializer, <4 x i32> <i32 0, i32 1, i32 2, i32 3>"
+                    "shufflevector <{n} x float> {d}, <{n} x float> zeroinitializer, <{} x i32> <{}>",
+                    2 * n,
+                    idx.join(", ")
                 )
             }
             Opcode::Snarrow | Opcode::Unarrow | Opcode::Uunarrow => self.narrow(op, a, rt)?,

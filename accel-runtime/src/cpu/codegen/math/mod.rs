@@ -466,7 +466,7 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
     }
 
     /// The `f32` lanes of `x` (of this `f32` builder's type) as `f64` values: one number,
-    /// or two `F64X2` vectors (lanes 0-1, lanes 2-3).
+    /// or two vectors of half as many lanes (the first half, then the second).
     pub(super) fn promote(&mut self, x: Value) -> Vec<Value> {
         if self.t.is_vector() {
             self.f.promote_lanes(&[x])
@@ -475,10 +475,13 @@ impl<'c, 'a, 'g> Math<'c, 'a, 'g> {
         }
     }
 
-    /// The `f64` type holding this `f32` type's promoted lanes: `F64X2` for vectors.
+    /// The `f64` type holding this `f32` type's promoted lanes: half as many lanes for
+    /// vectors (`F64X2` for `F32X4`).
     pub(super) fn promoted_type(&self) -> CType {
         if self.t.is_vector() {
-            ct::F64X2
+            ct::F64
+                .by(self.t.lane_count() / 2)
+                .expect("a vector of 4, 8 or 16 lanes")
         } else {
             ct::F64
         }

@@ -59,6 +59,8 @@ impl MathProbe {
             records: HashMap::new(),
             kernels: 0,
             max_groups: 1,
+            group_lanes: crate::cpu::codegen::spmd::GROUP,
+            next_group: crate::cpu::codegen::spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),
             listing: None,

@@ -4,7 +4,7 @@
 use super::super::cx::*;
 use super::super::num::comparison;
 use super::coherence::mirrored;
-use super::{Mask, Part, G, GROUP};
+use super::{Mask, Part, G};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -246,14 +246,14 @@ impl FnCx<'_, '_> {
             .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, base, -lanes)
     }
 
-    /// The numbers of group `g`'s four lanes, as 32-bit lanes.
+    /// The numbers of group `g`'s lanes, as 32-bit lanes.
     fn lane_numbers(&mut self, g: usize) -> Value {
-        let first = (GROUP * g) as u32;
+        let group = self.group() as u32;
+        let first = group * g as u32;
+        let t = self.mask_type();
         self.vconst_bytes(
-            ct::I32X4,
-            (first..first + GROUP as u32)
-                .flat_map(u32::to_le_bytes)
-                .collect(),
+            t,
+            (first..first + group).flat_map(u32::to_le_bytes).collect(),
         )
     }
 
@@ -288,7 +288,8 @@ impl FnCx<'_, '_> {
         let lane = self.b.ins().ireduce(ct::I32, lane);
         let none = self.b.ins().iconst(ct::I32, lanes);
         let lane = self.b.ins().select(in_gang, lane, none);
-        let lane = self.b.ins().splat(ct::I32X4, lane);
+        let mt = self.mask_type();
+        let lane = self.b.ins().splat(mt, lane);
         Some(
             (0..self.groups())
                 .map(|g| {
@@ -348,7 +349,8 @@ impl FnCx<'_, '_> {
                     let zero = f.b.ins().iconst(ct::I64, 0);
                     let count = f.b.ins().select(above, count, zero);
                     let count = f.b.ins().ireduce(ct::I32, count);
-                    let count = f.b.ins().splat(ct::I32X4, count);
+                    let mt = f.mask_type();
+                    let count = f.b.ins().splat(mt, count);
                     Part::Var(
                         (0..f.groups())
                             .map(|g| {
@@ -392,9 +394,10 @@ impl FnCx<'_, '_> {
             return Ok(None);
         }
         let low = self.b.ins().iconst(ct::I32, lo);
-        let low = self.b.ins().splat(ct::I32X4, low);
+        let mt = self.mask_type();
+        let low = self.b.ins().splat(mt, low);
         let span = self.b.ins().iconst(ct::I32, hi - lo);
-        let span = self.b.ins().splat(ct::I32X4, span);
+        let span = self.b.ins().splat(mt, span);
         let m = xs
             .iter()
             .map(|&v| {
@@ -502,10 +505,11 @@ impl FnCx<'_, '_> {
                             if op == BinOp::Div {
                                 self.b.ins().ushr_imm_u(x, i64::from(c.trailing_zeros()))
                             } else {
-                                let (t, _) = Self::lane_vector(s);
+                                let (t, _) = self.lane_vector(s);
+                                let n = t.lane_count();
                                 let bytes = match t.lane_bits() {
-                                    64 => (0..2).flat_map(|_| (c - 1).to_le_bytes()).collect(),
-                                    _ => (0..4)
+                                    64 => (0..n).flat_map(|_| (c - 1).to_le_bytes()).collect(),
+                                    _ => (0..n)
                                         .flat_map(|_| ((c - 1) as u32).to_le_bytes())
                                         .collect(),
                                 };
@@ -627,8 +631,8 @@ impl FnCx<'_, '_> {
     /// A word of `from` as `to`, per lane.
     pub(super) fn cast_part(&mut self, p: &Part, from: ScalarType, to: ScalarType) -> R<Part> {
         use ScalarType as S;
-        let (ft, fn_) = Self::lane_vector(from);
-        let (tt, tn) = Self::lane_vector(to);
+        let (ft, fn_) = self.lane_vector(from);
+        let (tt, tn) = self.lane_vector(to);
         if let Part::Uni(x) = p {
             return Ok(Part::Uni(self.cast(*x, from, to)));
         }
@@ -663,20 +667,22 @@ impl FnCx<'_, '_> {
     /// One group's vectors `v` of `from` as `to`, when vector instructions do it.
     fn cast_group(&mut self, v: &[Value], from: ScalarType, to: ScalarType) -> Option<Vec<Value>> {
         use ScalarType as S;
+        let (f32s, i32s) = (self.lane_vector(S::F32).0, self.mask_type());
+        let f64s = self.half_vector(ct::F64);
         Some(match (from, to) {
             (S::F32, S::F64) => self.promote_lanes(&v[..1]),
             (S::F64, S::F32) => self.demote_lanes(v),
-            (S::I32, S::F32) => vec![self.b.ins().fcvt_from_sint(ct::F32X4, v[0])],
-            (S::U32, S::F32) => vec![self.b.ins().fcvt_from_uint(ct::F32X4, v[0])],
-            (S::F32, S::I32) => vec![self.b.ins().fcvt_to_sint_sat(ct::I32X4, v[0])],
-            (S::F32, S::U32) => vec![self.b.ins().fcvt_to_uint_sat(ct::I32X4, v[0])],
+            (S::I32, S::F32) => vec![self.b.ins().fcvt_from_sint(f32s, v[0])],
+            (S::U32, S::F32) => vec![self.b.ins().fcvt_from_uint(f32s, v[0])],
+            (S::F32, S::I32) => vec![self.b.ins().fcvt_to_sint_sat(i32s, v[0])],
+            (S::F32, S::U32) => vec![self.b.ins().fcvt_to_uint_sat(i32s, v[0])],
             (S::I64, S::F64) => v
                 .iter()
-                .map(|&x| self.b.ins().fcvt_from_sint(ct::F64X2, x))
+                .map(|&x| self.b.ins().fcvt_from_sint(f64s, x))
                 .collect(),
             (S::U64 | S::Usize, S::F64) => v
                 .iter()
-                .map(|&x| self.b.ins().fcvt_from_uint(ct::F64X2, x))
+                .map(|&x| self.b.ins().fcvt_from_uint(f64s, x))
                 .collect(),
             (S::I32, S::I64 | S::U64 | S::Usize) => {
                 vec![
@@ -696,7 +702,7 @@ impl FnCx<'_, '_> {
                     self.b.ins().swiden_high(v[0]),
                 ];
                 w.iter()
-                    .map(|&x| self.b.ins().fcvt_from_sint(ct::F64X2, x))
+                    .map(|&x| self.b.ins().fcvt_from_sint(f64s, x))
                     .collect()
             }
             (S::U32, S::F64) => {
@@ -705,24 +711,21 @@ impl FnCx<'_, '_> {
                     self.b.ins().uwiden_high(v[0]),
                 ];
                 w.iter()
-                    .map(|&x| self.b.ins().fcvt_from_uint(ct::F64X2, x))
+                    .map(|&x| self.b.ins().fcvt_from_uint(f64s, x))
                     .collect()
             }
             (S::I64 | S::U64 | S::Usize, S::I32 | S::U32) => {
                 // The low halves of the 64-bit lanes.
-                let (a, b) = (
-                    self.vbitcast(ct::I32X4, v[0]),
-                    self.vbitcast(ct::I32X4, v[1]),
-                );
-                vec![self.shuffle32(a, b, [0, 2, 4, 6])]
+                let (a, b) = (self.vbitcast(i32s, v[0]), self.vbitcast(i32s, v[1]));
+                let evens: Vec<u8> = (0..self.group() as u8).map(|l| 2 * l).collect();
+                vec![self.shuffle32(a, b, &evens)]
             }
             (S::Bool, S::I32 | S::U32) => {
-                let ones = [1u32; 4].iter().flat_map(|x| x.to_le_bytes()).collect();
-                let one = self.vconst_bytes(ct::I32X4, ones);
+                let one = self.vconst_i32_splat(1);
                 vec![self.b.ins().band(v[0], one)]
             }
             (S::Bool, S::I64 | S::U64 | S::Usize) => {
-                let one = self.vconst_i64x2(1, 1);
+                let one = self.vconst_i64_splat(1);
                 let wide = [
                     self.b.ins().swiden_low(v[0]),
                     self.b.ins().swiden_high(v[0]),

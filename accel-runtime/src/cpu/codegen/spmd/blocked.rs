@@ -184,7 +184,7 @@ impl FnCx<'_, '_> {
         // The accumulators of a tile's gangs, and each row's loop bounds.
         let acc_ty = self.type_of_var(&bl.acc, &bl.init)?;
         let words = self.acc_vectors(&acc_ty)?;
-        let gang_bytes = 16 * words.len() as u32;
+        let gang_bytes: u32 = words.iter().map(|t| t.bytes()).sum();
         let acc_slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             gang_bytes * TILE_ROWS as u32,
@@ -435,12 +435,16 @@ impl FnCx<'_, '_> {
         let at = self.acc_at(tile, slot);
         let mut k = 0i32;
         let _ = t;
+        // Every vector is a group's 32-bit lanes wide (one of 64-bit lanes, half a group).
+        let vector_bytes = 4 * self.group() as i32;
         for p in &g.w {
             let Part::Var(vs) = p else {
                 unreachable!("materialized")
             };
             for &v in vs {
-                self.b.ins().store(MemFlagsData::trusted(), v, at, 16 * k);
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, at, vector_bytes * k);
                 k += 1;
             }
         }
@@ -453,9 +457,11 @@ impl FnCx<'_, '_> {
         let mut w = Vec::new();
         for s in Self::word_scalars(t)? {
             let (vt, n) = self.lane_vectors(s);
+            let vector_bytes = vt.bytes() as i32;
             let vs = (0..n)
                 .map(|_| {
-                    let v = self.b.ins().load(vt, MemFlagsData::trusted(), at, 16 * k);
+                    let at_k = vector_bytes * k;
+                    let v = self.b.ins().load(vt, MemFlagsData::trusted(), at, at_k);
                     k += 1;
                     v
                 })

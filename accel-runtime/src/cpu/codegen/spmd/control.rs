@@ -336,7 +336,7 @@ impl FnCx<'_, '_> {
         let mut out = Vec::new();
         for s in ss {
             let (t, n) = self.lane_vectors(s);
-            let zero = self.vconst_bytes(t, vec![0; 16]);
+            let zero = self.vconst_bytes(t, vec![0; t.bytes() as usize]);
             let vars = (0..n)
                 .map(|_| {
                     let v = self.b.declare_var(t);

@@ -15,7 +15,7 @@
 use super::super::cx::*;
 use super::super::proofs::Proofs;
 use super::aliases::Aliases;
-use super::{Slot, G, GROUP};
+use super::{Slot, G};
 use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 use std::collections::{HashMap, HashSet};
@@ -121,8 +121,8 @@ impl FnCx<'_, '_> {
         body: &Expr,
         (lo, hi): (Value, Value),
     ) -> R<Value> {
-        let groups = super::gang_groups(body, var, self.g.max_groups);
-        let shift = (GROUP * groups).trailing_zeros() as i64;
+        let (groups, group) = self.gang_shape(body, var);
+        let shift = (group * groups).trailing_zeros() as i64;
         let hi = self.b.ins().umax(lo, hi);
         let len = self.b.ins().isub(hi, lo);
         let gangs = self.b.ins().ushr_imm_u(len, shift);

@@ -13,7 +13,7 @@ pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
 use super::walks::long_loop;
-use super::{Gang, Slot, G, GROUP, MAX_LANES};
+use super::{Gang, Slot, G, MAX_LANES};
 use accel_ir::ops::{Create, ParallelLoop};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -58,8 +58,8 @@ impl FnCx<'_, '_> {
             false => (vec![], Aliases::new()),
         };
         let walk = !divisors.is_empty();
-        let groups = super::gang_groups(body, param, self.g.max_groups);
-        let shift = (GROUP * groups).trailing_zeros() as i64;
+        let (groups, group) = self.gang_shape(body, param);
+        let shift = (group * groups).trailing_zeros() as i64;
         // Loads at the index shifted (a stencil's neighbours) hold for gangs between the
         // borders they would cross: the indices before run first as scalar code, those
         // after are left to the caller's scalar loop.
@@ -233,6 +233,7 @@ impl FnCx<'_, '_> {
             bound_under: HashMap::new(),
             rows: rows.clone(),
             groups,
+            group: self.g.next_group,
             row_values_set: false,
             settled: None,
         });

@@ -1,39 +1,71 @@
 //! Lanes: the vectors a varying word takes, words made vectors (a uniform word splatted,
-//! the gang's index counted up), single lanes and words from lanes, masks (an `I32X4` per
-//! group of four lanes, widened for 64-bit words), blends, and code run lane by lane.
+//! the gang's index counted up), single lanes and words from lanes, masks (a vector of
+//! 32-bit lanes per group, widened for 64-bit words), blends, and code run lane by lane.
 //!
-//! A gang is one or more groups of four lanes. A word of a 32-bit type is one vector per
-//! group, of a 64-bit type two (lanes 0-1, then 2-3), group after group.
+//! A gang is one or more groups of lanes (four at Cranelift's tiers: 128-bit vectors;
+//! up to 16 at LLVM's: see `Gen::group_lanes`). A word of a 32-bit type is one vector per
+//! group, of a 64-bit type two (the group's first half of lanes, then its second), group
+//! after group.
 
 use super::super::cx::*;
 use super::{not_spmd, Mask, Part, G, GROUP};
 use crate::backend::layout::{self, Word};
+use accel_ir::Expr;
 use accel_ir::{ScalarType, Type};
 use cranelift_codegen::ir::{condcodes::IntCC, Value};
 use cranelift_codegen::ir::{types as ct, ConstantData, Endianness, InstBuilder, MemFlagsData};
 
 impl FnCx<'_, '_> {
-    /// How many groups of four lanes the gang being generated has.
+    /// The shape of the gang that runs `body` over `param`: its groups, and the lanes of
+    /// each. Its width is decided once for every tier ([`super::gang_groups`] groups of
+    /// four lanes), and every lane computes the same value whatever its group; a tier with
+    /// wider vectors (LLVM with AVX-512) holds those lanes in fewer, wider groups.
+    pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
+        let lanes = GROUP * super::gang_groups(body, param, self.g.max_groups);
+        let group = lanes.min(self.g.group_lanes);
+        self.g.next_group = group;
+        (lanes / group, group)
+    }
+
+    /// How many groups the gang being generated has.
     pub(super) fn groups(&self) -> usize {
         self.gang.as_ref().map_or(1, |g| g.groups)
     }
 
+    /// The lanes of each of its groups (before it starts, of the next gang's).
+    pub(super) fn group(&self) -> usize {
+        self.gang.as_ref().map_or(self.g.next_group, |g| g.group)
+    }
+
     /// The gang's lanes.
     pub(in crate::cpu::codegen) fn lanes(&self) -> usize {
-        GROUP * self.groups()
+        self.group() * self.groups()
+    }
+
+    /// A group's vector of 32-bit integer lanes: what a mask is.
+    pub(super) fn mask_type(&self) -> CType {
+        ct::I32
+            .by(self.group() as u32)
+            .expect("a group of 4, 8 or 16 lanes")
+    }
+
+    /// A vector of half a group's lanes of type `lane` (`I64X2` for a group of four).
+    pub(super) fn half_vector(&self, lane: CType) -> CType {
+        lane.by(self.group() as u32 / 2)
+            .expect("a group of 4, 8 or 16 lanes")
     }
 
     /// The vector type holding lanes of `s`, and how many vectors one word takes for the
     /// whole gang.
     pub(super) fn lane_vectors(&self, s: ScalarType) -> (CType, usize) {
-        let (t, n) = Self::lane_vector(s);
+        let (t, n) = self.lane_vector(s);
         (t, n * self.groups())
     }
 
     /// The vector type holding lanes of `s`, and how many vectors one group's word takes.
-    pub(super) fn lane_vector(s: ScalarType) -> (CType, usize) {
+    pub(super) fn lane_vector(&self, s: ScalarType) -> (CType, usize) {
         match s {
-            ScalarType::F32 => (ct::F32X4, 1),
+            ScalarType::F32 => (ct::F32.by(self.group() as u32).expect("a group's lanes"), 1),
             // 8- and 16-bit integers as 32-bit lanes, normalized (see `small.rs`).
             ScalarType::I32
             | ScalarType::U32
@@ -41,9 +73,9 @@ impl FnCx<'_, '_> {
             | ScalarType::I8
             | ScalarType::I16
             | ScalarType::U8
-            | ScalarType::U16 => (ct::I32X4, 1),
-            ScalarType::F64 => (ct::F64X2, 2),
-            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => (ct::I64X2, 2),
+            | ScalarType::U16 => (self.mask_type(), 1),
+            ScalarType::F64 => (self.half_vector(ct::F64), 2),
+            ScalarType::I64 | ScalarType::U64 | ScalarType::Usize => (self.half_vector(ct::I64), 2),
         }
     }
 
@@ -87,15 +119,32 @@ impl FnCx<'_, '_> {
         self.b.ins().vconst(t, handle)
     }
 
-    /// A constant vector of two `i64` lanes.
-    pub(super) fn vconst_i64x2(&mut self, a: i64, b: i64) -> Value {
-        let bytes = [a.to_le_bytes(), b.to_le_bytes()].concat();
-        self.vconst_bytes(ct::I64X2, bytes)
+    /// A constant vector of half a group's `i64` lanes, lane `k` being `first + k`.
+    pub(super) fn vconst_i64_from(&mut self, first: i64) -> Value {
+        let t = self.half_vector(ct::I64);
+        let bytes = (0..t.lane_count() as i64)
+            .flat_map(|k| (first + k).to_le_bytes())
+            .collect();
+        self.vconst_bytes(t, bytes)
+    }
+
+    /// A constant vector of half a group's `i64` lanes, each `x`.
+    pub(super) fn vconst_i64_splat(&mut self, x: i64) -> Value {
+        let t = self.half_vector(ct::I64);
+        let bytes = (0..t.lane_count()).flat_map(|_| x.to_le_bytes()).collect();
+        self.vconst_bytes(t, bytes)
+    }
+
+    /// A constant vector of a group's 32-bit lanes, each `x`.
+    pub(super) fn vconst_i32_splat(&mut self, x: u32) -> Value {
+        let t = self.mask_type();
+        let bytes = (0..t.lane_count()).flat_map(|_| x.to_le_bytes()).collect();
+        self.vconst_bytes(t, bytes)
     }
 
     /// The mask with every lane set.
     pub(super) fn all_lanes(&mut self) -> Mask {
-        let ones = self.vconst_bytes(ct::I32X4, vec![0xff; 16]);
+        let ones = self.vconst_i32_splat(u32::MAX);
         vec![ones; self.groups()]
     }
 
@@ -114,37 +163,40 @@ impl FnCx<'_, '_> {
             Part::Var(v) => v.clone(),
             Part::Uni(x) => self.splat_word(*x, s),
             Part::Seq(base, _) => {
-                let b = self.b.ins().splat(ct::I64X2, *base);
+                let (wt, half) = (self.half_vector(ct::I64), self.group() as i64 / 2);
+                let b = self.b.ins().splat(wt, *base);
                 (0..2 * self.groups() as i64)
                     .map(|k| {
-                        let offsets = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        let offsets = self.vconst_i64_from(half * k);
                         self.b.ins().iadd(b, offsets)
                     })
                     .collect()
             }
             Part::Strided(base, stride) => {
-                let b = self.b.ins().splat(ct::I64X2, *base);
-                let st = self.b.ins().splat(ct::I64X2, *stride);
+                let (wt, half) = (self.half_vector(ct::I64), self.group() as i64 / 2);
+                let b = self.b.ins().splat(wt, *base);
+                let st = self.b.ins().splat(wt, *stride);
                 (0..2 * self.groups() as i64)
                     .map(|k| {
-                        let lanes = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        let lanes = self.vconst_i64_from(half * k);
                         let scaled = self.b.ins().imul(lanes, st);
                         self.b.ins().iadd(b, scaled)
                     })
                     .collect()
             }
             Part::Rev(top) => {
-                let t = self.b.ins().splat(ct::I64X2, *top);
+                let (wt, half) = (self.half_vector(ct::I64), self.group() as i64 / 2);
+                let t = self.b.ins().splat(wt, *top);
                 (0..2 * self.groups() as i64)
                     .map(|k| {
-                        let offsets = self.vconst_i64x2(2 * k, 2 * k + 1);
+                        let offsets = self.vconst_i64_from(half * k);
                         self.b.ins().isub(t, offsets)
                     })
                     .collect()
             }
             Part::Clamp(c) => {
                 let lanes = self.vectors(&Part::Seq(c.base, false), s);
-                let t = ct::I64X2;
+                let t = self.half_vector(ct::I64);
                 let (lo, hi, off) = (
                     self.b.ins().splat(t, c.lo),
                     self.b.ins().splat(t, c.hi),
@@ -199,7 +251,8 @@ impl FnCx<'_, '_> {
         if s == ScalarType::Bool {
             let w = self.b.ins().uextend(ct::I32, x);
             let m = self.b.ins().ineg(w);
-            return vec![self.b.ins().splat(ct::I32X4, m); n];
+            let mt = self.mask_type();
+            return vec![self.b.ins().splat(mt, m); n];
         }
         let x = if s.is_small_int() {
             self.small_to_lane(s, x)
@@ -358,7 +411,8 @@ impl FnCx<'_, '_> {
         let mut bits = self.b.ins().vhigh_bits(ct::I32, m[0]);
         for (g, &x) in m.iter().enumerate().skip(1) {
             let b = self.b.ins().vhigh_bits(ct::I32, x);
-            let b = self.b.ins().ishl_imm_u(b, (GROUP * g) as i64);
+            let shift = (self.group() * g) as i64;
+            let b = self.b.ins().ishl_imm_u(b, shift);
             bits = self.b.ins().bor(bits, b);
         }
         bits
@@ -366,14 +420,15 @@ impl FnCx<'_, '_> {
 
     /// Whether lane `k` of the mask is set (an `I32`, all ones or zero).
     pub(super) fn mask_lane(&mut self, m: &Mask, k: usize) -> Value {
-        self.b.ins().extractlane(m[k / GROUP], (k % GROUP) as u8)
+        let group = self.group();
+        self.b.ins().extractlane(m[k / group], (k % group) as u8)
     }
 
-    /// The mask for a word of `s`: one `I32X4` per group, or two `I64X2` for 64-bit
-    /// words. Also whether the parts were widened here (Cranelift then no longer sees that
+    /// The mask for a word of `s`: one vector per group (`I32X4` for four lanes), or two
+    /// of 64-bit lanes for 64-bit words (`I64X2`). Also whether the parts were widened here (Cranelift then no longer sees that
     /// each lane is all ones or all zeros).
     pub(super) fn mask_parts(&mut self, m: &Mask, s: ScalarType) -> (Vec<Value>, bool) {
-        if Self::lane_vector(s).1 == 1 {
+        if self.lane_vector(s).1 == 1 {
             return (m.clone(), false);
         }
         let mut parts = Vec::with_capacity(2 * m.len());
@@ -396,18 +451,20 @@ impl FnCx<'_, '_> {
     /// A lane-wise comparison result of a word (its vectors) as a mask.
     pub(super) fn narrow_mask(&mut self, parts: &[Value]) -> Mask {
         let groups = self.groups();
+        let mt = self.mask_type();
         if parts.len() == groups {
-            return parts.iter().map(|&m| self.vbitcast(ct::I32X4, m)).collect();
+            return parts.iter().map(|&m| self.vbitcast(mt, m)).collect();
         }
+        let evens: Vec<u8> = (0..self.group() as u8).map(|l| 2 * l).collect();
         // Two 64-bit vectors per group: each 64-bit lane is all ones or all zeros, and its
         // low half says the same.
         parts
             .chunks(2)
             .map(|pair| {
                 let (wide_a, wide_b) = (pair[0], pair[1]);
-                let a = self.vbitcast(ct::I32X4, wide_a);
-                let b = self.vbitcast(ct::I32X4, wide_b);
-                let m = self.shuffle32(a, b, [0, 2, 4, 6]);
+                let a = self.vbitcast(mt, wide_a);
+                let b = self.vbitcast(mt, wide_b);
+                let m = self.shuffle32(a, b, &evens);
                 if let Some(g) = &mut self.gang {
                     g.wide_masks.insert(m, vec![wide_a, wide_b]);
                 }
@@ -433,7 +490,8 @@ impl FnCx<'_, '_> {
         // A widened mask blends with one `blendv` (it reads each lane's top bit) rather
         // than three logic instructions; only x86 (SSE4.1) has it, on integer lanes.
         let blendv = widened && self.g.blendv;
-        let (t, _) = Self::lane_vector(s);
+        let (t, _) = self.lane_vector(s);
+        let it = self.half_vector(ct::I64);
         let out = av
             .iter()
             .zip(&bv)
@@ -445,7 +503,6 @@ impl FnCx<'_, '_> {
                 } else if a_zero {
                     self.b.ins().band_not(y, mk)
                 } else if blendv {
-                    let it = ct::I64X2;
                     let (mk, xi, yi) = (
                         self.vbitcast(it, mk),
                         self.vbitcast(it, x),
@@ -506,40 +563,70 @@ impl FnCx<'_, '_> {
         Ok(self.part_of_lanes(out, &lanes))
     }
 
-    /// The `f32` lanes of vectors as two `F64X2` each (lanes 0-1, 2-3).
+    /// The `f32` lanes of vectors as two vectors of `f64` lanes each (the first half of
+    /// lanes, then the second: `F64X2` for an `F32X4`).
     pub(in crate::cpu::codegen) fn promote_lanes(&mut self, xs: &[Value]) -> Vec<Value> {
+        let n = self.group() as u8;
+        let high: Vec<u8> = (n / 2..n).chain(n / 2..n).collect();
         let mut out = Vec::with_capacity(2 * xs.len());
+        let wide = ct::F64
+            .by(u32::from(n) / 2)
+            .expect("a group of 4, 8 or 16 lanes");
         for &x in xs {
-            out.push(self.b.ins().fvpromote_low(x));
-            let high_lanes = self.shuffle32(x, x, [2, 3, 2, 3]);
-            out.push(self.b.ins().fvpromote_low(high_lanes));
+            let low = self.b.ins().fvpromote_low(x);
+            out.push(self.retype(low, wide));
+            let high_lanes = self.shuffle32(x, x, &high);
+            let high = self.b.ins().fvpromote_low(high_lanes);
+            out.push(self.retype(high, wide));
         }
         out
     }
 
-    /// Pairs of `F64X2` rounded to one `F32X4` each.
+    /// Pairs of vectors of `f64` lanes rounded to one of `f32` lanes each.
     pub(in crate::cpu::codegen) fn demote_lanes(&mut self, parts: &[Value]) -> Vec<Value> {
+        let n = self.group() as u8;
+        let halves: Vec<u8> = (0..n / 2).chain(n..n + n / 2).collect();
         parts
             .chunks(2)
             .map(|pair| {
+                let narrow = ct::F32
+                    .by(u32::from(n))
+                    .expect("a group of 4, 8 or 16 lanes");
                 let low = self.b.ins().fvdemote(pair[0]);
+                let low = self.retype(low, narrow);
                 let high = self.b.ins().fvdemote(pair[1]);
-                self.shuffle32(low, high, [0, 1, 4, 5])
+                let high = self.retype(high, narrow);
+                self.shuffle32(low, high, &halves)
             })
             .collect()
     }
 
-    /// The 32-bit lanes `pick` of the eight lanes of `a` then `b` (as `a`'s type).
-    pub(super) fn shuffle32(&mut self, a: Value, b: Value, pick: [u8; 4]) -> Value {
+    /// `v`, the result of an instruction CLIF types for 128-bit vectors only (`shuffle`,
+    /// `fvpromote_low`, `fvdemote`), as type `t`: a wider group's (compiled by LLVM
+    /// only) has its operands' width.
+    fn retype(&mut self, v: Value, t: CType) -> Value {
+        match self.b.func.dfg.value_type(v) == t {
+            true => v,
+            false => self.b.func.dfg.replace_result(v, t),
+        }
+    }
+
+    /// The 32-bit lanes `pick` of the lanes of `a` then `b` (as `a`'s type; `pick` has a
+    /// group's lanes).
+    pub(super) fn shuffle32(&mut self, a: Value, b: Value, pick: &[u8]) -> Value {
         let t = self.b.func.dfg.value_type(a);
         let bytes: Vec<u8> = pick
             .iter()
             .flat_map(|&l| (0..4).map(move |k| 4 * l + k))
             .collect();
+        let bt = ct::I8
+            .by(bytes.len() as u32)
+            .expect("a group of 4, 8 or 16 lanes");
         let mask = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
-        let ab = self.vbitcast(ct::I8X16, a);
-        let bb = self.vbitcast(ct::I8X16, b);
+        let ab = self.vbitcast(bt, a);
+        let bb = self.vbitcast(bt, b);
         let s = self.b.ins().shuffle(ab, bb, mask);
+        let s = self.retype(s, bt);
         self.vbitcast(t, s)
     }
 }

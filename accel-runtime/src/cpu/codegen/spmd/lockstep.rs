@@ -247,7 +247,7 @@ impl FnCx<'_, '_> {
         };
         let live = self.mask_variables(&start);
         // Each counted counter's trips, per lane: how often it ran the body.
-        let zero = self.vconst_bytes(ct::I32X4, vec![0; 16]);
+        let zero = self.vconst_i32_splat(0);
         let trips: Vec<Vec<Variable>> = kept
             .iter()
             .map(|k| match k.counted {
@@ -308,7 +308,7 @@ impl FnCx<'_, '_> {
     pub(super) fn mask_variables(&mut self, m: &[Value]) -> Vec<Variable> {
         m.iter()
             .map(|&x| {
-                let v = self.b.declare_var(ct::I32X4);
+                let v = self.b.declare_var(self.mask_type());
                 self.b.def_var(v, x);
                 v
             })
@@ -322,7 +322,8 @@ impl FnCx<'_, '_> {
             1 => trips,
             _ => {
                 let by = self.b.ins().iconst(ct::I32, step);
-                let by = self.b.ins().splat(ct::I32X4, by);
+                let mt = self.mask_type();
+                let by = self.b.ins().splat(mt, by);
                 trips.iter().map(|&t| self.b.ins().imul(t, by)).collect()
             }
         };

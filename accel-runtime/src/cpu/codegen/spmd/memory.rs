@@ -276,16 +276,17 @@ impl FnCx<'_, '_> {
                 let Part::Var(up) = up else {
                     unreachable!("loads give vectors")
                 };
-                let per_vector: u8 = if Self::lane_vector(s).1 == 1 { 4 } else { 2 };
-                let pick = if per_vector == 4 {
-                    [3, 2, 1, 0]
-                } else {
-                    [2, 3, 0, 1]
+                // Each vector's lanes in reverse, as 32-bit lanes (a 64-bit lane's two
+                // halves keep their order).
+                let n = self.group() as u8;
+                let pick: Vec<u8> = match self.lane_vector(s).1 {
+                    1 => (0..n).rev().collect(),
+                    _ => (0..n / 2).rev().flat_map(|e| [2 * e, 2 * e + 1]).collect(),
                 };
                 Part::Var(
                     up.iter()
                         .rev()
-                        .map(|&v| self.shuffle32(v, v, pick))
+                        .map(|&v| self.shuffle32(v, v, &pick))
                         .collect(),
                 )
             }
@@ -447,7 +448,8 @@ impl FnCx<'_, '_> {
     ) -> Part {
         let (t, n) = self.lane_vectors(s);
         let (addr, shift) = super::super::memory::element_address(&mut self.b, col, base, s);
-        let group_bytes = 4 * s.bytes() as i32;
+        let group_bytes = (self.group() as u32 * s.bytes()) as i32;
+        let vector_bytes = t.bytes() as i32;
         Part::Var(
             (0..n)
                 .map(|k| {
@@ -455,7 +457,9 @@ impl FnCx<'_, '_> {
                         let at = shift + group_bytes * k as i32;
                         self.load_small_group(s, flags, addr, at)
                     } else {
-                        self.b.ins().load(t, flags, addr, shift + 16 * k as i32)
+                        self.b
+                            .ins()
+                            .load(t, flags, addr, shift + vector_bytes * k as i32)
                     }
                 })
                 .collect(),
@@ -601,7 +605,8 @@ impl FnCx<'_, '_> {
             _ => {
                 let fv = self.vectors(&flat, s);
                 let cv = self.vectors(c, s);
-                let d = self.b.ins().splat(ct::I64X2, dim);
+                let wt = self.half_vector(ct::I64);
+                let d = self.b.ins().splat(wt, dim);
                 Part::Var(
                     fv.iter()
                         .zip(&cv)
@@ -622,14 +627,15 @@ impl FnCx<'_, '_> {
             let vs = self.vectors(v, s);
             let off = self.scaled(*base, s);
             let addr = self.b.ins().iadd(col, off);
+            let group_bytes = (self.group() as u32 * s.bytes()) as i32;
             for (k, x) in vs.iter().enumerate() {
                 if s.is_small_int() {
-                    let group_bytes = 4 * s.bytes() as i32;
                     self.store_small_group(s, *x, addr, group_bytes * k as i32);
                 } else {
+                    let vector_bytes = self.b.func.dfg.value_type(*x).bytes() as i32;
                     self.b
                         .ins()
-                        .store(MemFlagsData::trusted(), *x, addr, 16 * k as i32);
+                        .store(MemFlagsData::trusted(), *x, addr, vector_bytes * k as i32);
                 }
             }
             return;

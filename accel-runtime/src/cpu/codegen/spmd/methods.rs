@@ -76,7 +76,7 @@ impl FnCx<'_, '_> {
 
     /// A float method with a vector form, or `None`.
     fn gfloat_method(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<Option<G>> {
-        let (t, _) = Self::lane_vector(s);
+        let (t, _) = self.lane_vector(s);
         let x = self.vectors(&r.w[0], s);
         let arg = |f: &mut Self, k: usize| -> Vec<Value> { f.vectors(&a[k].w[0], s) };
         let each = |_: &mut Self, xs: Vec<Value>| G {
@@ -258,11 +258,12 @@ impl FnCx<'_, '_> {
 
     /// The float constant `v` in every lane of a vector of `s`.
     pub(super) fn splat_f(&mut self, s: ScalarType, v: f64) -> Value {
-        let (t, _) = Self::lane_vector(s);
+        let (t, _) = self.lane_vector(s);
+        let n = t.lane_count();
         let bytes = if s == ScalarType::F32 {
-            (0..4).flat_map(|_| (v as f32).to_le_bytes()).collect()
+            (0..n).flat_map(|_| (v as f32).to_le_bytes()).collect()
         } else {
-            (0..2).flat_map(|_| v.to_le_bytes()).collect()
+            (0..n).flat_map(|_| v.to_le_bytes()).collect()
         };
         self.vconst_bytes(t, bytes)
     }
@@ -275,8 +276,8 @@ impl FnCx<'_, '_> {
                 w: vec![Part::Clamp(c)],
             }));
         }
-        let (t, _) = Self::lane_vector(s);
-        if t != ct::I32X4 {
+        let (t, _) = self.lane_vector(s);
+        if t != self.mask_type() {
             return Ok(None);
         }
         let x = self.vectors(&r.w[0], s);
@@ -380,7 +381,8 @@ impl FnCx<'_, '_> {
                 let reversed = self.b.ins().icmp(cc, lo, hi);
                 let all = self.b.ins().uextend(ct::I32, reversed);
                 let all = self.b.ins().ineg(all);
-                let all = self.b.ins().splat(ct::I32X4, all);
+                let mt = self.mask_type();
+                let all = self.b.ins().splat(mt, all);
                 let mask = vec![all; self.groups()];
                 self.fail_lanes(
                     mask,

@@ -217,9 +217,9 @@ impl FnCx<'_, '_> {
         let param = param.to_string();
         let safe = Self::length_sources(n);
         let ne = self.expr(r.ne)?;
-        let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         // One group's vectors for every group of the gang the loop runs.
-        let groups = super::gang_groups(body, &param, self.g.max_groups);
+        let (groups, _) = self.gang_shape(body, &param);
+        let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         let ne_g = G {
             ty: ne_g.ty,
             w: ne_g

@@ -43,8 +43,21 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// One group's four consecutive elements of small type `s` at `addr + offset`, widened
-    /// to 32-bit lanes: one 32- or 64-bit load (never past the four elements).
+    /// The words one group's elements of small type `s` are loaded and stored as (the
+    /// group's bytes in one `I32` or `I64`, or several `I64`s), and the vector of them
+    /// whose bytes are a vector of the group's 32-bit lanes.
+    fn small_group_words(&self, s: ScalarType) -> (CType, usize, CType) {
+        let bytes = self.group() * s.bytes() as usize;
+        let word = if bytes == 4 { ct::I32 } else { ct::I64 };
+        let words = bytes.div_ceil(8);
+        let container = word
+            .by((4 * self.group() / word.bytes() as usize) as u32)
+            .expect("a group of 4, 8 or 16 lanes");
+        (word, words, container)
+    }
+
+    /// One group's consecutive elements of small type `s` at `addr + offset`, widened to
+    /// 32-bit lanes: loaded as one to four words (never past the group's elements).
     pub(super) fn load_small_group(
         &mut self,
         s: ScalarType,
@@ -59,23 +72,29 @@ impl FnCx<'_, '_> {
                 f.b.ins().uwiden_low(v)
             }
         };
+        let (word, words, container) = self.small_group_words(s);
+        let first = self.b.ins().load(word, flags, addr, offset);
+        let mut v = self.b.ins().scalar_to_vector(container, first);
+        for k in 1..words {
+            let w = self.b.ins().load(word, flags, addr, offset + 8 * k as i32);
+            v = self.b.ins().insertlane(v, w, k as u8);
+        }
+        let small_lane = if s.bits() == 8 { ct::I8 } else { ct::I16 };
+        let small = small_lane
+            .by(container.bytes() / s.bytes())
+            .expect("a group of 4, 8 or 16 lanes");
+        let small = self.vbitcast(small, v);
+        let halves = widen(self, small);
         if s.bits() == 8 {
-            let w = self.b.ins().load(ct::I32, flags, addr, offset);
-            let v = self.b.ins().scalar_to_vector(ct::I32X4, w);
-            let bytes = self.vbitcast(ct::I8X16, v);
-            let halves = widen(self, bytes);
             widen(self, halves)
         } else {
-            let w = self.b.ins().load(ct::I64, flags, addr, offset);
-            let v = self.b.ins().scalar_to_vector(ct::I64X2, w);
-            let halves = self.vbitcast(ct::I16X8, v);
-            widen(self, halves)
+            halves
         }
     }
 
-    /// Stores one group's normalized lanes `v` of small type `s` as four consecutive
-    /// elements at `addr + offset`: narrowed (exactly: the lanes are in range) and written
-    /// with one 32- or 64-bit store.
+    /// Stores one group's normalized lanes `v` of small type `s` as consecutive elements at
+    /// `addr + offset`: narrowed (exactly: the lanes are in range) and written as one to
+    /// four words.
     pub(super) fn store_small_group(&mut self, s: ScalarType, v: Value, addr: Value, offset: i32) {
         let narrow = |f: &mut Self, v: Value| {
             if s.is_signed_int() {
@@ -85,16 +104,17 @@ impl FnCx<'_, '_> {
             }
         };
         let halves = narrow(self, v);
-        let flags = MemFlagsData::trusted();
-        if s.bits() == 8 {
-            let bytes = narrow(self, halves);
-            let words = self.vbitcast(ct::I32X4, bytes);
-            let w = self.b.ins().extractlane(words, 0);
-            self.b.ins().store(flags, w, addr, offset);
+        let narrowed = if s.bits() == 8 {
+            narrow(self, halves)
         } else {
-            let words = self.vbitcast(ct::I64X2, halves);
-            let w = self.b.ins().extractlane(words, 0);
-            self.b.ins().store(flags, w, addr, offset);
+            halves
+        };
+        let flags = MemFlagsData::trusted();
+        let (_, words, container) = self.small_group_words(s);
+        let packed = self.vbitcast(container, narrowed);
+        for k in 0..words {
+            let w = self.b.ins().extractlane(packed, k as u8);
+            self.b.ins().store(flags, w, addr, offset + 8 * k as i32);
         }
     }
 
@@ -117,7 +137,8 @@ impl FnCx<'_, '_> {
             let out = vs
                 .into_iter()
                 .map(|v| {
-                    let w = self.b.ins().fcvt_to_sint_sat(ct::I32X4, v);
+                    let mt = self.mask_type();
+                    let w = self.b.ins().fcvt_to_sint_sat(mt, v);
                     let w = self.b.ins().smax(w, lo);
                     self.b.ins().smin(w, hi)
                 })
@@ -137,9 +158,8 @@ impl FnCx<'_, '_> {
         })
     }
 
-    /// `x` in every lane of an `I32X4`.
+    /// `x` in every 32-bit lane of a group's vector.
     fn splat_i32(&mut self, x: i32) -> Value {
-        let bytes = (0..4).flat_map(|_| x.to_le_bytes()).collect();
-        self.vconst_bytes(ct::I32X4, bytes)
+        self.vconst_i32_splat(x as u32)
     }
 }

@@ -97,8 +97,10 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) wide_masks: HashMap<Value, Vec<Value>>,
     /// Set when the gang loop walks rows (see [`RowWalk`]).
     pub(in crate::cpu::codegen) rows: Option<RowWalk>,
-    /// How many groups of four lanes the gang has (its width is four times this).
+    /// How many groups the gang has.
     pub(in crate::cpu::codegen) groups: usize,
+    /// The lanes of each group (see `Gen::group_lanes`).
+    pub(in crate::cpu::codegen) group: usize,
     /// The mask each varying variable was bound under, when some lanes were not running:
     /// assigned under that same mask, its other lanes need not keep their values (they
     /// are never read: the variable's scope is that code), so no blend.
@@ -112,6 +114,6 @@ pub(in crate::cpu::codegen) struct Gang {
     pub(in crate::cpu::codegen) settled: Option<(usize, bool)>,
 }
 
-/// Which lanes of a gang run: one `I32X4` per group of four lanes, each lane all ones or
-/// all zeros.
+/// Which lanes of a gang run: one vector of 32-bit lanes (`I32X4` for four lanes) per
+/// group, each lane all ones or all zeros.
 pub(in crate::cpu::codegen) type Mask = Vec<Value>;
