@@ -138,14 +138,17 @@ fn product_at(a: &[f64], b: &[f64], k: usize, m: usize, p: usize) -> f64 {
 #[test]
 fn blocked_loops_are_bit_identical() {
     let mut rng = Rng(11);
-    // Rows shorter and longer than a gang, around its width, a power of two long; loops
-    // shorter and longer than a block of iterations; triangular bounds.
+    // Rows shorter and longer than a gang, around its width, a power of two long (rows of
+    // 1, 2 and 4 KiB run blocks of 32, 16 and 8 iterations); loops shorter and longer
+    // than a block of iterations; triangular bounds.
     for (n, m, k) in [
         (3, 1, 5),
         (5, 7, 1),
         (17, 16, 3),
         (9, 33, 70),
         (40, 128, 65),
+        (4, 256, 37),
+        (3, 512, 20),
         (33, 100, 200),
     ] {
         let a = rng.f64s(n * k, -1.0, 1.0);

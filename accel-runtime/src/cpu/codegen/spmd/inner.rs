@@ -121,7 +121,7 @@ impl FnCx<'_, '_> {
         body: &Expr,
         (lo, hi): (Value, Value),
     ) -> R<Value> {
-        let (groups, group) = self.gang_shape(body, var, false);
+        let (groups, group) = self.gang_shape(body, var);
         let shift = (group * groups).trailing_zeros() as i64;
         let hi = self.b.ins().umax(lo, hi);
         let len = self.b.ins().isub(hi, lo);

@@ -58,8 +58,7 @@ impl FnCx<'_, '_> {
             false => (vec![], Aliases::new()),
         };
         let walk = !divisors.is_empty();
-        let narrow = walk && long_loop(body) && self.has_32_bit_result(body, param);
-        let (groups, group) = self.gang_shape(body, param, narrow);
+        let (groups, group) = self.gang_shape(body, param);
         let shift = (group * groups).trailing_zeros() as i64;
         // Loads at the index shifted (a stencil's neighbours) hold for gangs between the
         // borders they would cross: the indices before run first as scalar code, those
@@ -165,18 +164,6 @@ impl FnCx<'_, '_> {
     /// takes every index itself: `hi`). A sequence read under a condition may be shorter
     /// than the launch (`create(k + 1, |i| if i < k { y[i] } else { a })`, a padded
     /// copy): then the whole chunk ran as scalar code.
-    /// Whether the element `body` at index `param` is a 32-bit number.
-    fn has_32_bit_result(&mut self, body: &Expr, param: &str) -> bool {
-        let usize_ = Type::Scalar(ScalarType::Usize);
-        let shadowed = self.vars.insert(param.to_string(), (usize_, vec![]));
-        let t = self.type_of(body);
-        match shadowed {
-            Some(v) => self.vars.insert(param.to_string(), v),
-            None => self.vars.remove(param),
-        };
-        matches!(t, Ok(Type::Scalar(s)) if s.bits() == 32)
-    }
-
     fn within_indexed(
         &mut self,
         body: &Expr,

@@ -19,17 +19,10 @@ impl FnCx<'_, '_> {
     /// The shape of the gang that runs `body` over `param`: its groups, and the lanes of
     /// each. Its width is decided once for every tier ([`super::gang_groups`] groups of
     /// four lanes), and every lane computes the same value whatever its group; a tier with
-    /// wider vectors (LLVM with AVX-512) holds those lanes in fewer, wider groups, unless
-    /// `narrow`: 128-bit groups at every tier.
-    ///
-    /// `narrow` is for rows of 32-bit elements that fold a long loop (a matrix product's
-    /// in `f32`): the natural SGEMM at 1024 (rows of 4 KiB) ran 1.8-2.3x slower in 512-
-    /// or 256-bit groups than in 128-bit ones, while the `f64` products gain (GEMM 0.6x,
-    /// SYMM 0.6x of the narrow groups' time).
-    pub(super) fn gang_shape(&mut self, body: &Expr, param: &str, narrow: bool) -> (usize, usize) {
+    /// wider vectors (LLVM with AVX-512) holds those lanes in fewer, wider groups.
+    pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
         let lanes = GROUP * super::gang_groups(body, param, self.g.max_groups);
-        let widest = if narrow { GROUP } else { self.g.group_lanes };
-        let group = lanes.min(widest);
+        let group = lanes.min(self.g.group_lanes);
         self.g.next_group = group;
         (lanes / group, group)
     }

@@ -218,7 +218,7 @@ impl FnCx<'_, '_> {
         let safe = Self::length_sources(n);
         let ne = self.expr(r.ne)?;
         // One group's vectors for every group of the gang the loop runs.
-        let (groups, _) = self.gang_shape(body, &param, false);
+        let (groups, _) = self.gang_shape(body, &param);
         let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         let ne_g = G {
             ty: ne_g.ty,
