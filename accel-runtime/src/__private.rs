@@ -218,6 +218,11 @@ pub fn wait_for_cpu_tier_ups() {
     crate::cpu::tiers::wait_for_background()
 }
 
+/// How many `create`s of CPU runs wrote into the memory of the sequence they replaced.
+pub fn cpu_creates_in_place() -> usize {
+    crate::cpu::pool::CREATES_IN_PLACE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How many chunks of CPU runs that started on Cranelift's code ran LLVM's.
 pub fn cpu_llvm_switched_chunks() -> usize {
     crate::cpu::pool::LLVM_SWITCHED_CHUNKS.load(std::sync::atomic::Ordering::Relaxed)

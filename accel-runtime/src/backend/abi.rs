@@ -206,6 +206,14 @@ impl Arena {
         p
     }
 
+    /// Whether `ptr` is the start of an allocation of the arena's own of at least `bytes`
+    /// bytes that it still holds (not spare).
+    pub fn owns(&self, ptr: usize, bytes: usize) -> bool {
+        self.own
+            .iter()
+            .any(|&(p, layout)| p == ptr && layout.size() >= bytes)
+    }
+
     /// How many allocations of their own the arena holds: a mark for [`Arena::recycle`].
     pub fn own_mark(&self) -> usize {
         self.own.len()

@@ -4,7 +4,7 @@
 
 use super::pool::{
     accel_alloc, accel_alloc_host, accel_chunk_size, accel_chunks, accel_copy, accel_fail,
-    accel_host_mark, accel_par, accel_recycle, accel_threads,
+    accel_host_mark, accel_host_owns, accel_par, accel_recycle, accel_threads,
 };
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
@@ -63,6 +63,12 @@ pub fn helpers() -> Vec<Helper> {
             "accel_alloc_host",
             accel_alloc_host as *const u8,
             &[i64_; 4],
+            Some(i64_),
+        ),
+        h(
+            "accel_host_owns",
+            accel_host_owns as *const u8,
+            &[i64_; 3],
             Some(i64_),
         ),
         h(

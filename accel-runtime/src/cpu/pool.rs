@@ -571,6 +571,23 @@ pub extern "C" fn accel_alloc_host(ctx: *const RunCtx, bytes: u64, align: u64, s
     host.alloc_own(bytes as usize, align as usize, touch) as u64
 }
 
+/// Whether the site function allocated `ptr` itself, at least `bytes` long (1) or not (0):
+/// a sequence whose memory a `create` may write in place (see `codegen::in_place`), never a
+/// caller's.
+pub extern "C" fn accel_host_owns(ctx: *const RunCtx, ptr: u64, bytes: u64) -> u64 {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
+    let owns = host.owns(ptr as usize, bytes as usize);
+    if owns {
+        CREATES_IN_PLACE.fetch_add(1, Ordering::Relaxed);
+    }
+    u64::from(owns)
+}
+
+/// How many `create`s wrote in place (tests of `codegen::in_place`).
+pub static CREATES_IN_PLACE: AtomicUsize = AtomicUsize::new(0);
+
 /// A mark of the site function's allocations so far (a loop's start).
 pub extern "C" fn accel_host_mark(ctx: *const RunCtx) -> u64 {
     // SAFETY: as in `accel_alloc`.

@@ -14,7 +14,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Linkage, Module};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What code generation gives: a value, or why the construct cannot be compiled.
 pub(super) type R<T> = Result<T, String>;
@@ -187,6 +187,12 @@ pub struct Gen {
     pub(super) inner_gangs: bool,
     /// Why kernels fell back to scalar code (shown in `ACCEL_DUMP` listings).
     pub(super) spmd_fallbacks: Vec<String>,
+    /// The `create`s of the site function that may write into the memory of the sequence
+    /// they replace, by their element function's address (see `in_place`).
+    pub(super) in_place: HashSet<usize>,
+    /// Whether the kernel being generated may write its output into memory its element
+    /// reads at its own index: no gang may then compute an element twice.
+    pub(super) writes_in_place: bool,
     /// Every function defined, in order (a tier's compile defines the same ones).
     pub(super) defined: Vec<FuncId>,
     /// Functions whose compilation waits for [`Gen::define_deferred`] or runs while the
@@ -305,6 +311,11 @@ pub(super) struct FnCx<'a, 'g> {
     /// The loops around the code being generated that keep stored values for their next
     /// step (see `forwarding`), innermost last.
     pub(super) forwarding: Vec<super::kept::Forwarding>,
+    /// The sequence (its length and memory) the `create` being lowered may write in
+    /// place, with its element function's address (see `in_place`).
+    pub(super) reuse: Option<(usize, Value, Value)>,
+    /// The launch begun next may write its output there (see `begin_launch_reusing`).
+    pub(super) out_reuse: Option<(Value, Value)>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -328,6 +339,8 @@ impl<'a, 'g> FnCx<'a, 'g> {
             gang: None,
             mem_arrays: HashMap::new(),
             forwarding: Vec::new(),
+            reuse: None,
+            out_reuse: None,
         }
     }
 

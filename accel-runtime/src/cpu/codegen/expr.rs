@@ -1,7 +1,8 @@
 //! Expressions: each construct handed to the module that generates it.
 
 use super::cx::*;
-use accel_ir::Expr;
+use accel_ir::{Expr, Type};
+use cranelift_codegen::ir::Value;
 
 impl FnCx<'_, '_> {
     /// Generates the code that computes `e`, giving its value.
@@ -28,8 +29,10 @@ impl FnCx<'_, '_> {
             Expr::Match { scrutinee, arms } => self.match_(scrutinee, arms),
             Expr::Block { stmts, result } => self.block(stmts, result.as_deref()),
             Expr::Assign { target, value } => {
-                let v = self.expr(value)?;
-                self.assign(target, v)?;
+                self.reuse = self.in_place_target(target, value);
+                let v = self.expr(value);
+                self.reuse = None;
+                self.assign(target, v?)?;
                 Ok(V::unit())
             }
             Expr::For { var, lo, hi, body } => self.for_expr(var, lo, hi, body),
@@ -44,6 +47,25 @@ impl FnCx<'_, '_> {
             Expr::Call { .. } | Expr::FnRef(_) | Expr::Apply { .. } | Expr::Closure { .. } => {
                 Err("calls remain after inlining".into())
             }
+        }
+    }
+
+    /// The sequence `target = value` may write in place (see `in_place`): the element
+    /// function's address, the sequence's length and memory.
+    fn in_place_target(&mut self, target: &Expr, value: &Expr) -> Option<(usize, Value, Value)> {
+        let (Expr::Var(x), Expr::Par { args, .. }) = (target, value) else {
+            return None;
+        };
+        let at = args.get(1)? as *const Expr as usize;
+        if !self.host || !self.g.in_place.contains(&at) {
+            return None;
+        }
+        match self.vars.get(x)? {
+            (Type::Seq(e), words) if matches!(**e, Type::Scalar(_)) && words.len() == 2 => {
+                let (len, ptr) = (words[0], words[1]);
+                Some((at, self.b.use_var(len), self.b.use_var(ptr)))
+            }
+            _ => None,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use super::cx::*;
 use super::spmd;
-use accel_ir::{Expr, ParOp, Type};
+use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types as ct, AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value,
@@ -63,6 +63,46 @@ impl FnCx<'_, '_> {
         self.begin_launch_touching(args, n, out_elem, partial, whole)
     }
 
+    /// [`Self::begin_launch`] for a `create` of `elem`s that may write into the memory of
+    /// the sequence `old` (its length and memory) it replaces (see `in_place`).
+    pub(super) fn begin_launch_reusing(
+        &mut self,
+        args: &[&Expr],
+        n: Value,
+        elem: Type,
+        old: (Value, Value),
+    ) -> R<Launch> {
+        self.out_reuse = Some(old);
+        let l = self.begin_launch(args, n, Some(elem), None);
+        self.out_reuse = None;
+        l
+    }
+
+    /// The memory of `old` (length, memory) for `n` elements of `s` where its length is
+    /// `n` and the site function allocated it itself (never a caller's sequence); else new
+    /// memory.
+    fn reused_or_new(&mut self, s: ScalarType, n: Value, (len, ptr): (Value, Value)) -> R<Value> {
+        let bytes = self.scaled(n, s);
+        let same = self.b.ins().icmp(IntCC::Equal, len, n);
+        let (check, fresh, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(join, ct::I64);
+        self.b.ins().brif(same, check, &[], fresh, &[]);
+        self.b.switch_to_block(check);
+        let ctx = self.ctx;
+        let owned = self.helper("accel_host_owns", &[ctx, ptr, bytes])[0];
+        self.b.ins().brif(owned, join, &[ptr.into()], fresh, &[]);
+        self.b.switch_to_block(fresh);
+        let whole = self.iconst(0);
+        let p = self.alloc_columns_touching(&Type::Scalar(s), n, whole)?[0];
+        self.b.ins().jump(join, &[p.into()]);
+        self.b.switch_to_block(join);
+        Ok(self.b.block_params(join)[0])
+    }
+
     /// [`Self::begin_launch`] with output columns the kernels write in scattered parts
     /// where `sparse` (0 or 1) is 1.
     pub(super) fn begin_launch_touching(
@@ -73,9 +113,10 @@ impl FnCx<'_, '_> {
         partial: Option<&Type>,
         sparse: Value,
     ) -> R<Launch> {
-        let out_cols = match &out_elem {
-            Some(elem) => self.alloc_columns_touching(elem, n, sparse)?,
-            None => vec![],
+        let out_cols = match (&out_elem, self.out_reuse.take()) {
+            (Some(Type::Scalar(s)), Some(old)) => vec![self.reused_or_new(*s, n, old)?],
+            (Some(elem), _) => self.alloc_columns_touching(elem, n, sparse)?,
+            (None, _) => vec![],
         };
         let mut grain = self.iconst(grain(args));
         if partial.is_none() && args.iter().any(|a| spmd::long_loop(a)) {

@@ -21,6 +21,7 @@ mod control;
 mod cx;
 mod expr;
 mod forwarding;
+mod in_place;
 mod kept;
 mod kernel;
 mod local_arrays;
@@ -47,7 +48,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use cx::{words, FnCx, Gen, R, V};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A compiled site.
 pub struct Compiled {
@@ -223,6 +224,8 @@ impl Gen {
             spmd: false,
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
+            in_place: HashSet::new(),
+            writes_in_place: false,
             defined: Vec::new(),
             deferred: (tier != Tier::Llvm).then_some(pipeline),
             llvm: (tier == Tier::Llvm).then(Vec::new),
@@ -319,6 +322,7 @@ pub fn compile(
                 },
             );
         }
+        f.g.in_place = in_place::eligible(body);
         let v = f.expr(body)?;
         result_words = v.w.len();
         for (k, w) in v.w.iter().enumerate() {

@@ -70,6 +70,8 @@ impl MathProbe {
             spmd: false,
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
+            in_place: Default::default(),
+            writes_in_place: false,
             defined: Vec::new(),
             deferred: None,
             llvm: None,

@@ -152,9 +152,20 @@ impl FnCx<'_, '_> {
 
     /// A top-level producer: a kernel writes each chunk's elements into the output.
     fn launch_producer(&mut self, p: Producer<'_>) -> R<V> {
+        // The sequence this `create` may write in place (see `in_place`).
+        let reuse = match (self.reuse.take(), p) {
+            (Some((at, len, ptr)), Producer::Create(c)) if at == c.f as *const Expr as usize => {
+                Some((len, ptr))
+            }
+            _ => None,
+        };
         let (n, elem) = self.producer_shape(p)?;
-        let l = self.begin_launch(&p.args(), n, Some(elem.clone()), None)?;
-        self.run_chunks(&l, p.op(), |f, c| {
+        let l = match reuse {
+            Some(old) => self.begin_launch_reusing(&p.args(), n, elem.clone(), old)?,
+            None => self.begin_launch(&p.args(), n, Some(elem.clone()), None)?,
+        };
+        self.g.writes_in_place = reuse.is_some();
+        let ran = self.run_chunks(&l, p.op(), |f, c| {
             let gangs = if f.g.spmd {
                 f.gang_produce(p, &elem, &c.out_cols, c.lo, c.hi)?
             } else {
@@ -186,7 +197,9 @@ impl FnCx<'_, '_> {
                     f.produce_elements(p, &elem, &c.out_cols, rest, c.hi)
                 })
             }
-        })?;
+        });
+        self.g.writes_in_place = false;
+        ran?;
         let out_cols = self.finish_columns(&elem, n, l.out_cols.clone())?;
         Ok(V {
             ty: Type::Seq(Box::new(elem)),

@@ -95,7 +95,9 @@ impl FnCx<'_, '_> {
         self.safe.extend(vouched_pairs(body, param, safe));
         self.g.simd_loops += 1;
         let len = self.b.ins().isub(hi, lo);
-        let overlap = store.is_some() && !align;
+        // An element written in place must not be computed twice (its second time would
+        // read the first's result).
+        let overlap = store.is_some() && !align && !self.g.writes_in_place;
         // Rows: every index of the chunk; else the gangs of the whole range.
         let span = (!walk).then(|| self.gang_span((lo, len, hi), shift, overlap));
         let top = span.as_ref().map_or(hi, |s| s.tail);
