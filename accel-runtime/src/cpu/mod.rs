@@ -341,31 +341,35 @@ impl Program {
         install: impl FnOnce(codegen::Compiled) + Send + 'static,
     ) {
         let program = Arc::clone(self);
-        tiers::in_background(move || {
-            let start = Instant::now();
-            let location = &program.location;
-            if tier == codegen::Tier::Llvm {
-                if let Err(why) = llvm::available() {
-                    crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
-                    return;
+        let first = tier != codegen::Tier::Llvm;
+        tiers::in_background(
+            move || {
+                let start = Instant::now();
+                let location = &program.location;
+                if tier == codegen::Tier::Llvm {
+                    if let Err(why) = llvm::available() {
+                        crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
+                        return;
+                    }
                 }
-            }
-            match program.compile(tier) {
-                Ok(code) => {
-                    install(code);
-                    let ms = start.elapsed().as_secs_f64() * 1e3;
-                    let args = serde_json::json!({ "backend": "cpu", "tier": tier.name() });
-                    crate::backend::trace::compiled(location, start, args);
-                    crate::backend::log::info!(
+                match program.compile(tier) {
+                    Ok(code) => {
+                        install(code);
+                        let ms = start.elapsed().as_secs_f64() * 1e3;
+                        let args = serde_json::json!({ "backend": "cpu", "tier": tier.name() });
+                        crate::backend::trace::compiled(location, start, args);
+                        crate::backend::log::info!(
                         "{location}: cpu: {what} compiled in {ms:.3} ms in the background; runs from now on"
                     );
+                    }
+                    Err(e) => crate::backend::log::warning!(
+                        "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
+                        tier = tier.name()
+                    ),
                 }
-                Err(e) => crate::backend::log::warning!(
-                    "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
-                    tier = tier.name()
-                ),
-            }
-        });
+            },
+            first,
+        );
     }
 }
 
