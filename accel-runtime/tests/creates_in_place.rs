@@ -7,7 +7,7 @@ use accel_runtime::__private::cpu_creates_in_place;
 use accel_runtime::prelude::*;
 
 mod common;
-use common::agree;
+use common::{agree, values};
 
 /// PolyBench's jacobi-1d: each half step reads the other sequence's neighbours and its
 /// own at the borders.
@@ -57,22 +57,10 @@ fn grown(xs: &[u32], steps: usize) -> Vec<u32> {
     x
 }
 
-fn numbers(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        })
-        .collect()
-}
-
 #[test]
 fn steps_that_read_their_own_element_write_in_place_with_the_sequential_result() {
     for n in [1usize, 2, 3, 15, 16, 17, 37, 100, 1000, 2003] {
-        let (a, b) = (numbers(n, 1), numbers(n, 2));
+        let (a, b) = (values(n, 1), values(n, 2));
         let (a0, b0) = (a.clone(), b.clone());
         let before = cpu_creates_in_place();
         let got = agree(|| accelerate!(jacobi(&a, &b, 7)));
@@ -84,7 +72,7 @@ fn steps_that_read_their_own_element_write_in_place_with_the_sequential_result()
         }
         assert_eq!((a, b), (a0, b0), "the caller's sequences were written");
         // The sequential loop, which updates its two sequences in place.
-        let (mut x, mut y) = (numbers(n, 1), numbers(n, 2));
+        let (mut x, mut y) = (values(n, 1), values(n, 2));
         for _ in 0..7 {
             for i in 1..n.saturating_sub(1) {
                 y[i] = 0.33333 * (x[i - 1] + x[i] + x[i + 1]);
@@ -95,7 +83,7 @@ fn steps_that_read_their_own_element_write_in_place_with_the_sequential_result()
         }
         assert_eq!(got, x, "n = {n}");
 
-        let xs: Vec<f32> = numbers(n, 3).iter().map(|&v| v as f32).collect();
+        let xs: Vec<f32> = values(n, 3).iter().map(|&v| v as f32).collect();
         let got = agree(|| accelerate!(doubled(&xs, 3)));
         let want: Vec<f32> = xs
             .iter()

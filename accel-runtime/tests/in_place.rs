@@ -10,6 +10,7 @@ use accel_runtime::__private::{with_cpu_tier, CpuTier};
 use accel_runtime::prelude::*;
 
 mod common;
+use common::values;
 
 const SOURCE: &str = include_str!("in_place.rs");
 
@@ -384,19 +385,6 @@ fn in_place_stencils_store_whole_gangs_away_from_their_borders() {
             "{site}: {shapes:?}"
         );
     }
-}
-
-/// `n` values in `[-0.5, 0.5)` from a deterministic generator.
-fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
 }
 
 /// A Gauss-Seidel sweep along each row and ADI's two recurrences (one step reads what the

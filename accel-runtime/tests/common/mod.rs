@@ -260,3 +260,16 @@ macro_rules! map_matches_std {
 
 #[allow(unused_imports)]
 pub(crate) use map_matches_std;
+
+/// `n` values in `[-0.5, 0.5)` from a deterministic generator.
+pub fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect()
+}

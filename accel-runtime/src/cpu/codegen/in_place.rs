@@ -10,6 +10,7 @@
 //! code then checks at run time that the lengths agree and that the memory is the
 //! site's own (never a caller's sequence), and else allocates as usual.
 
+use accel_ir::ops::delayed;
 use accel_ir::{Expr, ParOp, Pat, Stmt};
 use std::collections::HashSet;
 
@@ -19,9 +20,7 @@ pub(super) fn eligible(body: &Expr) -> HashSet<usize> {
     let mut candidates: Vec<(&str, &Expr)> = Vec::new();
     body.walk(&mut |e| {
         if let Expr::Assign { target, value } = e {
-            if let (Expr::Var(x), Some(param), Some(element)) =
-                (&**target, create_param(value), create_element(value))
-            {
+            if let (Expr::Var(x), Some((_, param, element))) = (&**target, delayed(value)) {
                 if reads_only_at(element, x, param) {
                     candidates.push((x, value));
                 }
@@ -36,36 +35,6 @@ pub(super) fn eligible(body: &Expr) -> HashSet<usize> {
             _ => None,
         })
         .collect()
-}
-
-/// The parameter of a `create`'s element function.
-fn create_param(e: &Expr) -> Option<&str> {
-    let Expr::Par {
-        op: ParOp::Create,
-        args,
-        ..
-    } = e
-    else {
-        return None;
-    };
-    match args.get(1) {
-        Some(Expr::Lambda { params, .. }) => match params.as_slice() {
-            [(Pat::Bind { name, .. }, _)] => Some(name),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The body of a `create`'s element function.
-fn create_element(e: &Expr) -> Option<&Expr> {
-    match e {
-        Expr::Par { args, .. } => match args.get(1) {
-            Some(Expr::Lambda { body, .. }) => Some(body),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// Whether `body` reads `x` only as `x[param]` or `x.len()`, and never assigns `param`.
