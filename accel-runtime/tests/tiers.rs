@@ -265,3 +265,58 @@ fn a_thread_switching_tiers_runs_each_tiers_code() {
     );
     assert_eq!(quick.to_bits(), optimized.to_bits());
 }
+
+/// The child of the next test: one `f32` map compiled by LLVM, written out by `ACCEL_DUMP`.
+#[test]
+#[ignore = "run by llvm_code_holds_a_gang_in_the_hosts_vectors in a child process"]
+fn child_dumps_an_llvm_site() {
+    let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let ys = with_mode(Mode::Cpu, || accelerate!(map(|x| x * 3.0 + 1.0, &xs)));
+    assert_eq!(ys[999], 999.0 * 1.5 + 1.0);
+}
+
+#[test]
+fn llvm_code_holds_a_gang_in_the_hosts_vectors() {
+    // The child's compiles take a core: not beside a test that times its tier-ups.
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !common::llvm_present() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    let host = if std::arch::is_x86_feature_detected!("avx512f") {
+        512
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        256
+    } else {
+        128
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let host = 128;
+    for bits in [None, Some(256), Some(128)] {
+        let dir = std::env::temp_dir().join(format!("accel-vector-bits-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dump = dir.to_string_lossy().into_owned();
+        let mut env = vec![("ACCEL_TIER", "llvm"), ("ACCEL_DUMP", dump.as_str())];
+        let asked = bits.map(|b: u32| b.to_string());
+        if let Some(b) = &asked {
+            env.push(("ACCEL_LLVM_VECTOR_BITS", b));
+        }
+        let (ok, _, err) = common::run_child("child_dumps_an_llvm_site", &env);
+        assert!(ok, "{err}");
+        let module: String = std::fs::read_dir(&dir)
+            .expect("the dump folder")
+            .map(|f| std::fs::read_to_string(f.expect("a dump").path()).expect("a listing"))
+            .collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        // The widest vector of `f32` lanes the module uses: a group's.
+        let widest = [16, 8, 4]
+            .into_iter()
+            .find(|lanes| module.contains(&format!("<{lanes} x float>")))
+            .expect("the module computes on vectors of f32");
+        let want = bits.unwrap_or(host).min(host) / 32;
+        assert_eq!(
+            widest, want,
+            "ACCEL_LLVM_VECTOR_BITS={asked:?} on a {host}-bit host"
+        );
+    }
+}
