@@ -7,6 +7,8 @@ pub mod codegen;
 pub mod helpers;
 pub mod llvm;
 pub mod pool;
+#[cfg(test)]
+mod test_function;
 pub mod tiers;
 
 use crate::backend::abi::{Arena, Marshal};

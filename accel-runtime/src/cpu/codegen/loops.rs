@@ -230,53 +230,39 @@ pub(super) fn loop_test(b: &mut FunctionBuilder, go: Value, body: Block, exit: B
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cranelift_codegen::ir::{types, AbiParam, Function, Opcode, Signature, UserFuncName};
-    use cranelift_codegen::isa::CallConv;
+    use crate::cpu::test_function::function;
+    use cranelift_codegen::ir::{types, Opcode};
     use cranelift_codegen::{settings, settings::Configurable, Context};
-    use cranelift_frontend::FunctionBuilderContext;
 
     /// `for i in 0..n { acc += a * b }` with the header's branch made by `test`, compiled
     /// at `opt_level=speed`: whether `a * b` was hoisted out of the loop.
     fn hoists(test: impl Fn(&mut FunctionBuilder, Value, Block, Block)) -> bool {
-        let mut sig = Signature::new(CallConv::SystemV);
-        for _ in 0..3 {
-            sig.params.push(AbiParam::new(types::I64));
-        }
-        sig.returns.push(AbiParam::new(types::I64));
-        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-        let mut fbc = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut fbc);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (n, x, y) = (
-            b.block_params(entry)[0],
-            b.block_params(entry)[1],
-            b.block_params(entry)[2],
-        );
-        let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
-        let i = b.append_block_param(head, types::I64);
-        let acc = b.append_block_param(head, types::I64);
-        let zero = b.ins().iconst(types::I64, 0);
-        b.ins().jump(head, &[zero.into(), zero.into()]);
-        b.switch_to_block(head);
-        let go = b.ins().icmp(IntCC::UnsignedLessThan, i, n);
-        test(&mut b, go, body, exit);
-        b.switch_to_block(body);
-        let product = b.ins().imul(x, y);
-        let sum = b.ins().iadd(acc, product);
-        let next = b.ins().iadd_imm_s(i, 1);
-        b.ins().jump(head, &[next.into(), sum.into()]);
-        b.switch_to_block(exit);
-        b.ins().return_(&[acc]);
-        b.seal_all_blocks();
+        let mut loop_body = None;
+        let func = function(&[types::I64; 3], types::I64, |b, a| {
+            let (n, x, y) = (a[0], a[1], a[2]);
+            let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
+            loop_body = Some(body);
+            let i = b.append_block_param(head, types::I64);
+            let acc = b.append_block_param(head, types::I64);
+            let zero = b.ins().iconst(types::I64, 0);
+            b.ins().jump(head, &[zero.into(), zero.into()]);
+            b.switch_to_block(head);
+            let go = b.ins().icmp(IntCC::UnsignedLessThan, i, n);
+            test(b, go, body, exit);
+            b.switch_to_block(body);
+            let product = b.ins().imul(x, y);
+            let sum = b.ins().iadd(acc, product);
+            let next = b.ins().iadd_imm_s(i, 1);
+            b.ins().jump(head, &[next.into(), sum.into()]);
+            b.switch_to_block(exit);
+            acc
+        });
         let mut flags = settings::builder();
         flags.set("opt_level", "speed").unwrap();
         let isa = cranelift_native::builder()
             .unwrap()
             .finish(settings::Flags::new(flags))
             .unwrap();
-        b.finalize(isa.frontend_config());
         let mut ctx = Context::for_function(func);
         ctx.compile(&*isa, &mut Default::default()).unwrap();
         let f = &ctx.func;
@@ -289,7 +275,7 @@ mod tests {
                     .any(|inst| f.dfg.insts[inst].opcode() == Opcode::Imul)
             })
             .unwrap();
-        imul_block != body
+        Some(imul_block) != loop_body
     }
 
     #[test]

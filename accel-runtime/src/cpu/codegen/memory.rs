@@ -469,37 +469,31 @@ pub(super) fn element_address(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
-    use cranelift_codegen::isa::CallConv;
-    use cranelift_frontend::FunctionBuilderContext;
+    use crate::cpu::test_function::function;
 
     /// For an index that `index` makes from a parameter `x`: the offset `element_address`
     /// gives, and whether its base is the column plus `x` scaled (rather than the index).
     fn address(s: ScalarType, index: impl Fn(&mut FunctionBuilder, Value) -> Value) -> (i32, bool) {
-        let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(ct::I64));
-        sig.params.push(AbiParam::new(ct::I64));
-        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-        let mut fbc = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut fbc);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (col, x) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let i = index(&mut b, x);
-        let (base, offset) = element_address(&mut b, col, i, s);
-        let dfg = &b.func.dfg;
-        let ValueDef::Result(add, _) = dfg.value_def(base) else {
-            panic!("the base is not computed")
-        };
-        let [c, scaled] = dfg.inst_args(add) else {
-            panic!("the base is not a sum")
-        };
-        assert_eq!(*c, col);
-        let ValueDef::Result(shift, _) = dfg.value_def(*scaled) else {
-            panic!("the scaled index is not computed")
-        };
-        (offset, dfg.inst_args(shift)[0] == x)
+        let mut found = None;
+        function(&[ct::I64, ct::I64], ct::I64, |b, a| {
+            let (col, x) = (a[0], a[1]);
+            let i = index(b, x);
+            let (base, offset) = element_address(b, col, i, s);
+            let dfg = &b.func.dfg;
+            let ValueDef::Result(add, _) = dfg.value_def(base) else {
+                panic!("the base is not computed")
+            };
+            let [c, scaled] = dfg.inst_args(add) else {
+                panic!("the base is not a sum")
+            };
+            assert_eq!(*c, col);
+            let ValueDef::Result(shift, _) = dfg.value_def(*scaled) else {
+                panic!("the scaled index is not computed")
+            };
+            found = Some((offset, dfg.inst_args(shift)[0] == x));
+            base
+        });
+        found.expect("the function was built")
     }
 
     #[test]

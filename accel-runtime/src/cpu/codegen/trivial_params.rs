@@ -97,74 +97,58 @@ fn only_other_value(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
-    use cranelift_codegen::isa::CallConv;
+    use crate::cpu::test_function::function;
+    use cranelift_codegen::ir::{types, InstBuilder};
     use cranelift_codegen::settings;
-    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
     /// Two nested loops with a value defined before both, sealed at the end as the code
     /// generator does: the frontend leaves a parameter for it in the inner header.
     fn nested_loops() -> Function {
-        let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(types::I64));
-        sig.returns.push(AbiParam::new(types::I64));
-        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-        let mut fbc = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut fbc);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let n = b.block_params(entry)[0];
-        let invariant = b.declare_var(types::I64);
-        let acc = b.declare_var(types::I64);
-        let i = b.declare_var(types::I64);
-        let j = b.declare_var(types::I64);
-        b.def_var(invariant, n);
-        let zero = b.ins().iconst(types::I64, 0);
-        b.def_var(acc, zero);
-        b.def_var(i, zero);
-        let (outer, outer_body, inner, inner_body, inner_exit, done) = (
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-        );
-        b.ins().jump(outer, &[]);
-        b.switch_to_block(outer);
-        let iv = b.use_var(i);
-        b.ins().brif(iv, outer_body, &[], done, &[]);
-        b.switch_to_block(outer_body);
-        b.def_var(j, zero);
-        b.ins().jump(inner, &[]);
-        b.switch_to_block(inner);
-        let jv = b.use_var(j);
-        b.ins().brif(jv, inner_body, &[], inner_exit, &[]);
-        b.switch_to_block(inner_body);
-        let inv = b.use_var(invariant);
-        let av = b.use_var(acc);
-        let sum = b.ins().iadd(av, inv);
-        b.def_var(acc, sum);
-        let jv = b.use_var(j);
-        let next = b.ins().iadd_imm_s(jv, -1);
-        b.def_var(j, next);
-        b.ins().jump(inner, &[]);
-        b.switch_to_block(inner_exit);
-        let iv = b.use_var(i);
-        let next = b.ins().iadd_imm_s(iv, -1);
-        b.def_var(i, next);
-        b.ins().jump(outer, &[]);
-        b.switch_to_block(done);
-        let av = b.use_var(acc);
-        b.ins().return_(&[av]);
-        b.seal_all_blocks();
-        let isa = cranelift_native::builder()
-            .unwrap()
-            .finish(settings::Flags::new(settings::builder()))
-            .unwrap();
-        b.finalize(isa.frontend_config());
-        func
+        function(&[types::I64], types::I64, |b, a| {
+            let n = a[0];
+            let invariant = b.declare_var(types::I64);
+            let acc = b.declare_var(types::I64);
+            let i = b.declare_var(types::I64);
+            let j = b.declare_var(types::I64);
+            b.def_var(invariant, n);
+            let zero = b.ins().iconst(types::I64, 0);
+            b.def_var(acc, zero);
+            b.def_var(i, zero);
+            let (outer, outer_body, inner, inner_body, inner_exit, done) = (
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+            );
+            b.ins().jump(outer, &[]);
+            b.switch_to_block(outer);
+            let iv = b.use_var(i);
+            b.ins().brif(iv, outer_body, &[], done, &[]);
+            b.switch_to_block(outer_body);
+            b.def_var(j, zero);
+            b.ins().jump(inner, &[]);
+            b.switch_to_block(inner);
+            let jv = b.use_var(j);
+            b.ins().brif(jv, inner_body, &[], inner_exit, &[]);
+            b.switch_to_block(inner_body);
+            let inv = b.use_var(invariant);
+            let av = b.use_var(acc);
+            let sum = b.ins().iadd(av, inv);
+            b.def_var(acc, sum);
+            let jv = b.use_var(j);
+            let next = b.ins().iadd_imm_s(jv, -1);
+            b.def_var(j, next);
+            b.ins().jump(inner, &[]);
+            b.switch_to_block(inner_exit);
+            let iv = b.use_var(i);
+            let next = b.ins().iadd_imm_s(iv, -1);
+            b.def_var(i, next);
+            b.ins().jump(outer, &[]);
+            b.switch_to_block(done);
+            b.use_var(acc)
+        })
     }
 
     #[test]

@@ -4,41 +4,12 @@
 //! translated with care (shift amounts, saturating conversions and narrows, masks).
 
 use super::translate::Callee;
+use crate::cpu::test_function::function;
 use cranelift_codegen::ir::{
     condcodes::{FloatCC, IntCC},
     types, AbiParam, ExtFuncData, ExternalName, Function, InstBuilder, Signature, UserExternalName,
-    UserFuncName, Value,
 };
 use cranelift_codegen::isa::CallConv;
-use cranelift_codegen::settings;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-
-/// A function of `params` returning `ret`, its body built by `body` from the parameters.
-fn function(
-    params: &[types::Type],
-    ret: types::Type,
-    body: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Value,
-) -> Function {
-    let mut sig = Signature::new(CallConv::SystemV);
-    sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-    sig.returns.push(AbiParam::new(ret));
-    let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-    let mut fbc = FunctionBuilderContext::new();
-    let mut b = FunctionBuilder::new(&mut func, &mut fbc);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let args = b.block_params(entry).to_vec();
-    let r = body(&mut b, &args);
-    b.ins().return_(&[r]);
-    b.seal_all_blocks();
-    let isa = cranelift_native::builder()
-        .expect("a Cranelift backend for this host")
-        .finish(settings::Flags::new(settings::builder()))
-        .expect("host flags");
-    b.finalize(isa.frontend_config());
-    func
-}
 
 /// `func` compiled by LLVM (with `helper` as function 1), or `None` where LLVM is absent.
 fn compiled(func: Function, helper: Option<u64>) -> Option<u64> {

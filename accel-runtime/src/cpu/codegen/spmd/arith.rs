@@ -505,15 +505,10 @@ impl FnCx<'_, '_> {
                             if op == BinOp::Div {
                                 self.b.ins().ushr_imm_u(x, i64::from(c.trailing_zeros()))
                             } else {
-                                let (t, _) = self.lane_vector(s);
-                                let n = t.lane_count();
-                                let bytes = match t.lane_bits() {
-                                    64 => (0..n).flat_map(|_| (c - 1).to_le_bytes()).collect(),
-                                    _ => (0..n)
-                                        .flat_map(|_| ((c - 1) as u32).to_le_bytes())
-                                        .collect(),
+                                let m = match self.lane_vector(s).1 {
+                                    2 => self.vconst_i64_splat((c - 1) as i64),
+                                    _ => self.vconst_i32_splat((c - 1) as u32),
                                 };
-                                let m = self.vconst_bytes(t, bytes);
                                 self.b.ins().band(x, m)
                             }
                         })

@@ -136,7 +136,8 @@ impl FnCx<'_, '_> {
             (usize_.clone(), vec![Slot::Seq(index, false)]),
         )]);
         let shadowed = self.vars.insert(var.to_string(), (usize_, vec![]));
-        let (_, zero) = self.start_gang(body, var, vars, vec![], Aliases::new(), groups)?;
+        let shape = (groups, group);
+        let (_, zero) = self.start_gang(body, var, vars, vec![], Aliases::new(), shape)?;
         self.g.simd_loops += 1;
         let proofs = Proofs {
             indexed: self.indexed_by(body, var),

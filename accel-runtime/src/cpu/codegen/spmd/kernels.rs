@@ -90,7 +90,8 @@ impl FnCx<'_, '_> {
         );
         self.vars
             .insert(param.to_string(), (Type::Scalar(ScalarType::Usize), vec![]));
-        let (rows, zero) = self.start_gang(body, param, vars, divisors, aliases, groups)?;
+        let shape = (groups, group);
+        let (rows, zero) = self.start_gang(body, param, vars, divisors, aliases, shape)?;
         let before = self.safe.len();
         self.safe.extend(vouched_pairs(body, param, safe));
         self.g.simd_loops += 1;
@@ -189,9 +190,10 @@ impl FnCx<'_, '_> {
         Ok(self.b.ins().umax(end, lo))
     }
 
-    /// Enters the gang state for `body` over `param` (its variables `vars`), the
-    /// divisors of a row walk computed: the walk, and whether a divisor is zero (a zero
-    /// one runs no gang: the caller's checked scalar loop then reports the division).
+    /// Enters the gang state for `body` over `param` (its variables `vars`, its groups and
+    /// their lanes from [`Self::gang_shape`]), the divisors of a row walk computed: the
+    /// walk, and whether a divisor is zero (a zero one runs no gang: the caller's checked
+    /// scalar loop then reports the division).
     pub(super) fn start_gang(
         &mut self,
         body: &Expr,
@@ -199,7 +201,7 @@ impl FnCx<'_, '_> {
         vars: HashMap<String, (Type, Vec<Slot>)>,
         divisors: Vec<Expr>,
         aliases: Aliases,
-        groups: usize,
+        (groups, group): (usize, usize),
     ) -> R<(Option<RowWalk>, Option<Value>)> {
         let walk = !divisors.is_empty();
         let slot =
@@ -235,7 +237,7 @@ impl FnCx<'_, '_> {
             bound_under: HashMap::new(),
             rows: rows.clone(),
             groups,
-            group: self.g.next_group,
+            group,
             row_values_set: false,
             settled: None,
         });

@@ -18,7 +18,7 @@ impl FnCx<'_, '_> {
             let up = self.b.ins().ishl_imm_u(v, shift);
             self.b.ins().sshr_imm_u(up, shift)
         } else {
-            let m = self.splat_i32((1 << s.bits()) - 1);
+            let m = self.vconst_i32_splat((1 << s.bits()) - 1);
             self.b.ins().band(v, m)
         }
     }
@@ -132,7 +132,10 @@ impl FnCx<'_, '_> {
                 return self.per_lane(to, &[(p, from)], |f, xs| Ok(f.cast(xs[0], from, to)));
             }
             let (lo, hi) = to.int_range().unwrap_or((0, 0));
-            let (lo, hi) = (self.splat_i32(lo as i32), self.splat_i32(hi as i32));
+            let (lo, hi) = (
+                self.vconst_i32_splat(lo as i32 as u32),
+                self.vconst_i32_splat(hi as i32 as u32),
+            );
             let vs = self.vectors(p, from);
             let out = vs
                 .into_iter()
@@ -156,10 +159,5 @@ impl FnCx<'_, '_> {
         } else {
             mid
         })
-    }
-
-    /// `x` in every 32-bit lane of a group's vector.
-    fn splat_i32(&mut self, x: i32) -> Value {
-        self.vconst_i32_splat(x as u32)
     }
 }
