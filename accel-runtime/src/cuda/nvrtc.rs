@@ -82,23 +82,28 @@ pub fn ptxas_path() -> Option<PathBuf> {
 /// kernel's registers and spills, or ptxas's complaint.
 pub fn assemble(ptx: &str, arch: &str) -> Result<Vec<KernelReport>, String> {
     let ptxas = ptxas_path().ok_or("ptxas was not found (set ACCEL_PTXAS or put it on PATH)")?;
-    let dir = std::env::temp_dir().join(format!("accel-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // One directory per call, removed afterwards: a directory shared by the process's
+    // calls outlived it (one left in the temporary directory per test process).
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let input = dir.join(format!("k{k}.ptx"));
-    let output = dir.join(format!("k{k}.cubin"));
-    std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
-    let out = Command::new(&ptxas)
-        .arg(format!("-arch={arch}"))
-        .arg("-v")
-        .arg(&input)
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
-    let _ = std::fs::remove_file(&input);
-    let _ = std::fs::remove_file(&output);
+    let dir = std::env::temp_dir().join(format!("accel-ptxas-{}-{k}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let input = dir.join("kernel.ptx");
+    let output = dir.join("kernel.cubin");
+    let run = std::fs::write(&input, ptx)
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg("-v")
+                .arg(&input)
+                .arg("-o")
+                .arg(&output)
+                .output()
+                .map_err(|e| format!("could not run {}: {e}", ptxas.display()))
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = run?;
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(format!("ptxas failed for {arch}:\n{log}"));
