@@ -213,6 +213,21 @@ pub fn llvm_fallbacks() -> usize {
     crate::cpu::llvm::FALLBACKS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How many modules LLVM compiled, and how many came from the disk cache, in this process.
+pub fn llvm_compiles_and_loads_from_disk() -> (usize, usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        crate::cpu::llvm::COMPILES.load(Relaxed),
+        crate::cpu::llvm::FROM_DISK.load(Relaxed),
+    )
+}
+
+/// Runs `f` with the disk cache of compiled code on or off on this thread (and in the
+/// background compiles its sites queue).
+pub fn with_disk_cache<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    crate::backend::disk_cache::with_disk_cache(on, f)
+}
+
 /// Waits for every background compile of optimized CPU code queued so far.
 pub fn wait_for_cpu_tier_ups() {
     crate::cpu::tiers::wait_for_background()

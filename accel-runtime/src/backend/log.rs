@@ -53,6 +53,13 @@ pub fn fallback(site: usize, message: std::fmt::Arguments<'_>) {
         return;
     }
     drop(warned);
+    warn(message);
+}
+
+/// Reports, without any setting, what a user should know (a site's fallback, a cache
+/// directory not used): to the application's logger when it takes `accel` warnings, else
+/// on stderr, unless `ACCEL_LOG=0`. Callers say it once.
+pub fn warn(message: std::fmt::Arguments<'_>) {
     if log::log_enabled!(target: TARGET, Level::Warn) {
         log::log!(target: TARGET, Level::Warn, "{message}");
     } else if !env_silenced() {

@@ -9,6 +9,7 @@
 
 pub mod abi;
 pub mod cache;
+pub mod disk_cache;
 pub mod dump;
 pub mod failure;
 pub mod layout;

@@ -4,7 +4,7 @@
 
 use super::pool::{
     accel_alloc, accel_alloc_host, accel_chunk_size, accel_chunks, accel_copy, accel_fail,
-    accel_host_mark, accel_host_owns, accel_par, accel_recycle, accel_threads,
+    accel_host_mark, accel_host_owns, accel_par, accel_recycle, accel_site_word, accel_threads,
 };
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
@@ -72,6 +72,12 @@ pub fn helpers() -> Vec<Helper> {
             Some(i64_),
         ),
         h(
+            "accel_site_word",
+            accel_site_word as *const u8,
+            &[i64_; 2],
+            Some(i64_),
+        ),
+        h(
             "accel_host_mark",
             accel_host_mark as *const u8,
             &[i64_],
@@ -99,6 +105,13 @@ pub fn helpers() -> Vec<Helper> {
             None,
         ),
     ];
+    out.extend(math_helpers());
+    out
+}
+
+/// The math functions' helpers (`ACCEL_EXACT_MATH` and functions without a polynomial).
+fn math_helpers() -> Vec<Helper> {
+    let mut out = Vec::new();
     macro_rules! math {
         ($($f32:ident, $f64:ident: $arity:ident),* $(,)?) => {$(
             out.push(math_helper(stringify!($f32), $f32 as *const u8, ct::F32, Arity::$arity));

@@ -33,6 +33,8 @@ pub struct CpuSite {
     upgrade: Option<Arc<tiers::Upgrade>>,
     /// What the background compiles from.
     program: Arc<Program>,
+    /// The words its code keeps from call to call, whatever the tier.
+    site_words: Arc<[std::sync::atomic::AtomicU64]>,
 }
 
 /// A site's fused program, its captures and its result type: what each tier compiles.
@@ -297,7 +299,11 @@ fn compile(
     // Whether LLVM is present is asked in the background, when the site is hot: loading
     // the library takes 25 ms or more, which a first call must not wait for.
     let to_llvm = policy == tiers::Policy::Adaptive;
+    let site_words = (0..code.site_words)
+        .map(|_| std::sync::atomic::AtomicU64::new(0))
+        .collect();
     let compiled = Arc::new(CpuSite {
+        site_words,
         code: Arc::new(code),
         tier,
         compile_ms,
@@ -324,7 +330,49 @@ fn compile(
             },
         );
     }
+    if let (Some(upgrade), true) = (&compiled.upgrade, to_llvm && llvm::may_have_cached()) {
+        llvm_from_disk(upgrade, &compiled.program, &compiled.code);
+    }
     Ok(compiled)
+}
+
+/// Looks in the background, after the optimized compile, for the site's LLVM code in the
+/// disk cache (an earlier process's): found, it runs from then on, as if the site had
+/// got hot; else the site gets hot as usual. Generating the module to look for takes a
+/// few milliseconds of the background thread; it is done only where the cache has
+/// entries.
+fn llvm_from_disk(
+    upgrade: &Arc<tiers::Upgrade>,
+    program: &Arc<Program>,
+    quick: &Arc<codegen::Compiled>,
+) {
+    let (upgrade, program, quick) = (Arc::clone(upgrade), Arc::clone(program), Arc::clone(quick));
+    let cache = crate::backend::disk_cache::enabled();
+    tiers::in_background(
+        move || {
+            // The site got hot meanwhile: its compile, queued, looks in the cache first.
+            if !upgrade.may_get_hot() {
+                return;
+            }
+            let start = Instant::now();
+            let location = &program.location;
+            let found = crate::backend::disk_cache::with_disk_cache(cache, || {
+                llvm::available()?;
+                codegen::from_disk(&program.fused, &program.captures, &program.result)
+            });
+            // Not there, the site gets hot, or not, as usual.
+            if let Ok(Some(code)) = found {
+                if upgrade.install_llvm(&quick, code) {
+                    tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                crate::backend::log::info!(
+                    "{location}: cpu: LLVM's code from the disk cache (an earlier process compiled it), loaded in {ms:.3} ms; runs from now on"
+                );
+            }
+        },
+        true,
+    );
 }
 
 impl Program {
@@ -344,31 +392,40 @@ impl Program {
     ) {
         let program = Arc::clone(self);
         let first = tier != codegen::Tier::Llvm;
+        let cache = crate::backend::disk_cache::enabled();
         tiers::in_background(
             move || {
-                let start = Instant::now();
-                let location = &program.location;
-                if tier == codegen::Tier::Llvm {
-                    if let Err(why) = llvm::available() {
-                        crate::backend::log::info!("{location}: cpu: the site is hot, but {why}");
-                        return;
+                crate::backend::disk_cache::with_disk_cache(cache, || {
+                    let start = Instant::now();
+                    let location = &program.location;
+                    if tier == codegen::Tier::Llvm {
+                        if let Err(why) = llvm::available() {
+                            crate::backend::log::info!(
+                                "{location}: cpu: the site is hot, but {why}"
+                            );
+                            return;
+                        }
                     }
-                }
-                match program.compile(tier) {
-                    Ok(code) => {
-                        install(code);
-                        let ms = start.elapsed().as_secs_f64() * 1e3;
-                        let args = serde_json::json!({ "backend": "cpu", "tier": tier.name() });
-                        crate::backend::trace::compiled(location, start, args);
-                        crate::backend::log::info!(
+                    match program.compile(tier) {
+                        Ok(code) => {
+                            let what = match code.from_disk {
+                                true => "LLVM's code from the disk cache",
+                                false => what,
+                            };
+                            install(code);
+                            let ms = start.elapsed().as_secs_f64() * 1e3;
+                            let args = serde_json::json!({ "backend": "cpu", "tier": tier.name() });
+                            crate::backend::trace::compiled(location, start, args);
+                            crate::backend::log::info!(
                         "{location}: cpu: {what} compiled in {ms:.3} ms in the background; runs from now on"
                     );
+                        }
+                        Err(e) => crate::backend::log::warning!(
+                            "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
+                            tier = tier.name()
+                        ),
                     }
-                    Err(e) => crate::backend::log::warning!(
-                        "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
-                        tier = tier.name()
-                    ),
-                }
+                })
             },
             first,
         );
@@ -388,8 +445,9 @@ fn tier_up_to_llvm(
         codegen::Tier::Llvm,
         ("the site is hot; LLVM's code", "Cranelift's code"),
         move |code| {
-            upgrade.install_llvm(&quick, code);
-            tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if upgrade.install_llvm(&quick, code) {
+                tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         },
     );
 }
@@ -422,6 +480,7 @@ impl CompiledSite for CpuSite {
 
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
         let mut ctx = RunCtx::new(pool::num_threads());
+        ctx.site_words = Some(Arc::clone(&self.site_words));
         // LLVM's code once a hot site has it, else the optimized code once it is there;
         // until then the quick code, whose launches switch to the optimized kernels as
         // soon as they are ready.

@@ -133,6 +133,9 @@ pub struct RunCtx {
     /// Asked at each chunk while the run has no LLVM code: whether the site has become
     /// hot during this run (then it queues its LLVM compile, see `cpu::tiers`).
     pub hot_check: Option<Box<dyn Fn() + Send + Sync>>,
+    /// Words the site keeps from call to call (a filter's guess at how much it keeps; see
+    /// [`accel_site_word`]).
+    pub site_words: Option<Arc<[AtomicU64]>>,
 }
 
 impl RunCtx {
@@ -147,6 +150,7 @@ impl RunCtx {
             upgrade: None,
             llvm_upgrade: None,
             hot_check: None,
+            site_words: None,
         }
     }
 
@@ -587,6 +591,22 @@ pub extern "C" fn accel_host_owns(ctx: *const RunCtx, ptr: u64, bytes: u64) -> u
 
 /// How many `create`s wrote in place (tests of `codegen::in_place`).
 pub static CREATES_IN_PLACE: AtomicUsize = AtomicUsize::new(0);
+
+/// The address of the site's word `k` (see [`RunCtx::site_words`]): code keeps no
+/// address of this process in it, so that its object code can be kept on disk.
+pub extern "C" fn accel_site_word(ctx: *const RunCtx, k: u64) -> u64 {
+    // A site compiled for more words than it has (never: every tier compiles the same
+    // program) reads and writes one spare word, a hint only.
+    static SPARE: AtomicU64 = AtomicU64::new(0);
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let word = ctx
+        .site_words
+        .as_ref()
+        .and_then(|w| w.get(k as usize))
+        .unwrap_or(&SPARE);
+    word as *const AtomicU64 as u64
+}
 
 /// A mark of the site function's allocations so far (a loop's start).
 pub extern "C" fn accel_host_mark(ctx: *const RunCtx) -> u64 {

@@ -172,12 +172,18 @@ impl Upgrade {
         self.llvm_after_ms.is_some() && !self.llvm_queued.load(Ordering::Relaxed)
     }
 
-    /// Installs LLVM's code `llvm`, compiled from the program `quick` was: later calls
-    /// run it, and the chunks of runs already going switch to it.
-    pub fn install_llvm(&self, quick: &Compiled, llvm: Compiled) {
+    /// Installs LLVM's code `llvm`, compiled from the program `quick` was (or loaded from
+    /// disk): later calls run it, the chunks of runs already going switch to it, and the
+    /// site no longer gets hot. False when the site had LLVM's code already (a compile
+    /// queued while the disk cache was looked in finds the same code there).
+    pub fn install_llvm(&self, quick: &Compiled, llvm: Compiled) -> bool {
+        self.llvm_queued.store(true, Ordering::Release);
+        if self.llvm.get().is_some() {
+            return false;
+        }
         let older: Vec<&Compiled> = std::iter::once(quick).chain(self.code.get()).collect();
         let _ = self.llvm_kernels.set(switches(&older, &llvm));
-        let _ = self.llvm.set(llvm);
+        self.llvm.set(llvm).is_ok()
     }
 
     /// Installs `optimized` as the code replacing `quick`.

@@ -225,15 +225,11 @@ fn ptx_for(source: &str, arch: &str) -> Result<(String, PtxFrom), String> {
     Ok((ptx, PtxFrom::Nvrtc))
 }
 
-/// `ACCEL_CACHE_DIR`, else `$XDG_CACHE_HOME/accel`, else `~/.cache/accel`.
+/// Where PTX is kept: `ACCEL_CACHE_DIR`, else `$XDG_CACHE_HOME/accel`, else
+/// `~/.cache/accel`; none under `ACCEL_CACHE=0`.
 fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("ACCEL_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d).join("accel"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("accel"))
+    use crate::backend::disk_cache::{base_dir, enabled};
+    enabled().then(base_dir).flatten()
 }
 
 impl CompiledSite for CudaSite {

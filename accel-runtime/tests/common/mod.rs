@@ -157,7 +157,8 @@ pub fn site_of(file: &str, source: &str, marker: &str) -> String {
 }
 
 /// Runs the ignored test `test` of the current test binary in a child process, with no
-/// `ACCEL_*` variable but those in `env`; returns (success, stdout, stderr).
+/// `ACCEL_*` variable but those in `env` (and `ACCEL_PTXAS` and `ACCEL_CACHE_DIR`, where the
+/// tools and caches of the tests are); returns (success, stdout, stderr).
 pub fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut cmd = std::process::Command::new(exe);
@@ -169,7 +170,7 @@ pub fn run_child(test: &str, env: &[(&str, &str)]) -> (bool, String, String) {
         "--test-threads=1",
     ]);
     for (k, _) in std::env::vars() {
-        if k.starts_with("ACCEL_") && k != "ACCEL_PTXAS" {
+        if k.starts_with("ACCEL_") && k != "ACCEL_PTXAS" && k != "ACCEL_CACHE_DIR" {
             cmd.env_remove(k);
         }
     }

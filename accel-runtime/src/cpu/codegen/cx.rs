@@ -172,6 +172,10 @@ pub struct Gen {
     /// one arm untested (`settled if`); and each scalar loop that keeps the values it
     /// stores for its next step (`kept stores`, see `forwarding`).
     pub(super) shapes: Vec<&'static str>,
+    /// How many words the site keeps from call to call (`pool::accel_site_word`).
+    pub(super) site_words: usize,
+    /// The number of each manifest input, by the address of its expression.
+    pub(super) manifests: HashMap<usize, usize>,
     pub(super) listing: Option<String>,
     /// Whether the host fuses multiply-adds (FMA and AVX): the math library's
     /// polynomials use them.
@@ -201,6 +205,10 @@ pub struct Gen {
     /// At the LLVM tier, the functions defined so far, translated and compiled together
     /// by [`Gen::finish`] (`cpu::llvm`).
     pub(super) llvm: Option<Vec<(FuncId, cranelift_codegen::ir::Function)>>,
+    /// Whether LLVM compiles the functions when their code is not in the disk cache.
+    pub(super) llvm_on_miss: crate::cpu::llvm::OnMiss,
+    /// Whether their code came from the disk cache.
+    pub(super) llvm_from_disk: bool,
 }
 
 impl Gen {
@@ -385,6 +393,14 @@ impl<'a, 'g> FnCx<'a, 'g> {
 
     pub(super) fn store(&mut self, v: Value, base: Value, offset: i32) {
         self.b.ins().store(Self::flags(), v, base, offset);
+    }
+
+    /// The address of a new word the site keeps from call to call (zero at first).
+    pub(super) fn site_word(&mut self) -> Value {
+        let k = self.iconst(self.g.site_words as i64);
+        self.g.site_words += 1;
+        let ctx = self.ctx;
+        self.helper("accel_site_word", &[ctx, k])[0]
     }
 
     pub(super) fn helper(&mut self, name: &'static str, args: &[Value]) -> Vec<Value> {

@@ -254,12 +254,15 @@ impl FnCx<'_, '_> {
                 }
             });
         }
-        // Manifest inputs computed by the host are variables too.
-        for k in self.vars.keys() {
-            if k.starts_with("manifest#") && !out.contains(k) {
-                out.push(k.clone());
-            }
-        }
+        // Manifest inputs computed by the host are variables too, in a fixed order (the
+        // same program makes the same code in every process: see `llvm`'s disk cache).
+        let mut manifest: Vec<&String> = self
+            .vars
+            .keys()
+            .filter(|k| k.starts_with("manifest#") && !out.contains(k))
+            .collect();
+        manifest.sort();
+        out.extend(manifest.into_iter().cloned());
         out
     }
 

@@ -67,6 +67,10 @@ pub struct Compiled {
     pub spmd_fallbacks: Vec<String>,
     /// Each function's optimised machine code, when asked for (`ACCEL_DUMP`).
     pub listing: Option<String>,
+    /// Whether the code is LLVM's from the disk cache (compiled by an earlier process).
+    pub from_disk: bool,
+    /// How many words the site keeps from call to call (`pool::RunCtx::site_words`).
+    pub site_words: usize,
 }
 
 /// Whether kernels may run elements on SIMD lanes (SPMD); `ACCEL_SIMD=0` turns it off
@@ -127,7 +131,7 @@ fn verifying() -> bool {
 impl Gen {
     /// Takes the functions compiled as they were generated and makes the code runnable:
     /// the site function `site`'s address and every function's, in definition order.
-    fn finish(&mut self, site: FuncId) -> R<(usize, Vec<u64>)> {
+    fn finish(&mut self, site: FuncId) -> R<Option<(usize, Vec<u64>)>> {
         if let Some(functions) = self.llvm.take() {
             return self.finish_llvm(site, functions);
         }
@@ -137,19 +141,21 @@ impl Gen {
             .map_err(|e| e.to_string())?;
         let address = |f: &FuncId| self.module.get_finalized_function(*f) as u64;
         let functions = self.defined.iter().map(address).collect();
-        Ok((address(&site) as usize, functions))
+        Ok(Some((address(&site) as usize, functions)))
     }
 
-    /// [`Self::finish`] at the LLVM tier: `functions` compiled by LLVM, helpers called at
-    /// their addresses; with a listing, the module's text joins it.
+    /// [`Self::finish`] at the LLVM tier: `functions` compiled by LLVM (or their code
+    /// from the disk cache; `None` when it is not there and [`Gen::llvm_on_miss`] gives
+    /// up), helpers called by name; with a listing, the module's text joins it.
     fn finish_llvm(
         &mut self,
         site: FuncId,
         functions: Vec<(FuncId, cranelift_codegen::ir::Function)>,
-    ) -> R<(usize, Vec<u64>)> {
-        let helper_addresses: HashMap<u32, u64> = helpers()
+    ) -> R<Option<(usize, Vec<u64>)>> {
+        let all = helpers();
+        let helper_names: HashMap<u32, &'static str> = all
             .iter()
-            .filter_map(|h| Some((self.helpers.get(h.name)?.as_u32(), h.address as u64)))
+            .filter_map(|h| Some((self.helpers.get(h.name)?.as_u32(), h.name)))
             .collect();
         let defined: std::collections::HashSet<u32> =
             functions.iter().map(|(id, _)| id.as_u32()).collect();
@@ -157,27 +163,36 @@ impl Gen {
             if defined.contains(&id) {
                 Some(crate::cpu::llvm::Callee::Defined)
             } else {
-                helper_addresses
+                helper_names
                     .get(&id)
-                    .map(|&a| crate::cpu::llvm::Callee::Address(a))
+                    .map(|&name| crate::cpu::llvm::Callee::Helper(name))
             }
+        };
+        let helper = |name: &str| {
+            all.iter()
+                .find(|h| h.name == name)
+                .map(|h| h.address as u64)
         };
         let numbered: Vec<(u32, cranelift_codegen::ir::Function)> = functions
             .into_iter()
             .map(|(id, f)| (id.as_u32(), f))
             .collect();
-        let (functions, ir) = crate::cpu::llvm::compile(&numbered, &callee)?;
+        let Some(code) = crate::cpu::llvm::compile(&numbered, &callee, &helper, self.llvm_on_miss)?
+        else {
+            return Ok(None);
+        };
+        self.llvm_from_disk = code.from_disk;
         if let Some(listing) = &mut self.listing {
-            listing.push_str(&format!("\n;; the LLVM module\n{ir}"));
+            listing.push_str(&format!("\n;; the LLVM module\n{}", code.ir));
         }
         // `define` collected the functions in the order it records them in `defined`.
         let host = self
             .defined
             .iter()
             .position(|&f| f == site)
-            .and_then(|k| functions.get(k).copied())
+            .and_then(|k| code.addresses.get(k).copied())
             .ok_or("LLVM did not compile the site function")?;
-        Ok((host as usize, functions))
+        Ok(Some((host as usize, code.addresses)))
     }
 
     /// A site's code generation state at `tier`, its functions compiled by `pipeline`;
@@ -217,6 +232,8 @@ impl Gen {
             next_group: spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),
+            site_words: 0,
+            manifests: HashMap::new(),
             listing: listing.then(String::new),
             fma,
             blendv,
@@ -229,6 +246,8 @@ impl Gen {
             defined: Vec::new(),
             deferred: (tier != Tier::Llvm).then_some(pipeline),
             llvm: (tier == Tier::Llvm).then(Vec::new),
+            llvm_on_miss: crate::cpu::llvm::OnMiss::Compile,
+            llvm_from_disk: false,
         }
     }
 }
@@ -263,6 +282,26 @@ pub fn compile(
     listing: bool,
     tier: Tier,
 ) -> R<Compiled> {
+    let on_miss = crate::cpu::llvm::OnMiss::Compile;
+    compile_with(body, captures, result, listing, tier, on_miss)?
+        .ok_or_else(|| "LLVM compiled nothing".to_string())
+}
+
+/// The site's LLVM code as another process compiled it, from the disk cache; `None` when
+/// it is not there.
+pub fn from_disk(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Option<Compiled>> {
+    let on_miss = crate::cpu::llvm::OnMiss::GiveUp;
+    compile_with(body, captures, result, false, Tier::Llvm, on_miss)
+}
+
+fn compile_with(
+    body: &Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+    listing: bool,
+    tier: Tier,
+    on_miss: crate::cpu::llvm::OnMiss,
+) -> R<Option<Compiled>> {
     let isa = host_isa(tier)?;
     // Functions compile as they are generated, on the pool at the quick tier (the first
     // call waits for them); the background's optimized compile takes one core.
@@ -279,6 +318,7 @@ pub fn compile(
         listing,
     );
     g.declare_helpers()?;
+    g.llvm_on_miss = on_miss;
 
     let ptr = ct::I64;
     let mut sig = g.module.make_signature();
@@ -334,7 +374,9 @@ pub fn compile(
     }
     g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
-    let (host, functions) = g.finish(id)?;
+    let Some((host, functions)) = g.finish(id)? else {
+        return Ok(None);
+    };
     if let Some(listing) = &mut g.listing {
         for why in &g.spmd_fallbacks {
             listing.push_str(&format!("\n;; scalar kernel: {why}\n"));
@@ -345,7 +387,7 @@ pub fn compile(
     let spmd_fallbacks = std::mem::take(&mut g.spmd_fallbacks);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));
-    Ok(Compiled {
+    Ok(Some(Compiled {
         host,
         functions,
         result_words,
@@ -354,5 +396,7 @@ pub fn compile(
         shapes,
         spmd_fallbacks,
         listing: g.listing,
-    })
+        from_disk: g.llvm_from_disk,
+        site_words: g.site_words,
+    }))
 }

@@ -1,28 +1,21 @@
 //! LLVM's C API, loaded at run time from the shared library (`libLLVM.so.19.1`, or the
 //! one `ACCEL_LLVM` names): building needs no LLVM, and a machine without it keeps the
-//! Cranelift tiers. The unsafe code of the LLVM tier is here: calls into the library, and
-//! the memory manager whose pages hold the compiled code.
+//! Cranelift tiers. The calls into the library are here (the unsafe code of the LLVM
+//! tier, with the loader's in `load`): a module's IR in, its object code out.
 
-use std::ffi::{c_char, c_uint, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 type Ptr = *mut c_void;
 type Bool = i32;
-type AllocCode = extern "C" fn(Ptr, usize, c_uint, c_uint, *const c_char) -> *mut u8;
-type AllocData = extern "C" fn(Ptr, usize, c_uint, c_uint, *const c_char, Bool) -> *mut u8;
-type Finalize = extern "C" fn(Ptr, *mut *mut c_char) -> Bool;
-type Destroy = extern "C" fn(Ptr);
 
-/// `LLVMMCJITCompilerOptions`, unchanged since LLVM 3.
-#[repr(C)]
-struct JitOptions {
-    opt_level: c_uint,
-    code_model: c_uint,
-    no_frame_pointer_elim: Bool,
-    enable_fast_isel: Bool,
-    memory_manager: Ptr,
-}
+/// `LLVMRelocMode` and `LLVMCodeModel` values: code for any address (see `load`).
+const RELOC_STATIC: u32 = 1;
+const CODE_MODEL_LARGE: u32 = 6;
+/// `LLVMCodeGenOptLevel`'s aggressive level and `LLVMCodeGenFileType`'s object file.
+const OPT_AGGRESSIVE: u32 = 3;
+const OBJECT_FILE: u32 = 1;
 
 /// The functions of the C API the tier calls.
 struct Api {
@@ -55,12 +48,11 @@ struct Api {
     run_passes: unsafe extern "C" fn(Ptr, *const c_char, Ptr, Ptr) -> Ptr,
     error_message: unsafe extern "C" fn(Ptr) -> *mut c_char,
     dispose_error_message: unsafe extern "C" fn(*mut c_char),
-    init_jit_options: unsafe extern "C" fn(*mut JitOptions, usize),
-    create_jit:
-        unsafe extern "C" fn(*mut Ptr, Ptr, *mut JitOptions, usize, *mut *mut c_char) -> Bool,
-    dispose_jit: unsafe extern "C" fn(Ptr),
-    function_address: unsafe extern "C" fn(Ptr, *const c_char) -> u64,
-    memory_manager: unsafe extern "C" fn(Ptr, AllocCode, AllocData, Finalize, Destroy) -> Ptr,
+    emit: unsafe extern "C" fn(Ptr, Ptr, u32, *mut *mut c_char, *mut Ptr) -> Bool,
+    buffer_start: unsafe extern "C" fn(Ptr) -> *const u8,
+    buffer_size: unsafe extern "C" fn(Ptr) -> usize,
+    dispose_buffer: unsafe extern "C" fn(Ptr),
+    dispose_module: unsafe extern "C" fn(Ptr),
     /// The host's target triple, CPU and features.
     triple: CString,
     cpu: CString,
@@ -134,13 +126,12 @@ fn load(library: libloading::Library, name: String) -> Result<Api, String> {
                 .map_err(|e| format!("{name} has no {}: {e}", $symbol))?
         };
     }
-    let init: [unsafe extern "C" fn(); 5] = if cfg!(target_arch = "aarch64") {
+    let init: [unsafe extern "C" fn(); 4] = if cfg!(target_arch = "aarch64") {
         [
             get!("LLVMInitializeAArch64TargetInfo"),
             get!("LLVMInitializeAArch64Target"),
             get!("LLVMInitializeAArch64TargetMC"),
             get!("LLVMInitializeAArch64AsmPrinter"),
-            get!("LLVMLinkInMCJIT"),
         ]
     } else {
         [
@@ -148,7 +139,6 @@ fn load(library: libloading::Library, name: String) -> Result<Api, String> {
             get!("LLVMInitializeX86Target"),
             get!("LLVMInitializeX86TargetMC"),
             get!("LLVMInitializeX86AsmPrinter"),
-            get!("LLVMLinkInMCJIT"),
         ]
     };
     for f in init {
@@ -177,11 +167,11 @@ fn load(library: libloading::Library, name: String) -> Result<Api, String> {
         run_passes: get!("LLVMRunPasses"),
         error_message: get!("LLVMGetErrorMessage"),
         dispose_error_message: get!("LLVMDisposeErrorMessage"),
-        init_jit_options: get!("LLVMInitializeMCJITCompilerOptions"),
-        create_jit: get!("LLVMCreateMCJITCompilerForModule"),
-        dispose_jit: get!("LLVMDisposeExecutionEngine"),
-        function_address: get!("LLVMGetFunctionAddress"),
-        memory_manager: get!("LLVMCreateSimpleMCJITMemoryManager"),
+        emit: get!("LLVMTargetMachineEmitToMemoryBuffer"),
+        buffer_start: get!("LLVMGetBufferStart"),
+        buffer_size: get!("LLVMGetBufferSize"),
+        dispose_buffer: get!("LLVMDisposeMemoryBuffer"),
+        dispose_module: get!("LLVMDisposeModule"),
         triple: CString::default(),
         cpu: CString::default(),
         features: CString::default(),
@@ -224,26 +214,20 @@ pub(super) fn host() -> Result<(String, String, String), String> {
     ))
 }
 
-/// Compiles the module `ir` (textual IR) after running `passes` on it, and returns the
-/// address of each function in `names`. The code stays mapped for the life of the
-/// process, as Cranelift's does; everything else LLVM made is freed.
-pub(super) fn compile(ir: &str, passes: &str, names: &[String]) -> Result<Vec<u64>, String> {
+/// Compiles the module `ir` (textual IR) after running `passes` on it: its object code
+/// for the host (an ELF relocatable object, see `load`).
+pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
     let api = api()?;
     let ir = CString::new(ir).map_err(|_| "the module has a NUL byte".to_string())?;
     let passes = CString::new(passes).map_err(|e| e.to_string())?;
-    let names: Vec<CString> = names
-        .iter()
-        .map(|n| CString::new(n.as_str()).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
     let Some(_compiling) = Compiling::start() else {
         return Err("the process is exiting".into());
     };
     // SAFETY: every object made here is used on this thread only, with the context made
-    // for this call, and freed in the order LLVM requires (the engine owns the module;
-    // the context outlives both).
+    // for this call, and freed before it (the context outlives the module).
     unsafe {
         let context = (api.context_create)();
-        let result = compile_in(api, context, &ir, &passes, &names);
+        let result = object_in(api, context, &ir, &passes);
         (api.context_dispose)(context);
         result
     }
@@ -286,17 +270,11 @@ extern "C" fn at_exit() {
     }
 }
 
-/// [`compile`] in `context`.
+/// [`object`] in `context`.
 ///
 /// # Safety
 /// `context` is a live LLVM context used by this thread only.
-unsafe fn compile_in(
-    api: &Api,
-    context: Ptr,
-    ir: &CStr,
-    passes: &CStr,
-    names: &[CString],
-) -> Result<Vec<u64>, String> {
+unsafe fn object_in(api: &Api, context: Ptr, ir: &CStr, passes: &CStr) -> Result<Vec<u8>, String> {
     let mut message: *mut c_char = std::ptr::null_mut();
     // SAFETY (all calls below): arguments are live objects of this context or valid
     // NUL-terminated strings; out-parameters point to locals.
@@ -314,17 +292,17 @@ unsafe fn compile_in(
         let mut target: Ptr = std::ptr::null_mut();
         if (api.target_from_triple)(api.triple.as_ptr(), &mut target, &mut message) != 0 {
             let why = owned(api, message);
+            (api.dispose_module)(module);
             return Err(format!("no LLVM target: {}", why.to_string_lossy()));
         }
-        // Aggressive code generation, default relocation and code model.
         let machine = (api.create_machine)(
             target,
             api.triple.as_ptr(),
             api.cpu.as_ptr(),
             api.features.as_ptr(),
-            3,
-            0,
-            0,
+            OPT_AGGRESSIVE,
+            RELOC_STATIC,
+            CODE_MODEL_LARGE,
         );
         let layout = (api.machine_layout)(machine);
         (api.set_layout)(module, layout);
@@ -333,138 +311,29 @@ unsafe fn compile_in(
         let options = (api.pass_options)();
         let error = (api.run_passes)(module, passes.as_ptr(), machine, options);
         (api.dispose_pass_options)(options);
-        (api.dispose_machine)(machine);
-        if !error.is_null() {
+        let result = if !error.is_null() {
             let text = (api.error_message)(error);
             let why = CStr::from_ptr(text).to_string_lossy().into_owned();
             (api.dispose_error_message)(text);
-            return Err(format!("LLVM's passes failed: {why}"));
-        }
-        let mut options: JitOptions = std::mem::zeroed();
-        (api.init_jit_options)(&mut options, std::mem::size_of::<JitOptions>());
-        options.opt_level = 3;
-        let pages = Box::into_raw(Box::new(Pages::default()));
-        options.memory_manager = (api.memory_manager)(
-            pages.cast(),
-            allocate_code,
-            allocate_data,
-            finalize,
-            destroy,
-        );
-        let mut engine: Ptr = std::ptr::null_mut();
-        // Takes the module (and the memory manager, which `destroy` frees with `pages`).
-        if (api.create_jit)(
-            &mut engine,
-            module,
-            &mut options,
-            std::mem::size_of::<JitOptions>(),
-            &mut message,
-        ) != 0
-        {
-            let why = owned(api, message);
-            return Err(format!("LLVM's JIT failed: {}", why.to_string_lossy()));
-        }
-        let addresses: Vec<u64> = names
-            .iter()
-            .map(|n| (api.function_address)(engine, n.as_ptr()))
-            .collect();
-        let failed = (*pages).failed;
-        (api.dispose_jit)(engine);
-        if failed || addresses.contains(&0) {
-            return Err("LLVM's JIT could not place the code".into());
-        }
-        Ok(addresses)
-    }
-}
-
-/// The pages LLVM's JIT asked for, made executable or read-only when it finalises.
-#[derive(Default)]
-struct Pages {
-    sections: Vec<(usize, usize, Protection)>,
-    failed: bool,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Protection {
-    Code,
-    ReadOnly,
-    Data,
-}
-
-/// Fresh zeroed pages for `size` bytes (alignment up to a page), recorded in `pages`.
-fn allocate(pages: Ptr, size: usize, alignment: c_uint, protection: Protection) -> *mut u8 {
-    // SAFETY: `pages` is the `Pages` box `compile_in` made for this engine; LLVM calls
-    // the memory manager from the compiling thread only.
-    let pages = unsafe { &mut *pages.cast::<Pages>() };
-    if alignment as usize > 4096 {
-        pages.failed = true;
-        return std::ptr::null_mut();
-    }
-    let length = size.max(1).div_ceil(4096) * 4096;
-    // SAFETY: an anonymous private mapping; no existing memory is touched.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            length,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        pages.failed = true;
-        return std::ptr::null_mut();
-    }
-    pages.sections.push((p as usize, length, protection));
-    p.cast()
-}
-
-extern "C" fn allocate_code(
-    pages: Ptr,
-    size: usize,
-    alignment: c_uint,
-    _id: c_uint,
-    _name: *const c_char,
-) -> *mut u8 {
-    allocate(pages, size, alignment, Protection::Code)
-}
-
-extern "C" fn allocate_data(
-    pages: Ptr,
-    size: usize,
-    alignment: c_uint,
-    _id: c_uint,
-    _name: *const c_char,
-    read_only: Bool,
-) -> *mut u8 {
-    let protection = if read_only != 0 {
-        Protection::ReadOnly
-    } else {
-        Protection::Data
-    };
-    allocate(pages, size, alignment, protection)
-}
-
-extern "C" fn finalize(pages: Ptr, _message: *mut *mut c_char) -> Bool {
-    // SAFETY: as in `allocate`.
-    let pages = unsafe { &mut *pages.cast::<Pages>() };
-    for &(at, length, protection) in &pages.sections {
-        let flags = match protection {
-            Protection::Code => libc::PROT_READ | libc::PROT_EXEC,
-            Protection::ReadOnly => libc::PROT_READ,
-            Protection::Data => continue,
+            Err(format!("LLVM's passes failed: {why}"))
+        } else {
+            let mut out: Ptr = std::ptr::null_mut();
+            if (api.emit)(machine, module, OBJECT_FILE, &mut message, &mut out) != 0 {
+                let why = owned(api, message);
+                Err(format!(
+                    "LLVM could not emit the code: {}",
+                    why.to_string_lossy()
+                ))
+            } else {
+                let start = (api.buffer_start)(out);
+                let size = (api.buffer_size)(out);
+                let bytes = std::slice::from_raw_parts(start, size).to_vec();
+                (api.dispose_buffer)(out);
+                Ok(bytes)
+            }
         };
-        // SAFETY: `at..at + length` is a mapping `allocate` made.
-        if unsafe { libc::mprotect(at as *mut c_void, length, flags) } != 0 {
-            pages.failed = true;
-        }
+        (api.dispose_machine)(machine);
+        (api.dispose_module)(module);
+        result
     }
-    Bool::from(pages.failed)
-}
-
-extern "C" fn destroy(pages: Ptr) {
-    // SAFETY: `pages` came from `Box::into_raw` in `compile_in`, and LLVM destroys a
-    // memory manager once. The mappings stay: they hold the site's code.
-    drop(unsafe { Box::from_raw(pages.cast::<Pages>()) });
 }

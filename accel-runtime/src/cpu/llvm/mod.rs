@@ -7,12 +7,19 @@
 
 #[cfg(all(feature = "llvm", target_os = "linux"))]
 mod api;
+#[cfg(all(feature = "llvm", target_os = "linux"))]
+mod load;
 mod ops;
 #[cfg(test)]
 mod tests;
 mod translate;
 
 pub(in crate::cpu) use translate::Callee;
+
+#[cfg(not(all(feature = "llvm", target_os = "linux")))]
+use api::load;
+#[cfg(all(feature = "llvm", target_os = "linux"))]
+use load::load;
 
 use cranelift_codegen::ir::Function;
 
@@ -33,8 +40,13 @@ pub fn available() -> Result<String, String> {
     CHECKED
         .get_or_init(|| {
             let (name, _, _) = api::host()?;
+            if !cfg!(target_arch = "x86_64") {
+                return Err(format!(
+                    "{name} is there, but loading LLVM's code is implemented for x86-64 only"
+                ));
+            }
             let probe = "define i64 @f0(i64 %v0) {\nentry:\n  %p = inttoptr i64 %v0 to ptr\n  %q = ptrtoint ptr %p to i64\n  ret i64 %q\n}\n";
-            api::compile(probe, "default<O0>", &["f0".to_string()]).map_err(|e| {
+            api::object(probe, "default<O0>").map_err(|e| {
                 format!("{name} cannot compile this tier's IR (LLVM 15 or later is needed): {e}")
             })?;
             Ok(name)
@@ -64,21 +76,80 @@ pub(in crate::cpu) fn group_lanes() -> usize {
     })
 }
 
-/// The functions `functions` (each with its Cranelift id) compiled by LLVM: each one's
-/// address, in order, and the module's text. `callee` says what a called id is.
+/// What to do when a module's code is not in the disk cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::cpu) enum OnMiss {
+    /// Compile it (and keep it in the cache).
+    Compile,
+    /// Nothing: only code another process compiled is wanted.
+    GiveUp,
+}
+
+/// A module's code, runnable.
+pub(in crate::cpu) struct Code {
+    /// Each function's address, in the order asked for.
+    pub addresses: Vec<u64>,
+    /// The module's text (listings).
+    pub ir: String,
+    /// Whether the object code came from the disk cache.
+    pub from_disk: bool,
+}
+
+/// How many modules LLVM compiled, and how many came from the disk cache, in this
+/// process (tests).
+pub static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+pub static FROM_DISK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The functions `functions` (each with its Cranelift id) compiled by LLVM, or their code
+/// from the disk cache (`None`: not there, and `on_miss` gives up). `callee` says what a
+/// called id is; `helper` gives a helper's address by name.
 pub(in crate::cpu) fn compile(
     functions: &[(u32, Function)],
     callee: &dyn Fn(u32) -> Option<Callee>,
-) -> Result<(Vec<u64>, String), String> {
+    helper: &dyn Fn(&str) -> Option<u64>,
+    on_miss: OnMiss,
+) -> Result<Option<Code>, String> {
     available()?;
-    let (_, cpu, features) = api::host()?;
+    let (library, cpu, features) = api::host()?;
     let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
     let refs: Vec<(u32, &Function)> = functions.iter().map(|(id, f)| (*id, f)).collect();
     let ir = translate::module(&refs, callee, &attributes)?;
     let names: Vec<String> = functions.iter().map(|(id, _)| format!("f{id}")).collect();
     let passes = std::env::var("ACCEL_LLVM_PASSES").unwrap_or(PASSES.to_string());
+    // The object code is a function of these alone: the module (which names helpers, never
+    // addresses of this process), the passes and the library and CPU compiling it.
+    let key = [
+        "accel cpu-llvm object",
+        env!("CARGO_PKG_VERSION"),
+        &library,
+        &cpu,
+        &features,
+        &passes,
+        &ir,
+    ]
+    .join("\n");
+    let cache = disk_cache();
+    if let Some(object) = cache.and_then(|c| c.get(key.as_bytes())) {
+        match load(&object, &names, helper) {
+            Ok(addresses) => {
+                FROM_DISK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(Some(Code {
+                    addresses,
+                    ir,
+                    from_disk: true,
+                }));
+            }
+            Err(why) => crate::backend::log::warn(format_args!(
+                "LLVM's code from the disk cache did not load ({why}): compiling it again"
+            )),
+        }
+    }
+    if on_miss == OnMiss::GiveUp {
+        return Ok(None);
+    }
     let t = std::time::Instant::now();
-    let addresses = api::compile(&ir, &passes, &names)?;
+    let object = api::object(&ir, &passes)?;
+    COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     if std::env::var("ACCEL_LLVM_TIME").is_ok() {
         eprintln!(
             "llvm compile {:.1} ms, {} bytes of IR",
@@ -86,8 +157,78 @@ pub(in crate::cpu) fn compile(
             ir.len()
         );
     }
-    Ok((addresses, ir))
+    let addresses = load(&object, &names, helper)?;
+    if let Some(c) = cache {
+        // A cache that cannot be written is no error: the next process compiles again.
+        if let Err(why) = c.put(key.as_bytes(), &object) {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                crate::backend::log::warn(format_args!("LLVM's code is not kept on disk: {why}"))
+            });
+        }
+    }
+    Ok(Some(Code {
+        addresses,
+        ir,
+        from_disk: false,
+    }))
 }
+
+/// The directory LLVM's code is kept in, when the cache is on and usable (a directory
+/// that is not private is reported once and not used).
+#[cfg(target_os = "linux")]
+fn disk_cache() -> Option<&'static crate::backend::disk_cache::DiskCache> {
+    use crate::backend::disk_cache::{enabled, DiskCache};
+    static CACHE: std::sync::OnceLock<Option<DiskCache>> = std::sync::OnceLock::new();
+    if !enabled() {
+        return None;
+    }
+    CACHE
+        .get_or_init(|| match DiskCache::open(CACHE_KIND) {
+            Ok(c) => Some(c),
+            // Once per process, without a setting: every run compiles again.
+            Err(why) => {
+                crate::backend::log::warn(format_args!("LLVM's code is not cached on disk: {why}"));
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Off Linux there is no LLVM tier, and no cache of its code.
+#[cfg(not(target_os = "linux"))]
+fn disk_cache() -> Option<&'static NoCache> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+struct NoCache;
+
+#[cfg(not(target_os = "linux"))]
+impl NoCache {
+    fn get(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn put(&self, _: &[u8], _: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Whether the disk cache may hold LLVM's code (it is on and its directory exists): a
+/// site's first call then has the background look for its code there.
+#[cfg(target_os = "linux")]
+pub(in crate::cpu) fn may_have_cached() -> bool {
+    use crate::backend::disk_cache::{base_dir, enabled};
+    enabled() && base_dir().is_some_and(|d| d.join(CACHE_KIND).is_dir())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(in crate::cpu) fn may_have_cached() -> bool {
+    false
+}
+
+/// The cache directory's name for LLVM's code.
+pub(in crate::cpu) const CACHE_KIND: &str = "cpu-llvm";
 
 /// Without the `llvm` feature (or off Linux) there is no library to load.
 #[cfg(not(all(feature = "llvm", target_os = "linux")))]
@@ -98,7 +239,15 @@ mod api {
         Err(WHY.into())
     }
 
-    pub(in crate::cpu) fn compile(_: &str, _: &str, _: &[String]) -> Result<Vec<u64>, String> {
+    pub(super) fn object(_: &str, _: &str) -> Result<Vec<u8>, String> {
+        Err(WHY.into())
+    }
+
+    pub(super) fn load(
+        _: &[u8],
+        _: &[String],
+        _: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<Vec<u64>, String> {
         Err(WHY.into())
     }
 }

@@ -21,12 +21,13 @@ use std::fmt::Write;
 /// A result, or why a function could not be translated.
 pub(super) type R<T> = Result<T, String>;
 
-/// What a called function is: one of the module's own (`@f<id>`) or a helper at an
-/// address.
+/// What a called function is: one of the module's own (`@f<id>`) or a helper of the
+/// runtime, called by its name (`@accel_par`): the module holds no address of this
+/// process, so its object code can be kept on disk and loaded by another (see `load`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::cpu) enum Callee {
     Defined,
-    Address(u64),
+    Helper(&'static str),
 }
 
 /// The module of `functions` (each with its Cranelift function id), every function given
@@ -304,12 +305,8 @@ impl Translator<'_> {
             }
             InstructionData::Call { func_ref, .. } => self.call(inst, func_ref, &args)?,
             InstructionData::FuncAddr { func_ref, .. } => {
-                let target = self.callee_target(func_ref)?;
-                let rhs = match target {
-                    Callee::Defined => format!("ptrtoint ptr @f{} to i64", self.func_id(func_ref)?),
-                    Callee::Address(a) => format!("add i64 0, {a}"),
-                };
-                self.define(inst, &rhs)?;
+                let target = self.callee_name(func_ref)?;
+                self.define(inst, &format!("ptrtoint ptr {target} to i64"))?;
             }
             InstructionData::StackAddr {
                 stack_slot, offset, ..
@@ -383,18 +380,35 @@ impl Translator<'_> {
         }
     }
 
-    fn callee_target(&self, func_ref: ir::FuncRef) -> R<Callee> {
+    /// The global name of a referenced function: `@f<id>`, or a helper's name, declared
+    /// with its signature.
+    fn callee_name(&mut self, func_ref: ir::FuncRef) -> R<String> {
         let id = self.func_id(func_ref)?;
-        (self.callee)(id).ok_or_else(|| format!("a call of unknown function {id}"))
+        match (self.callee)(id).ok_or_else(|| format!("a call of unknown function {id}"))? {
+            Callee::Defined => Ok(format!("@f{id}")),
+            Callee::Helper(name) => {
+                let ext = &self.f.dfg.ext_funcs[func_ref];
+                let sig = &self.f.dfg.signatures[ext.signature];
+                let ret = match sig.returns.as_slice() {
+                    [] => "void".into(),
+                    [p] => format!("{}{}", extension(p.extension), ty(p.value_type)?),
+                    _ => return Err("a function with several results".into()),
+                };
+                let params = sig
+                    .params
+                    .iter()
+                    .map(|p| Ok(format!("{}{}", ty(p.value_type)?, ext_param(p.extension))))
+                    .collect::<R<Vec<_>>>()?;
+                self.declare(format!("declare {ret} @{name}({})", params.join(", ")));
+                Ok(format!("@{name}"))
+            }
+        }
     }
 
     fn call(&mut self, inst: Inst, func_ref: ir::FuncRef, args: &[Value]) -> R<()> {
         let ext = &self.f.dfg.ext_funcs[func_ref];
         let (ret, params) = self.signature(&self.f.dfg.signatures[ext.signature], args)?;
-        let callee = match self.callee_target(func_ref)? {
-            Callee::Defined => format!("@f{}", self.func_id(func_ref)?),
-            Callee::Address(a) => self.emit(&format!("inttoptr i64 {a} to ptr")),
-        };
+        let callee = self.callee_name(func_ref)?;
         let call = format!("call {ret} {callee}({params})");
         match self.f.dfg.inst_results(inst).first() {
             Some(&r) => {

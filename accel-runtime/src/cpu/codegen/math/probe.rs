@@ -63,6 +63,8 @@ impl MathProbe {
             next_group: crate::cpu::codegen::spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),
+            site_words: 0,
+            manifests: HashMap::new(),
             listing: None,
             fma: config.fma.unwrap_or(host_fma) && host_fma,
             blendv: false,
@@ -75,6 +77,8 @@ impl MathProbe {
             defined: Vec::new(),
             deferred: None,
             llvm: None,
+            llvm_on_miss: crate::cpu::llvm::OnMiss::Compile,
+            llvm_from_disk: false,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

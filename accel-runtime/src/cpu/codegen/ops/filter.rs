@@ -19,7 +19,6 @@ use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types as ct;
 use cranelift_codegen::ir::{InstBuilder, Value};
-use std::sync::atomic::AtomicU64;
 
 impl FnCx<'_, '_> {
     /// A top-level `filter`.
@@ -28,8 +27,7 @@ impl FnCx<'_, '_> {
         let usize_t = Type::Scalar(ScalarType::Usize);
         // Whether the last call kept more than a quarter of its input: then the scratch
         // array is written nearly whole, and huge pages save page faults.
-        let dense: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
-        let dense = self.iconst(dense as *const AtomicU64 as i64);
+        let dense = self.site_word();
         let was_dense = self.load(ct::I64, dense, 0);
         let sparse = self.b.ins().icmp_imm_s(IntCC::Equal, was_dense, 0);
         let sparse = self.b.ins().uextend(ct::I64, sparse);

@@ -229,18 +229,31 @@ impl FnCx<'_, '_> {
 
     /// Binds the value of a manifest input, computed once for [`Self::input_shape`].
     fn manifest(&mut self, e: &Expr, v: V) {
-        let key = format!("manifest#{:p}", e as *const Expr);
+        let key = self.manifest_name(e);
         self.bind_var(&key, v);
     }
 
     /// The value of a manifest input: the one bound by [`Self::manifest`], else computed.
     fn manifested(&mut self, e: &Expr) -> R<V> {
-        let key = format!("manifest#{:p}", e as *const Expr);
+        let key = self.manifest_name(e);
         if self.vars.contains_key(&key) {
             self.var(&key)
         } else {
             self.expr(e)
         }
+    }
+
+    /// The variable name of the manifest input `e`: numbered in the order inputs are
+    /// first seen, never by address, so that the same program makes the same code in
+    /// every process (see `llvm`'s disk cache).
+    fn manifest_name(&mut self, e: &Expr) -> String {
+        let seen = self.g.manifests.len();
+        let k = *self
+            .g
+            .manifests
+            .entry(e as *const Expr as usize)
+            .or_insert(seen);
+        format!("manifest#{k}")
     }
 
     /// One step of a fold: the accumulator in `accs` (of type `t`) combined by the
