@@ -389,11 +389,7 @@ impl Translator<'_> {
             Callee::Helper(name) => {
                 let ext = &self.f.dfg.ext_funcs[func_ref];
                 let sig = &self.f.dfg.signatures[ext.signature];
-                let ret = match sig.returns.as_slice() {
-                    [] => "void".into(),
-                    [p] => format!("{}{}", extension(p.extension), ty(p.value_type)?),
-                    _ => return Err("a function with several results".into()),
-                };
+                let ret = return_type(sig)?;
                 let params = sig
                     .params
                     .iter()
@@ -423,11 +419,7 @@ impl Translator<'_> {
     /// A definition's or call's result type and its parameters `values`, as `sig`
     /// types and extends them.
     fn signature(&self, sig: &ir::Signature, values: &[Value]) -> R<(String, String)> {
-        let ret = match sig.returns.as_slice() {
-            [] => "void".into(),
-            [p] => format!("{}{}", extension(p.extension), ty(p.value_type)?),
-            _ => return Err("a function with several results".into()),
-        };
+        let ret = return_type(sig)?;
         let params = values
             .iter()
             .zip(&sig.params)
@@ -501,6 +493,15 @@ impl Translator<'_> {
 }
 
 /// A result's extension attribute (`zeroext `, `signext `).
+/// The LLVM return type of `sig`, with its extension (`signext i8`), or `void`.
+fn return_type(sig: &ir::Signature) -> R<String> {
+    match sig.returns.as_slice() {
+        [] => Ok("void".into()),
+        [p] => Ok(format!("{}{}", extension(p.extension), ty(p.value_type)?)),
+        _ => Err("a function with several results".into()),
+    }
+}
+
 fn extension(e: ArgumentExtension) -> &'static str {
     match e {
         ArgumentExtension::None => "",
