@@ -1,0 +1,531 @@
+//! The limits: the six classic CPU benchmarks of `cpu_suite` (sum, dot, SAXPY,
+//! Black-Scholes, Mandelbrot, N-body) written by hand with AVX-512 intrinsics as a
+//! performance engineer writes them for this machine, beside accel's CPU code for the same
+//! expressions (its LLVM tier, steady state: the first call compiles, the median of later
+//! calls counts). The ratio says how far accel's generated code is from what this machine
+//! can do, rather than from idiomatic rayon. The same run measures the machine's read
+//! bandwidth (an AVX-512 streaming sum of 256 MiB on every core), the ceiling of the
+//! streaming reductions, and reports sum's and dot's share of it.
+//!
+//! Every limit result is checked against the sequential reference (an exact f64 sum for
+//! the reductions, the same Rust functions elsewhere); a mismatch stops the run. Without
+//! AVX-512 the limit column says it was skipped. Prints a Markdown table; `--out DIR`
+//! writes it to `DIR/limits.md` (and `limits.json`), `--quick` runs small sizes.
+//!
+//! `cargo run --release -p accel-bench --bin limits [-- --quick] [-- --out DIR]`
+
+// A binary's root file finds modules beside it, not in `limits/`.
+#[cfg(target_arch = "x86_64")]
+#[path = "limits/kernels.rs"]
+mod kernels;
+#[cfg(target_arch = "x86_64")]
+#[path = "limits/math.rs"]
+mod math;
+
+/// Elsewhere there is no AVX-512: no token, so no limit runs.
+#[cfg(not(target_arch = "x86_64"))]
+mod kernels {
+    use std::mem::MaybeUninit;
+
+    #[derive(Clone, Copy)]
+    pub enum Avx512 {}
+
+    impl Avx512 {
+        pub fn detect() -> Option<Avx512> {
+            None
+        }
+        pub fn sum(self, _: &[f32]) -> f32 {
+            match self {}
+        }
+        pub fn dot(self, _: &[f32], _: &[f32]) -> f32 {
+            match self {}
+        }
+        pub fn saxpy(self, _: f32, _: &[f32], _: &[f32]) -> Vec<f32> {
+            match self {}
+        }
+        pub fn saxpy_into(self, _: f32, _: &[f32], _: &[f32], _: &mut [MaybeUninit<f32>]) {
+            match self {}
+        }
+        pub fn black_scholes(self, _: &[f32], _: &[f32], _: &[f32]) -> Vec<(f32, f32)> {
+            match self {}
+        }
+        pub fn black_scholes_into(
+            self,
+            _: &[f32],
+            _: &[f32],
+            _: &[f32],
+            _: &mut [MaybeUninit<(f32, f32)>],
+        ) {
+            match self {}
+        }
+        pub fn mandelbrot(self, _: usize, _: usize) -> Vec<u32> {
+            match self {}
+        }
+        pub fn n_body(self, _: &[f32], _: &[f32], _: &[f32], _: &[f32]) -> Vec<f32> {
+            match self {}
+        }
+        pub fn read(self, _: &[f32]) -> f32 {
+            match self {}
+        }
+    }
+}
+
+use accel_bench::{median_ms, ms};
+use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
+use accel_examples::random::uniform;
+use accel_runtime::__private::{with_cpu_tier, CpuTier};
+use accel_runtime::prelude::*;
+use kernels::Avx512;
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+
+/// The largest relative error a limit may have (Mandelbrot's must be exact).
+const TOLERANCE: f64 = 1e-4;
+
+struct Row {
+    name: &'static str,
+    size: String,
+    accel_ms: f64,
+    /// Whether LLVM could not compile accel's site (Cranelift's code ran instead).
+    cranelift: bool,
+    accel_error: f64,
+    /// The limit's median time and largest error; `None` without AVX-512.
+    limit: Option<(f64, f64)>,
+    /// Bytes one call reads, for the streaming reductions' bandwidth.
+    bytes: Option<f64>,
+}
+
+/// What every workload needs: runs per measurement, the sizes, the AVX-512 token.
+struct Setup {
+    runs: usize,
+    quick: bool,
+    avx: Option<Avx512>,
+}
+
+impl Setup {
+    fn scale(&self, full: usize, small: usize) -> usize {
+        if self.quick {
+            small
+        } else {
+            full
+        }
+    }
+}
+
+/// Times accel's site (LLVM tier, after the first call, which compiles it), then the
+/// limit; `error` measures a result against the reference. A limit off by more than
+/// `tolerance` stops the run; accel's error is only reported.
+///
+/// Each is timed in a run of calls of its own, as a program calling it in a loop would
+/// see it: alternating them would time each in the other's wake (accel's helpers spin on
+/// rayon's threads for half a millisecond after a launch, see `cpu/pool/linger.rs`).
+fn bench<R>(
+    name: &'static str,
+    size: String,
+    runs: usize,
+    accel: impl Fn() -> R,
+    limit: Option<impl Fn() -> R>,
+    error: impl Fn(&R) -> f64,
+    tolerance: f64,
+) -> Row {
+    let accel = || with_mode(Mode::Cpu, || with_cpu_tier(CpuTier::Llvm, &accel));
+    let fallbacks = accel_runtime::__private::llvm_fallbacks();
+    let (first, first_ms) = ms(accel);
+    let cranelift = accel_runtime::__private::llvm_fallbacks() > fallbacks;
+    let accel_error = error(&first);
+    drop(first);
+    if accel_error > tolerance || accel_error.is_nan() {
+        eprintln!(
+            "limits: {name}: accel's result is off by {accel_error:.1e} (reported, not checked)"
+        );
+    }
+    let limit_error = limit.as_ref().map(|f| {
+        let e = error(&f());
+        if e > tolerance || e.is_nan() {
+            eprintln!(
+                "limits: {name}: the AVX-512 limit is WRONG: max rel. error {e:.3e} > {tolerance:.0e}"
+            );
+            std::process::exit(1);
+        }
+        e
+    });
+    let accel_ms = median_ms(runs, accel);
+    let limit = limit.map(|f| {
+        // Accel's helpers are back in the pool by then.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        median_ms(runs, f)
+    });
+    let limit = limit.zip(limit_error);
+    let shown = limit.map_or("skipped".to_string(), |(l, e)| {
+        format!("{l:.2} ms (max rel. error {e:.1e})")
+    });
+    eprintln!("{name}: accel {accel_ms:.2} ms (first call {first_ms:.0} ms), limit {shown}");
+    Row {
+        name,
+        size,
+        accel_ms,
+        cranelift,
+        accel_error,
+        limit,
+        bytes: None,
+    }
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-30)
+}
+
+/// As `cpu_suite`'s: relative to the reference, or absolute below 1.
+fn max_rel(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len(), "results of different lengths");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() as f64 / (y.abs() as f64).max(1.0))
+        .fold(0.0, |m, e| if e > m || e.is_nan() { e } else { m })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out_dir = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let avx = Avx512::detect();
+    if avx.is_none() {
+        eprintln!(
+            "limits: this CPU has no AVX-512F: the limit column and the read bandwidth are SKIPPED"
+        );
+    }
+    let llvm = accel_runtime::__private::llvm_available();
+    if let Err(e) = &llvm {
+        eprintln!("limits: accel's LLVM tier is unavailable ({e}): its column is Cranelift's optimized code");
+    }
+    let setup = Setup {
+        runs: if quick { 3 } else { 11 },
+        quick,
+        avx,
+    };
+    let buffer = setup.scale(256 << 20, 64 << 20);
+    let bandwidth = avx.map(|a| read_bandwidth(a, setup.runs, buffer));
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    streams(&setup, &mut rows, &mut notes);
+    black_scholes(&setup, &mut rows, &mut notes);
+    mandelbrot(&setup, &mut rows);
+    n_body(&setup, &mut rows);
+    let machine = Machine {
+        runs: setup.runs,
+        bandwidth,
+        buffer,
+        llvm,
+    };
+    report(&rows, &notes, &machine, out_dir);
+}
+
+/// The read bandwidth in GB/s: the median time of the limit's sum over a `bytes` buffer
+/// (written first, so that its pages exist).
+fn read_bandwidth(avx: Avx512, runs: usize, bytes: usize) -> f64 {
+    let buf = vec![1.0f32; bytes / 4];
+    avx.read(&buf);
+    let t = median_ms(runs, || avx.read(&buf));
+    eprintln!(
+        "read bandwidth: {:.1} GB/s ({} MiB in {t:.2} ms)",
+        bytes as f64 / t / 1e6,
+        bytes >> 20
+    );
+    bytes as f64 / t / 1e6
+}
+
+/// Sum, dot product and SAXPY over long `f32` sequences (`cpu_suite`'s `streams`).
+fn streams(setup: &Setup, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
+    let (runs, avx) = (setup.runs, setup.avx);
+    let n = setup.scale(1 << 25, 1 << 18);
+    let xs = uniform(n, 1, 0.0, 1.0);
+    let ys = uniform(n, 2, 0.0, 1.0);
+    // What the limits' closures take with them.
+    let (xv, yv) = (xs.as_slice(), ys.as_slice());
+    let exact: f64 = xs.iter().map(|&x| x as f64).sum();
+    let mut row = bench(
+        "sum",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(reduce(|a, b| a + b, 0.0, &xs)),
+        avx.map(|a| move || a.sum(xv)),
+        |s| rel(*s as f64, exact),
+        TOLERANCE,
+    );
+    row.bytes = Some(4.0 * n as f64);
+    rows.push(row);
+    let exact: f64 = xs.iter().zip(&ys).map(|(&x, &y)| x as f64 * y as f64).sum();
+    let mut row = bench(
+        "dot",
+        format!("{n} f32"),
+        runs,
+        || accelerate!(reduce(|a, b| a + b, 0.0, map2(|x, y| x * y, &xs, &ys))),
+        avx.map(|a| move || a.dot(xv, yv)),
+        |s| rel(*s as f64, exact),
+        TOLERANCE,
+    );
+    row.bytes = Some(8.0 * n as f64);
+    rows.push(row);
+    let alpha = 2.5f32;
+    let reference: Vec<f32> = xs.par_iter().zip(&ys).map(|(x, y)| alpha * x + y).collect();
+    rows.push(bench(
+        "saxpy",
+        format!("{n} f32, into a new vector"),
+        runs,
+        || accelerate!(map2(|x, y| alpha * x + y, &xs, &ys)),
+        avx.map(|a| move || a.saxpy(alpha, xv, yv)),
+        |v| max_rel(v, &reference),
+        TOLERANCE,
+    ));
+    if let Some(a) = avx {
+        // The same stores into pages that exist: what the new vector's page faults cost.
+        let mut buf = vec![MaybeUninit::new(0.0f32); n];
+        let t = median_ms(runs, || a.saxpy_into(alpha, &xs, &ys, &mut buf));
+        notes.push(format!(
+            "SAXPY's limit writing into a buffer written before (no page faults): {t:.2} ms, \
+             {:.1} GB/s of reads and writes.",
+            12.0 * n as f64 / t / 1e6
+        ));
+    }
+}
+
+/// Black-Scholes call and put prices of random options (`cpu_suite`'s).
+fn black_scholes(setup: &Setup, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
+    let m = setup.scale(1 << 23, 1 << 16);
+    let (price, strike, years) = option_book(m);
+    let flat = |v: &Vec<(f32, f32)>| -> Vec<f32> { v.iter().flat_map(|&(c, p)| [c, p]).collect() };
+    let reference: Vec<f32> = flat(
+        &price
+            .par_iter()
+            .zip(&strike)
+            .zip(&years)
+            .map(|((&p, &s), &y)| black_scholes_option(p, s, y))
+            .collect(),
+    );
+    rows.push(bench(
+        "black-scholes",
+        format!("{m} random options"),
+        setup.runs,
+        || {
+            accelerate!(create(price.len(), |i| black_scholes_option(
+                price[i], strike[i], years[i]
+            )))
+        },
+        setup.avx.map(|a| {
+            let (p, s, y) = (&price, &strike, &years);
+            move || a.black_scholes(p, s, y)
+        }),
+        |v| max_rel(&flat(v), &reference),
+        TOLERANCE,
+    ));
+    if let Some(a) = setup.avx {
+        let mut buf = vec![MaybeUninit::new((0.0f32, 0.0f32)); m];
+        let t = median_ms(setup.runs, || {
+            a.black_scholes_into(&price, &strike, &years, &mut buf)
+        });
+        notes.push(format!(
+            "Black-Scholes' limit writing into a buffer written before (no page faults): {t:.2} ms."
+        ));
+    }
+}
+
+/// Escape times of the Mandelbrot set (`cpu_suite`'s); the counts must be equal.
+fn mandelbrot(setup: &Setup, rows: &mut Vec<Row>) {
+    let side = setup.scale(2048, 256);
+    let (w, h) = (side, side);
+    let reference: Vec<u32> = (0..w * h)
+        .into_par_iter()
+        .map(|k| mandel(k, w, h))
+        .collect();
+    rows.push(bench(
+        "mandelbrot",
+        format!("{w}x{h}, 256 iterations"),
+        setup.runs.min(7),
+        || accelerate!(create(w * h, |k| mandel(k, w, h))),
+        setup.avx.map(|a| move || a.mandelbrot(w, h)),
+        // The share of pixels that differ.
+        |v: &Vec<u32>| {
+            assert_eq!(v.len(), reference.len());
+            v.iter().zip(&reference).filter(|(p, q)| p != q).count() as f64 / v.len() as f64
+        },
+        0.0,
+    ));
+}
+
+/// N-body accelerations, x components (`cpu_suite`'s).
+fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
+    let bodies = setup.scale(16384, 1024);
+    let px = uniform(bodies, 8, -100.0, 100.0);
+    let py = uniform(bodies, 9, -100.0, 100.0);
+    let pz = uniform(bodies, 14, -50.0, 50.0);
+    let pm = uniform(bodies, 10, 1.0, 8.0);
+    let accel_x = |i: usize| -> f32 {
+        let mut ax = 0.0f32;
+        for j in 0..px.len() {
+            let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
+            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+            let inv = 1.0 / (d2 * d2.sqrt());
+            ax += pm[j] * dx * inv;
+        }
+        ax
+    };
+    let reference: Vec<f32> = (0..bodies).into_par_iter().map(accel_x).collect();
+    rows.push(bench(
+        "n-body (x accelerations)",
+        format!("{bodies} bodies"),
+        setup.runs.min(5),
+        || {
+            accelerate!(create(px.len(), |i| {
+                let mut ax = 0.0f32;
+                for j in 0..px.len() {
+                    let dx = px[j] - px[i];
+                    let dy = py[j] - py[i];
+                    let dz = pz[j] - pz[i];
+                    let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+                    let inv = 1.0 / (d2 * d2.sqrt());
+                    ax += pm[j] * dx * inv;
+                }
+                ax
+            }))
+        },
+        setup.avx.map(|a| {
+            let (x, y, z, m) = (&px, &py, &pz, &pm);
+            move || a.n_body(x, y, z, m)
+        }),
+        |v| max_rel(v, &reference),
+        TOLERANCE,
+    ));
+}
+
+/// What the report's header says about the run.
+struct Machine {
+    runs: usize,
+    /// The read bandwidth in GB/s; `None` without AVX-512.
+    bandwidth: Option<f64>,
+    /// The bandwidth buffer's size in bytes.
+    buffer: usize,
+    /// LLVM's library, or why accel's LLVM tier is unavailable.
+    llvm: Result<String, String>,
+}
+
+/// This CPU's name and vector extensions, as `/proc/cpuinfo` says.
+fn cpu_description() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model = field("model name").unwrap_or_else(|| "an unknown CPU".into());
+    let flags = field("flags").unwrap_or_default();
+    let avx512: Vec<&str> = ["avx512f", "avx512dq", "avx512bw", "avx512vl"]
+        .into_iter()
+        .filter(|f| flags.split(' ').any(|g| g == *f))
+        .collect();
+    let avx512 = if avx512.is_empty() {
+        "no AVX-512".to_string()
+    } else {
+        avx512.join(" ")
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model}, {cores} cores, {avx512}")
+}
+
+/// A bandwidth cell: GB/s and the share of the read bandwidth.
+fn bandwidth_cell(bytes: Option<f64>, t_ms: Option<f64>, read: Option<f64>) -> String {
+    match (bytes, t_ms) {
+        (Some(b), Some(t)) => {
+            let gbs = b / t / 1e6;
+            match read {
+                Some(r) => format!("{gbs:.1} GB/s ({:.0}%)", 100.0 * gbs / r),
+                None => format!("{gbs:.1} GB/s"),
+            }
+        }
+        _ => "".into(),
+    }
+}
+
+/// Prints the table and writes it under `out_dir`.
+fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<String>) {
+    let tier = match &machine.llvm {
+        Ok(lib) => format!("LLVM tier ({lib})"),
+        Err(e) => format!("Cranelift's optimized code: LLVM's tier is unavailable ({e})"),
+    };
+    let bandwidth = match machine.bandwidth {
+        Some(b) => format!(
+            "{b:.1} GB/s (an AVX-512 sum of {} MiB on every core)",
+            machine.buffer >> 20
+        ),
+        None => "not measured (no AVX-512)".into(),
+    };
+    let mut preamble = format!(
+        "Machine: {}. Median of {} runs (7 for Mandelbrot, 5 for N-body), release build, one process. \
+         Read bandwidth: {bandwidth}.\n\n\
+         - **accelerate! cpu**: `cpu_suite`'s site in `Mode::Cpu`, {tier}, after a first call that compiles it (or loads it from accel's disk cache).\n\
+         - **limit**: hand-written AVX-512 intrinsics over all cores with rayon \
+           (`benches/src/limits/kernels.rs`; sum and dot read with 256-bit loads, which stream faster \
+           here), checked against the sequential reference.\n\
+         - **accel / limit**: how many times longer accel takes.\n\
+         - **bandwidth**: bytes read per second by the reductions, and their share of the read bandwidth.\n\
+         - **max rel. error**: against an exact (f64) sum for the reductions, sequential Rust \
+           elsewhere (relative, absolute below 1); for Mandelbrot the share of pixels that differ.\n\n",
+        cpu_description(),
+        machine.runs,
+    );
+    for note in notes {
+        preamble.push_str(&format!("{note}\n\n"));
+    }
+    let mut table = String::from(
+        "| benchmark | size | accelerate! cpu (ms) | limit (ms) | accel / limit | accel bandwidth | limit bandwidth | max rel. error (accel, limit) |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let limit_ms = r.limit.map(|(t, _)| t);
+        let (limit, ratio, limit_error) = match r.limit {
+            Some((t, e)) => (
+                format!("{t:.2}"),
+                format!("{:.2}x", r.accel_ms / t),
+                format!("{e:.1e}"),
+            ),
+            None => ("skipped (no AVX-512)".into(), "".into(), "-".into()),
+        };
+        let tier = if r.cranelift { " (Cranelift)" } else { "" };
+        table.push_str(&format!(
+            "| {} | {} | {:.2}{tier} | {limit} | {ratio} | {} | {} | {:.1e}, {limit_error} |\n",
+            r.name,
+            r.size,
+            r.accel_ms,
+            bandwidth_cell(r.bytes, Some(r.accel_ms), machine.bandwidth),
+            bandwidth_cell(r.bytes, limit_ms, machine.bandwidth),
+            r.accel_error,
+        ));
+    }
+    println!("{preamble}{table}");
+    if let Some(dir) = out_dir {
+        let json: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "benchmark": r.name, "size": r.size, "accel_ms": r.accel_ms,
+                    "limit_ms": r.limit.map(|(t, _)| t),
+                    "accel_over_limit": r.limit.map(|(t, _)| r.accel_ms / t),
+                    "bytes_read": r.bytes, "read_bandwidth_gbs": machine.bandwidth,
+                    "accel_max_rel_error": r.accel_error, "limit_max_rel_error": r.limit.map(|(_, e)| e),
+                })
+            })
+            .collect();
+        accel_bench::write_results(
+            &dir,
+            "limits",
+            "accel against hand-written AVX-512 limits",
+            &preamble,
+            &table,
+            &serde_json::Value::Array(json),
+        );
+    }
+}
