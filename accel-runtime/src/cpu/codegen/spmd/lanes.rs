@@ -8,7 +8,7 @@
 //! after group.
 
 use super::super::cx::*;
-use super::{not_spmd, Mask, Part, G, GROUP};
+use super::{not_spmd, Mask, Part, G};
 use crate::backend::layout::{self, Word};
 use accel_ir::Expr;
 use accel_ir::{ScalarType, Type};
@@ -17,11 +17,19 @@ use cranelift_codegen::ir::{types as ct, ConstantData, Endianness, InstBuilder, 
 
 impl FnCx<'_, '_> {
     /// The shape of the gang that runs `body` over `param`: its groups, and the lanes of
-    /// each. Its width is decided once for every tier ([`super::gang_groups`] groups of
-    /// four lanes), and every lane computes the same value whatever its group; a tier with
-    /// wider vectors (LLVM with AVX-512) holds those lanes in fewer, wider groups.
+    /// each. [`super::gang_groups`] says how many groups the element's code affords; a
+    /// group is as wide as the tier's vectors (four lanes at Cranelift's tiers, sixteen
+    /// with LLVM on AVX-512), up to the widest gang: Black-Scholes' element, one group, runs
+    /// sixteen lanes in one 512-bit vector at the LLVM tier (it ran four, a quarter of the
+    /// vector, 4x slower than hand-written code). Every lane computes the same value
+    /// whatever the gang's width, so the tiers' results are the same bits.
     pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
-        let lanes = GROUP * super::gang_groups(body, param, self.g.max_groups);
+        let groups = super::gang_groups(body, param, self.g.max_groups);
+        let lanes = match groups {
+            // A search loop's or `ACCEL_GANG`'s lanes, as they are.
+            super::Width::Lanes(lanes) => lanes,
+            super::Width::Groups(groups) => (groups * self.g.group_lanes).min(super::MAX_LANES),
+        };
         let group = lanes.min(self.g.group_lanes);
         self.g.next_group = group;
         (lanes / group, group)

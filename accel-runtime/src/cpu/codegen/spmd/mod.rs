@@ -66,9 +66,9 @@ pub(super) const GROUP: usize = 4;
 /// starts at a multiple of its width.
 pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usize;
 
-/// How many groups of four lanes a gang runs for the element `body`: `ACCEL_GANG` lanes
-/// (4, 8 or 16) when set; else as many groups, up to `max_groups` (at most four: 16
-/// lanes), as fit a budget of code. Several groups give each core independent work (a
+/// How wide a gang the element `body` runs in: `ACCEL_GANG` lanes (4, 8 or 16) when set;
+/// else as many groups, up to `max_groups` (at most four), as fit a budget of code (a
+/// group is as wide as the tier's vectors, see `FnCx::gang_shape`). Several groups give each core independent work (a
 /// loop's chains of dependent operations run side by side, as ISPC's doubled gangs do)
 /// and use whole cache lines per load: 16 lanes measured fastest on the corpus (GEMM
 /// 2.6x, Mandelbrot 1.3x, the fluid solver 2.2x over 4 lanes). But each group is that
@@ -78,7 +78,7 @@ pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usi
 /// The quick tier, compiled while a site's first call waits, takes one group.
 ///
 /// An element with a search loop (see [`searches`]) runs four lanes.
-pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize) -> usize {
+pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize) -> Width {
     static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
         match std::env::var("ACCEL_GANG")
@@ -90,14 +90,20 @@ pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize)
         }
     });
     if let Some(groups) = forced {
-        return groups;
+        return Width::Lanes(groups * GROUP);
     }
     if searches(body, param) {
-        return 1;
+        return Width::Lanes(GROUP);
     }
     let fit = (CODE_BUDGET / code_weight(body).max(1)).clamp(1, max_groups.min(MAX_LANES / GROUP));
     // A power of two: the gang's width divides the chunks' alignment.
-    1 << fit.ilog2()
+    Width::Groups(1 << fit.ilog2())
+}
+
+/// A gang's width: so many lanes, or so many groups of the tier's width.
+pub(super) enum Width {
+    Lanes(usize),
+    Groups(usize),
 }
 
 /// Whether `body` has a search loop: a `while` whose condition differs between lanes and
