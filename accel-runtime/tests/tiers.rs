@@ -320,3 +320,42 @@ fn llvm_code_holds_a_gang_in_the_hosts_vectors() {
         );
     }
 }
+
+/// The child of the next test: a thread starts compiling a site with LLVM, and the
+/// process exits while it does.
+#[test]
+#[ignore = "run by a_process_exiting_during_an_llvm_compile_exits_cleanly in a child process"]
+fn child_exits_during_an_llvm_compile() {
+    let xs = noise(4096, 3);
+    std::thread::spawn(move || {
+        with_mode(Mode::Cpu, || {
+            with_cpu_tier(CpuTier::Llvm, || {
+                accelerate!(map(|x| (x * 1.5).sin() + x.exp(), &xs))
+            })
+        })
+    });
+    // Each child exits at another point of the compile (loading the library, Cranelift's
+    // IR, LLVM's passes, its code generator).
+    let ms = std::env::var("ACCEL_TEST_EXIT_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+}
+
+#[test]
+fn a_process_exiting_during_an_llvm_compile_exits_cleanly() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !common::llvm_present() {
+        return;
+    }
+    // Exit waits for the compile: LLVM's statics are not destroyed under it (a process
+    // that exited mid-compile crashed in LLVM's instruction selector).
+    for ms in ["20", "60", "100", "150", "200", "300"] {
+        let (ok, out, err) = common::run_child(
+            "child_exits_during_an_llvm_compile",
+            &[("ACCEL_CACHE", "0"), ("ACCEL_TEST_EXIT_AFTER_MS", ms)],
+        );
+        assert!(ok, "the child did not exit cleanly:\n{out}\n{err}");
+    }
+}

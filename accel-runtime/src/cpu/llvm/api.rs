@@ -225,12 +225,19 @@ pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
     };
     // SAFETY: every object made here is used on this thread only, with the context made
     // for this call, and freed before it (the context outlives the module).
-    unsafe {
+    let result = unsafe {
         let context = (api.context_create)();
         let result = object_in(api, context, &ir, &passes);
         (api.context_dispose)(context);
         result
+    };
+    static REGISTERED: AtomicUsize = AtomicUsize::new(0);
+    // Bounded: a process compiling thousands of sites has long registered every static.
+    if REGISTERED.fetch_add(1, Ordering::Relaxed) < 1024 {
+        // SAFETY: as in `load`.
+        unsafe { libc::atexit(at_exit) };
     }
+    result
 }
 
 /// Compiles under way, and whether the process has begun to exit (see [`at_exit`]).
@@ -262,6 +269,12 @@ impl Drop for Compiling {
 /// has registered them, and exit runs handlers in reverse): a background compile still
 /// in LLVM would otherwise run on destroyed globals. Stops new compiles and waits up to
 /// two seconds for those under way.
+///
+/// LLVM registers the destructors of some statics when a compile first uses them (the
+/// instruction selector's tables of value types), after this handler: a process that
+/// exited while its background thread compiled crashed in the selector (one run in five
+/// of the ODE example). So the handler is registered again after each compile (it does
+/// nothing the second time), which puts it before every destructor registered so far.
 extern "C" fn at_exit() {
     EXITING.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);

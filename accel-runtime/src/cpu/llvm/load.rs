@@ -111,6 +111,7 @@ pub(super) fn load(
             }
         }
     }
+    for_perf(&file, &defined);
     let addresses = names
         .iter()
         .map(|n| {
@@ -123,6 +124,29 @@ pub(super) fn load(
     // The code stays for the life of the process, as Cranelift's does.
     std::mem::forget(pages);
     addresses
+}
+
+/// Names the functions for Linux `perf`, as Cranelift's JIT does, while it records
+/// (`PERF_BUILDID_DIR` set): `/tmp/perf-PID.map` lines of address, size and name.
+fn for_perf(file: &object::File<'_>, defined: &HashMap<&str, u64>) {
+    use std::io::Write;
+    if std::env::var_os("PERF_BUILDID_DIR").is_none() {
+        return;
+    }
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let Ok(mut map) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    else {
+        return;
+    };
+    for symbol in file.symbols() {
+        if let Some(&at) = symbol.name().ok().and_then(|n| defined.get(n)) {
+            let name = symbol.name().unwrap_or_default();
+            let _ = writeln!(map, "{at:x} {:x} llvm_{name}", symbol.size());
+        }
+    }
 }
 
 /// What a relocation points at.

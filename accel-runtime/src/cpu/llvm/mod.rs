@@ -45,8 +45,7 @@ pub fn available() -> Result<String, String> {
                     "{name} is there, but loading LLVM's code is implemented for x86-64 only"
                 ));
             }
-            let probe = "define i64 @f0(i64 %v0) {\nentry:\n  %p = inttoptr i64 %v0 to ptr\n  %q = ptrtoint ptr %p to i64\n  ret i64 %q\n}\n";
-            api::object(probe, "default<O0>").map_err(|e| {
+            api::object(PROBE, "default<O0>").map_err(|e| {
                 format!("{name} cannot compile this tier's IR (LLVM 15 or later is needed): {e}")
             })?;
             Ok(name)
@@ -75,6 +74,25 @@ pub(in crate::cpu) fn group_lanes() -> usize {
         }
     })
 }
+
+/// The module that tells whether the library reads this tier's IR (opaque pointers, from
+/// LLVM 15). Its code is also a gang's kind of code (vectors of several types, a gather
+/// through a vector of pointers, a masked blend), so that the code generator's statics
+/// are made, and their destructors registered, before the exit handler that waits for
+/// compiles (see `api::at_exit`).
+const PROBE: &str = "define <16 x float> @f0(i64 %v0, <16 x i64> %v1, <16 x i1> %v2) {
+entry:
+  %p = inttoptr i64 %v0 to ptr
+  %q = getelementptr float, ptr %p, <16 x i64> %v1
+  %x = call <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr> %q, i32 4, <16 x i1> %v2, <16 x float> zeroinitializer)
+  %w = sitofp <16 x i64> %v1 to <16 x double>
+  %n = fptrunc <16 x double> %w to <16 x float>
+  %s = fadd <16 x float> %x, %n
+  %t = select <16 x i1> %v2, <16 x float> %s, <16 x float> %x
+  ret <16 x float> %t
+}
+declare <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr>, i32, <16 x i1>, <16 x float>)
+";
 
 /// What to do when a module's code is not in the disk cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
