@@ -330,17 +330,14 @@ fn compile(
             },
         );
     }
-    if let (Some(upgrade), true) = (&compiled.upgrade, to_llvm && llvm::may_have_cached()) {
-        llvm_from_disk(upgrade, &compiled.program, &compiled.code);
-    }
     Ok(compiled)
 }
 
-/// Looks in the background, after the optimized compile, for the site's LLVM code in the
-/// disk cache (an earlier process's): found, it runs from then on, as if the site had
-/// got hot; else the site gets hot as usual. Generating the module to look for takes a
-/// few milliseconds of the background thread; it is done only where the cache has
-/// entries.
+/// Looks in the background for the site's LLVM code in the disk cache (an earlier
+/// process's), once the site has run a while (`Upgrade::due_for_a_look`): found, it runs
+/// from then on, as if the site had got hot; else the site gets hot as usual. Generating
+/// the module to look for takes a few milliseconds of the background thread; it is done
+/// only where the cache has entries.
 fn llvm_from_disk(
     upgrade: &Arc<tiers::Upgrade>,
     program: &Arc<Program>,
@@ -535,6 +532,8 @@ impl CompiledSite for CpuSite {
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
             if upgrade.ran(start.elapsed()) {
                 tier_up_to_llvm(upgrade, &self.program, &self.code);
+            } else if upgrade.due_for_a_look() && llvm::may_have_cached() {
+                llvm_from_disk(upgrade, &self.program, &self.code);
             }
         }
         if status != 0 {

@@ -135,10 +135,12 @@ pub(in crate::cpu) fn compile(
     let names: Vec<String> = functions.iter().map(|(id, _)| format!("f{id}")).collect();
     let passes = std::env::var("ACCEL_LLVM_PASSES").unwrap_or(PASSES.to_string());
     // The object code is a function of these alone: the module (which names helpers, never
-    // addresses of this process), the passes and the library and CPU compiling it.
+    // addresses of this process), the passes and the library and CPU compiling it; and it
+    // runs with the helpers of the runtime's source it was compiled for.
     let key = [
         "accel cpu-llvm object",
         env!("CARGO_PKG_VERSION"),
+        env!("ACCEL_SOURCE_HASH"),
         &library,
         &cpu,
         &features,
