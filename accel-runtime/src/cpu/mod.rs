@@ -333,45 +333,6 @@ fn compile(
     Ok(compiled)
 }
 
-/// Looks in the background for the site's LLVM code in the disk cache (an earlier
-/// process's), once the site has run a while (`Upgrade::due_for_a_look`): found, it runs
-/// from then on, as if the site had got hot; else the site gets hot as usual. Generating
-/// the module to look for takes a few milliseconds of the background thread; it is done
-/// only where the cache has entries.
-fn llvm_from_disk(
-    upgrade: &Arc<tiers::Upgrade>,
-    program: &Arc<Program>,
-    quick: &Arc<codegen::Compiled>,
-) {
-    let (upgrade, program, quick) = (Arc::clone(upgrade), Arc::clone(program), Arc::clone(quick));
-    let cache = crate::backend::disk_cache::enabled();
-    tiers::in_background(
-        move || {
-            // The site got hot meanwhile: its compile, queued, looks in the cache first.
-            if !upgrade.may_get_hot() {
-                return;
-            }
-            let start = Instant::now();
-            let location = &program.location;
-            let found = crate::backend::disk_cache::with_disk_cache(cache, || {
-                llvm::available()?;
-                codegen::from_disk(&program.fused, &program.captures, &program.result)
-            });
-            // Not there, the site gets hot, or not, as usual.
-            if let Ok(Some(code)) = found {
-                if upgrade.install_llvm(&quick, code) {
-                    tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                let ms = start.elapsed().as_secs_f64() * 1e3;
-                crate::backend::log::info!(
-                    "{location}: cpu: LLVM's code from the disk cache (an earlier process compiled it), loaded in {ms:.3} ms; runs from now on"
-                );
-            }
-        },
-        true,
-    );
-}
-
 impl Program {
     fn compile(&self, tier: codegen::Tier) -> Result<codegen::Compiled, String> {
         codegen::compile(&self.fused, &self.captures, &self.result, false, tier)
@@ -532,8 +493,6 @@ impl CompiledSite for CpuSite {
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
             if upgrade.ran(start.elapsed()) {
                 tier_up_to_llvm(upgrade, &self.program, &self.code);
-            } else if upgrade.due_for_a_look() && llvm::may_have_cached() {
-                llvm_from_disk(upgrade, &self.program, &self.code);
             }
         }
         if status != 0 {

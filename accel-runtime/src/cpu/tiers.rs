@@ -108,8 +108,6 @@ pub struct Upgrade {
     ran_ns: AtomicU64,
     /// Whether its LLVM compile is queued.
     llvm_queued: AtomicBool,
-    /// Whether its LLVM code was looked for in the disk cache.
-    looked: AtomicBool,
 }
 
 /// Each function of the `older` codes with the same function of `newer`, for the chunks of
@@ -166,19 +164,6 @@ impl Upgrade {
         total as f64 >= after_ms * 1e6
             && !self.llvm_queued.load(Ordering::Relaxed)
             && !self.llvm_queued.swap(true, Ordering::AcqRel)
-    }
-
-    /// Whether the site has now run long enough (2 ms) for a look for its LLVM code in the
-    /// disk cache; true once. (Looking loads LLVM's library in the background, 25-50 ms: a
-    /// process that exits meanwhile, a test of a few milliseconds, would run LLVM's static
-    /// destructors under it.)
-    pub fn due_for_a_look(&self) -> bool {
-        if self.llvm_after_ms.is_none() {
-            return false;
-        }
-        self.ran_ns.load(Ordering::Relaxed) >= 2_000_000
-            && !self.llvm_queued.load(Ordering::Relaxed)
-            && !self.looked.swap(true, Ordering::AcqRel)
     }
 
     /// Whether the site may still become hot (it tiers up to LLVM and its compile is not

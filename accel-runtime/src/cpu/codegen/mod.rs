@@ -287,13 +287,6 @@ pub fn compile(
         .ok_or_else(|| "LLVM compiled nothing".to_string())
 }
 
-/// The site's LLVM code as another process compiled it, from the disk cache; `None` when
-/// it is not there.
-pub fn from_disk(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Option<Compiled>> {
-    let on_miss = crate::cpu::llvm::OnMiss::GiveUp;
-    compile_with(body, captures, result, false, Tier::Llvm, on_miss)
-}
-
 fn compile_with(
     body: &Expr,
     captures: &[(String, Type)],

@@ -234,19 +234,6 @@ impl NoCache {
     }
 }
 
-/// Whether the disk cache may hold LLVM's code (it is on and its directory exists): a
-/// site's first call then has the background look for its code there.
-#[cfg(target_os = "linux")]
-pub(in crate::cpu) fn may_have_cached() -> bool {
-    use crate::backend::disk_cache::{base_dir, enabled};
-    enabled() && base_dir().is_some_and(|d| d.join(CACHE_KIND).is_dir())
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(in crate::cpu) fn may_have_cached() -> bool {
-    false
-}
-
 /// The cache directory's name for LLVM's code.
 pub(in crate::cpu) const CACHE_KIND: &str = "cpu-llvm";
 
