@@ -356,6 +356,19 @@ fn mandelbrot(setup: &Setup, rows: &mut Vec<Row>) {
     ));
 }
 
+/// The x acceleration of body `i` (`cpu_suite`'s formula): the reference, and the limit's
+/// scalar tail.
+fn n_body_x(i: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> f32 {
+    let mut ax = 0.0f32;
+    for j in 0..px.len() {
+        let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
+        let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+        let inv = 1.0 / (d2 * d2.sqrt());
+        ax += pm[j] * dx * inv;
+    }
+    ax
+}
+
 /// N-body accelerations, x components (`cpu_suite`'s).
 fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
     let bodies = setup.scale(16384, 1024);
@@ -363,17 +376,10 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
     let py = uniform(bodies, 9, -100.0, 100.0);
     let pz = uniform(bodies, 14, -50.0, 50.0);
     let pm = uniform(bodies, 10, 1.0, 8.0);
-    let accel_x = |i: usize| -> f32 {
-        let mut ax = 0.0f32;
-        for j in 0..px.len() {
-            let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
-            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-            let inv = 1.0 / (d2 * d2.sqrt());
-            ax += pm[j] * dx * inv;
-        }
-        ax
-    };
-    let reference: Vec<f32> = (0..bodies).into_par_iter().map(accel_x).collect();
+    let reference: Vec<f32> = (0..bodies)
+        .into_par_iter()
+        .map(|i| n_body_x(i, &px, &py, &pz, &pm))
+        .collect();
     rows.push(bench(
         "n-body (x accelerations)",
         format!("{bodies} bodies"),

@@ -187,7 +187,7 @@ impl Avx512 {
                 unsafe { n_body_block(i0, px, py, pz, pm, o) }
             } else {
                 for (k, o) in o.iter_mut().enumerate() {
-                    *o = n_body_scalar(i0 + k, px, py, pz, pm);
+                    *o = super::n_body_x(i0 + k, px, py, pz, pm);
                 }
             }
         });
@@ -585,16 +585,4 @@ fn load16(v: &[f32], at: usize) -> __m512 {
     let v = &v[at..at + LANES];
     // SAFETY: `v` holds 16 floats.
     unsafe { _mm512_loadu_ps(v.as_ptr()) }
-}
-
-/// The x acceleration of body `i`, as the reference computes it.
-fn n_body_scalar(i: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> f32 {
-    let mut ax = 0.0f32;
-    for j in 0..px.len() {
-        let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
-        let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-        let inv = 1.0 / (d2 * d2.sqrt());
-        ax += pm[j] * dx * inv;
-    }
-    ax
 }
