@@ -94,15 +94,6 @@ entry:
 declare <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr>, i32, <16 x i1>, <16 x float>)
 ";
 
-/// What to do when a module's code is not in the disk cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::cpu) enum OnMiss {
-    /// Compile it (and keep it in the cache).
-    Compile,
-    /// Nothing: only code another process compiled is wanted.
-    GiveUp,
-}
-
 /// A module's code, runnable.
 pub(in crate::cpu) struct Code {
     /// Each function's address, in the order asked for.
@@ -119,14 +110,12 @@ pub static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicU
 pub static FROM_DISK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The functions `functions` (each with its Cranelift id) compiled by LLVM, or their code
-/// from the disk cache (`None`: not there, and `on_miss` gives up). `callee` says what a
-/// called id is; `helper` gives a helper's address by name.
+/// from the disk cache. `callee` says what a called id is; `helper` gives a helper's address by name.
 pub(in crate::cpu) fn compile(
     functions: &[(u32, Function)],
     callee: &dyn Fn(u32) -> Option<Callee>,
     helper: &dyn Fn(&str) -> Option<u64>,
-    on_miss: OnMiss,
-) -> Result<Option<Code>, String> {
+) -> Result<Code, String> {
     available()?;
     let (library, cpu, features) = api::host()?;
     let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
@@ -153,19 +142,16 @@ pub(in crate::cpu) fn compile(
         match load(&object, &names, helper) {
             Ok(addresses) => {
                 FROM_DISK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(Some(Code {
+                return Ok(Code {
                     addresses,
                     ir,
                     from_disk: true,
-                }));
+                });
             }
             Err(why) => crate::backend::log::warn(format_args!(
                 "LLVM's code from the disk cache did not load ({why}): compiling it again"
             )),
         }
-    }
-    if on_miss == OnMiss::GiveUp {
-        return Ok(None);
     }
     let t = std::time::Instant::now();
     let object = api::object(&ir, &passes)?;
@@ -187,11 +173,11 @@ pub(in crate::cpu) fn compile(
             });
         }
     }
-    Ok(Some(Code {
+    Ok(Code {
         addresses,
         ir,
         from_disk: false,
-    }))
+    })
 }
 
 /// The directory LLVM's code is kept in, when the cache is on and usable (a directory
