@@ -386,11 +386,11 @@ fn aliasing_views_are_the_same_memory() {
 fn checks_are_off_in_accelerated_modes() {
     let v: Vec<i64> = (1..=4).collect();
     // No check fires: the compiled reduce trusts that ne is neutral and folds it into each
-    // of its accumulators (`add` is `+`: two vectors of two i64 lanes, and the scalar one
-    // for the rest) and the final combine, so the broken assumption gives 10 + 6 * 1
-    // rather than the sequential 11. Debug mode reports it instead
+    // of its accumulators (`add` is `+`: sixteen i64 partial results in vectors, and the
+    // scalar one for the rest) and the final combine, so the broken assumption gives
+    // 10 + 18 * 1 rather than the sequential 11. Debug mode reports it instead
     // (`reduce_and_scan_need_a_neutral_element`).
-    assert_eq!(with_mode(Mode::Cpu, || accelerate!(reduce(add, 1, &v))), 16);
+    assert_eq!(with_mode(Mode::Cpu, || accelerate!(reduce(add, 1, &v))), 28);
     let t = Tensor::<usize>::zeros(&[1]);
     with_mode(Mode::Cpu, || {
         accelerate!(parallel_loop(3, |i| t.set([0], i)))

@@ -242,6 +242,70 @@ fn sites_first_called_inside_busy_rayon_tasks_compile() {
     }
 }
 
+/// Dot products in `f64` and sums in `f32`: reductions that run on vectors.
+fn dots(xs: &[f64], ys: &[f64]) -> (f64, f32) {
+    let dot = accelerate!(xs.par_iter().zip(ys).map(|(a, b)| a * b).sum::<f64>());
+    let singles: Vec<f32> = xs.iter().map(|x| *x as f32).collect();
+    let sum = accelerate!(singles.par_iter().map(|x| x * 1.5).sum::<f32>());
+    (dot, sum)
+}
+
+/// A chunk's fold as the code generator documents it (`codegen::simd`): 128 bytes of
+/// partial results, element `i` into partial `i % P`, the partials folded by halving, then
+/// the rest one at a time.
+fn documented_fold<T: Copy + std::ops::Add<Output = T>>(xs: &[T], zero: T) -> T {
+    let p = 128 / std::mem::size_of::<T>();
+    let whole = xs.len() / p * p;
+    let mut partials = vec![zero; p];
+    for (i, x) in xs[..whole].iter().enumerate() {
+        partials[i % p] = partials[i % p] + *x;
+    }
+    while partials.len() > 1 {
+        let half = partials.len() / 2;
+        partials = (0..half)
+            .map(|k| partials[k] + partials[k + half])
+            .collect();
+    }
+    let rest = xs[whole..].iter().fold(zero, |a, x| a + *x);
+    partials[0] + rest
+}
+
+#[test]
+fn float_reductions_group_alike_at_every_tier() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    for n in [0usize, 1, 3, 15, 16, 17, 31, 32, 33, 63, 100, 1000, 2047] {
+        let (xs, ys) = (noise(n, 11 + n as u64), noise(n, 12 + n as u64));
+        let at = |tier| with_mode(Mode::Cpu, || with_cpu_tier(tier, || dots(&xs, &ys)));
+        let quick = at(CpuTier::Quick);
+        // One chunk at these lengths: the documented fold, bit for bit.
+        let products: Vec<f64> = xs.iter().zip(&ys).map(|(a, b)| a * b).collect();
+        let scaled: Vec<f32> = xs.iter().map(|x| *x as f32 * 1.5).collect();
+        let want = (
+            documented_fold(&products, 0.0),
+            documented_fold(&scaled, 0.0),
+        );
+        assert_eq!(quick.0.to_bits(), want.0.to_bits(), "n = {n}: f64 dot");
+        assert_eq!(quick.1.to_bits(), want.1.to_bits(), "n = {n}: f32 sum");
+        let mut tiers = vec![(CpuTier::Optimized, "optimized")];
+        if common::llvm_present() {
+            tiers.push((CpuTier::Llvm, "LLVM's"));
+        }
+        for (tier, name) in tiers {
+            let got = at(tier);
+            assert_eq!(
+                (got.0.to_bits(), got.1.to_bits()),
+                (quick.0.to_bits(), quick.1.to_bits()),
+                "n = {n}: {name} code and the quick code differ"
+            );
+        }
+    }
+    assert_eq!(
+        llvm_fallbacks(),
+        0,
+        "a site asked for LLVM code got Cranelift's"
+    );
+}
+
 /// A site the next test calls under two tiers.
 fn tripled(xs: &[f64]) -> f64 {
     accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 3.0, xs)))

@@ -309,6 +309,11 @@ pub(super) struct FnCx<'a, 'g> {
     /// Inside a versioned vector loop: the offsets of loads `xs[off + i]`, by
     /// [`super::proofs::affine_key`], checked in bounds for the whole loop before it.
     pub(super) affine: HashMap<String, Value>,
+    /// Whether vector loads (in bounds, of inputs no kernel writes) may be placed where
+    /// their values are used: in a reduction's loop, each accumulator's loads then come
+    /// right before its operation. Left where they were written, all the accumulators'
+    /// loads came first and Cranelift spilled seven of eight accumulators to the stack.
+    pub(super) movable_vector_loads: bool,
     /// While generating an element for a gang of lanes (SPMD): its state.
     pub(super) gang: Option<super::spmd::state::Gang>,
     /// Local arrays kept in memory (assigned at computed indices: a histogram's
@@ -342,6 +347,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             safe_affine: Vec::new(),
             movable_loads: false,
             affine: HashMap::new(),
+            movable_vector_loads: false,
             gang: None,
             mem_arrays: HashMap::new(),
             forwarding: Vec::new(),

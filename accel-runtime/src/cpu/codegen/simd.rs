@@ -1,6 +1,14 @@
 //! SIMD: reductions with a primitive commutative operator and producers whose element is
-//! straight-line arithmetic of one scalar type on in-bounds loads run on 128-bit vectors
-//! (two accumulators per reduction), the rest element by element.
+//! straight-line arithmetic of one scalar type on in-bounds loads run on the tier's vectors
+//! (128 bits with Cranelift, the host's width with LLVM), the rest element by element.
+//!
+//! A reduction keeps [`REDUCTION_BYTES`] of partial results whatever the tier: element
+//! `lo + i` goes to partial `i % P` (`P` partials of the element's size), in as many vector
+//! accumulators as the tier's width makes them (eight of 128 bits, two of 512), and the
+//! partials are folded by halving (`p + p + P/2`, then `p + p + P/4`, ...), which any split
+//! into power-of-two vectors computes alike: the tiers' results are the same bits, and
+//! eight independent add chains keep Cranelift's 128-bit code as busy as LLVM's two
+//! 512-bit chains.
 
 use super::cx::*;
 use super::ops::Producer;
@@ -12,6 +20,10 @@ use accel_ir::{BinOp, Expr, Lit, Pat, ScalarType, Stmt, Type, UnOp};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, MemFlagsData, Value};
 use std::collections::HashMap;
+
+/// The bytes of partial results a SIMD reduction keeps (see the module's documentation):
+/// sixteen `f64`s, thirty-two `f32`s.
+const REDUCTION_BYTES: usize = 128;
 
 /// A reduction [`FnCx::vector_reduce`] runs on vectors: its operator, number type, vector
 /// type and lanes, element body and the affine loads to check before the loop.
@@ -34,7 +46,7 @@ impl FnCx<'_, '_> {
         let Type::Scalar(s) = self.type_of(r.ne)? else {
             return Ok(None);
         };
-        let Some((vt, lanes)) = Self::vector_of(s) else {
+        let Some((vt, lanes)) = self.tier_vector_of(s) else {
             return Ok(None);
         };
         let min_max_ok = matches!(s, ScalarType::I32 | ScalarType::U32);
@@ -69,8 +81,8 @@ impl FnCx<'_, '_> {
 
     /// A chunk of a reduction with SIMD vectors, when the operator is a commutative
     /// primitive (`+`, `*`; integer `min`/`max`) on a scalar type and the element is
-    /// straight-line arithmetic on in-bounds loads at the index: two vector accumulators
-    /// over the chunk, a scalar loop for the rest, lanes folded at the end. `None` when
+    /// straight-line arithmetic on in-bounds loads at the index: the module's partials
+    /// over the chunk, a scalar loop for the rest, partials folded at the end. `None` when
     /// the reduction does not qualify (the general four-stream path handles it).
     pub(super) fn vector_reduce(&mut self, r: Reduce<'_>, lo: Value, hi: Value) -> R<Option<V>> {
         let Some(VectorReduce {
@@ -152,16 +164,21 @@ impl FnCx<'_, '_> {
     ) -> R<V> {
         let ne = self.expr(r.ne)?;
         self.g.simd_loops += 1;
+        let partials = REDUCTION_BYTES / s.bytes() as usize;
         let ne_v = self.b.ins().splat(vt, ne.w[0]);
-        let accs = [self.b.declare_var(vt), self.b.declare_var(vt)];
-        for a in accs {
-            self.b.def_var(a, ne_v);
-        }
-        let step = 2 * lanes as i64;
+        let accs: Vec<_> = (0..partials / lanes)
+            .map(|_| {
+                let a = self.b.declare_var(vt);
+                self.b.def_var(a, ne_v);
+                a
+            })
+            .collect();
+        let step = partials as i64;
         let len = self.b.ins().isub(hi, lo);
         let blocks = self.b.ins().udiv_imm_u(len, step);
         let zero = self.iconst(0);
-        self.counted_loop(zero, blocks, ScalarType::Usize, |f, j| {
+        let was = std::mem::replace(&mut self.movable_vector_loads, true);
+        let looped = self.counted_loop(zero, blocks, ScalarType::Usize, |f, j| {
             let off = f.b.ins().imul_imm_s(j, step);
             let base = f.b.ins().iadd(lo, off);
             for (k, acc) in accs.iter().enumerate() {
@@ -172,7 +189,9 @@ impl FnCx<'_, '_> {
                 f.b.def_var(*acc, r);
             }
             Ok(())
-        })?;
+        });
+        self.movable_vector_loads = was;
+        looped?;
         // The rest, one element at a time.
         let acc = self.declare_like(&ne);
         let done = self.b.ins().imul_imm_s(blocks, step);
@@ -182,17 +201,37 @@ impl FnCx<'_, '_> {
             f.fold_step(r.op, r.xs, &t, &acc, i)?;
             Ok(())
         })?;
-        let (a0, a1) = (self.b.use_var(accs[0]), self.b.use_var(accs[1]));
-        let both = self.vprim(prim, s, a0, a1);
-        let mut total = self.use_vars(&t, &acc).w[0];
-        for k in 0..lanes {
-            let lane = self.b.ins().extractlane(both, k as u8);
-            total = self.vprim(prim, s, total, lane);
+        // The partials folded by halving: the accumulators pairwise, then one's lanes.
+        let mut vs: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
+        while vs.len() > 1 {
+            let half = vs.len() / 2;
+            vs = (0..half)
+                .map(|k| self.vprim(prim, s, vs[k], vs[k + half]))
+                .collect();
         }
+        let mut xs: Vec<Value> = (0..lanes)
+            .map(|k| self.b.ins().extractlane(vs[0], k as u8))
+            .collect();
+        while xs.len() > 1 {
+            let half = xs.len() / 2;
+            xs = (0..half)
+                .map(|k| self.vprim(prim, s, xs[k], xs[k + half]))
+                .collect();
+        }
+        let rest = self.use_vars(&t, &acc).w[0];
+        let total = self.vprim(prim, s, xs[0], rest);
         Ok(V {
             ty: t,
             w: vec![total],
         })
+    }
+
+    /// The vector type of the tier's width for `s` and its lanes: 128 bits with
+    /// Cranelift, the host's vectors with LLVM (`group_lanes` 32-bit lanes).
+    fn tier_vector_of(&self, s: ScalarType) -> Option<(CType, usize)> {
+        let (narrow, lanes) = Self::vector_of(s)?;
+        let lanes = lanes * self.g.group_lanes / 4;
+        Some((narrow.lane_type().by(lanes as u32)?, lanes))
     }
 
     /// The vector lanes and type for a scalar type.
@@ -418,6 +457,10 @@ impl FnCx<'_, '_> {
                 let off = self.scaled(at, s);
                 let addr = self.b.ins().iadd(cols[1], off);
                 let flags = MemFlagsData::new().with_notrap().with_readonly();
+                let flags = match self.movable_vector_loads {
+                    true => flags.with_can_move(),
+                    false => flags,
+                };
                 self.b.ins().load(vt, flags, addr, 0)
             }
             Expr::Binary(op, a, b) => {
