@@ -1,7 +1,7 @@
 //! LLVM's code kept on disk: a second process loads the object code the first compiled
-//! instead of compiling it again (at its first call under `ACCEL_TIER=llvm`, and under the
-//! adaptive policy when the site gets hot); an entry altered on disk or a directory open
-//! to others is never used, and the code is then compiled again.
+//! instead of compiling it again (at its first call under `ACCEL_TIER=llvm`, and under
+//! the adaptive policy without waiting for the site to get hot); an entry altered on disk
+//! or a directory open to others is never used, and the code is then compiled again.
 //! Each process is a child of the test with its own cache directory.
 
 use accel_runtime::__private::{
@@ -40,8 +40,9 @@ fn child_runs_the_site() {
     let xs = inputs();
     let want = with_mode(Mode::Debug, || site(&xs));
     let first = with_mode(Mode::Cpu, || site(&xs));
-    // Calls for a while, short of the site getting hot under the adaptive policy (50 times
-    // its quick compile, which takes 20 ms or more in this debug build).
+    // Long enough for the adaptive policy to look in the disk cache (after 2 ms of the
+    // site's run time), short of the site getting hot (50 times its quick compile, which
+    // takes 20 ms or more in this debug build).
     let start = std::time::Instant::now();
     while start.elapsed() < std::time::Duration::from_millis(40) {
         assert_eq!(with_mode(Mode::Cpu, || site(&xs)), first);
@@ -51,20 +52,23 @@ fn child_runs_the_site() {
     assert_eq!(first, want);
     assert_eq!(again, want);
     let (compiles, from_disk) = llvm_compiles_and_loads_from_disk();
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("the process's mappings");
     println!(
-        "counts: compiles={compiles} from_disk={from_disk} background={}",
-        cpu_llvm_tier_ups()
+        "counts: compiles={compiles} from_disk={from_disk} background={} library={}",
+        cpu_llvm_tier_ups(),
+        u8::from(maps.contains("libLLVM"))
     );
 }
 
 /// The child's counts: (LLVM compiles, loads from disk, sites given LLVM's code in the
 /// background).
 fn child(dir: &std::path::Path, tier: &str) -> (usize, usize, usize) {
-    child_saying(dir, tier).0
+    let (counts, _, _) = child_saying(dir, tier);
+    counts
 }
 
-/// [`child`]'s counts, and what it wrote to stderr.
-fn child_saying(dir: &std::path::Path, tier: &str) -> ((usize, usize, usize), String) {
+/// [`child`]'s counts, whether it loaded LLVM's library, and what it wrote to stderr.
+fn child_saying(dir: &std::path::Path, tier: &str) -> ((usize, usize, usize), bool, String) {
     let dir = dir.to_string_lossy().into_owned();
     let env = [("ACCEL_CACHE_DIR", dir.as_str()), ("ACCEL_TIER", tier)];
     let (ok, out, err) = common::run_child("child_runs_the_site", &env);
@@ -80,7 +84,7 @@ fn child_saying(dir: &std::path::Path, tier: &str) -> ((usize, usize, usize), St
             .unwrap_or_else(|| panic!("no {name} in `{line}`"))
     };
     let counts = (count("compiles"), count("from_disk"), count("background"));
-    (counts, err)
+    (counts, count("library") == 1, err)
 }
 
 fn fresh_dir(name: &str) -> std::path::PathBuf {
@@ -103,11 +107,28 @@ fn a_second_process_loads_llvms_code_from_disk() {
     }
     let dir = fresh_dir("second");
     assert_eq!(child(&dir, "llvm"), (1, 0, 0), "the first process compiles");
-    assert_eq!(entries(&dir).len(), 1, "and keeps the code");
+    assert_eq!(
+        entries(&dir).len(),
+        2,
+        "and keeps the code and what LLVM compiles with here"
+    );
     assert_eq!(child(&dir, "llvm"), (0, 1, 0), "the second loads it");
-    // Under the adaptive policy a site that is not hot runs Cranelift's code and loads
-    // no LLVM (a hot one would load its code from disk instead of compiling it).
-    assert_eq!(child(&dir, "adaptive"), (0, 0, 0));
+    // Under the adaptive policy, the site's first calls run Cranelift's code, and once
+    // it has run 2 ms the background finds LLVM's code, though the site is not hot, and
+    // without loading LLVM's library (a short process exiting while it loads crashes).
+    let (counts, library, err) = child_saying(&dir, "adaptive");
+    assert_eq!(counts, (0, 1, 1), "{err}");
+    assert!(!library, "the look loaded LLVM's library");
+    // Without the record of what LLVM compiles with here, there is no look.
+    for entry in entries(&dir) {
+        let bytes = std::fs::read(&entry).expect("an entry");
+        if bytes.windows(7).any(|w| w == b"libLLVM") {
+            std::fs::remove_file(&entry).expect("the record removed");
+        }
+    }
+    assert_eq!(entries(&dir).len(), 1, "the code alone is left");
+    let (counts, library, err) = child_saying(&dir, "adaptive");
+    assert_eq!((counts, library), ((0, 0, 0), false), "{err}");
     // Cranelift's tiers alone never look.
     assert_eq!(child(&dir, "cranelift"), (0, 0, 0));
     let _ = std::fs::remove_dir_all(&dir);
@@ -149,7 +170,7 @@ fn a_directory_open_to_others_is_not_used() {
     std::fs::create_dir_all(dir.join("cpu-llvm")).expect("made");
     let open = std::fs::Permissions::from_mode(0o777);
     std::fs::set_permissions(dir.join("cpu-llvm"), open).expect("opened");
-    let (counts, said) = child_saying(&dir, "llvm");
+    let (counts, _, said) = child_saying(&dir, "llvm");
     assert_eq!(counts, (1, 0, 0));
     assert!(
         said.contains("LLVM's code is not cached on disk")

@@ -333,9 +333,55 @@ fn compile(
     Ok(compiled)
 }
 
+/// Looks in the background for the site's LLVM code in the disk cache (an earlier
+/// process's), once the site has run a while (`Upgrade::due_for_a_look`): found, it runs
+/// from then on, as if the site had got hot; else the site gets hot as usual. Generating
+/// the module to look for takes a few milliseconds of the background thread; it is done
+/// only where an earlier process recorded what LLVM compiles with on this host, and it
+/// loads no LLVM library (see `llvm::recorded_host`).
+fn llvm_from_disk(
+    upgrade: &Arc<tiers::Upgrade>,
+    program: &Arc<Program>,
+    quick: &Arc<codegen::Compiled>,
+) {
+    let (upgrade, program, quick) = (Arc::clone(upgrade), Arc::clone(program), Arc::clone(quick));
+    let cache = crate::backend::disk_cache::enabled();
+    tiers::in_background(
+        move || {
+            // The site got hot meanwhile: its compile, queued, looks in the cache first.
+            if !upgrade.may_get_hot() {
+                return;
+            }
+            let start = Instant::now();
+            let location = &program.location;
+            let found =
+                crate::backend::disk_cache::with_disk_cache(cache, || program.cached_llvm_code());
+            // Not there, the site gets hot, or not, as usual.
+            if let Some(code) = found {
+                if upgrade.install_llvm(&quick, code) {
+                    tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                crate::backend::log::info!(
+                    "{location}: cpu: LLVM's code from the disk cache (an earlier process compiled it), loaded in {ms:.3} ms; runs from now on"
+                );
+            }
+        },
+        true,
+    );
+}
+
 impl Program {
     fn compile(&self, tier: codegen::Tier) -> Result<codegen::Compiled, String> {
         codegen::compile(&self.fused, &self.captures, &self.result, false, tier)
+    }
+
+    /// The site's LLVM code as another process compiled it, from the disk cache (loading
+    /// no LLVM library); `None` when it is not there or does not load.
+    fn cached_llvm_code(&self) -> Option<codegen::Compiled> {
+        codegen::from_disk(&self.fused, &self.captures, &self.result)
+            .ok()
+            .flatten()
     }
 
     /// Compiles the program at `tier` on the background thread and gives the code to
@@ -356,7 +402,13 @@ impl Program {
                 crate::backend::disk_cache::with_disk_cache(cache, || {
                     let start = Instant::now();
                     let location = &program.location;
-                    if tier == codegen::Tier::Llvm {
+                    // Another process's LLVM code, when the disk cache has it, loads
+                    // without LLVM's library (tens of milliseconds to load).
+                    let cached = match tier == codegen::Tier::Llvm && llvm::may_have_cached() {
+                        true => program.cached_llvm_code(),
+                        false => None,
+                    };
+                    if tier == codegen::Tier::Llvm && cached.is_none() {
                         if let Err(why) = llvm::available() {
                             crate::backend::log::info!(
                                 "{location}: cpu: the site is hot, but {why}"
@@ -364,7 +416,7 @@ impl Program {
                             return;
                         }
                     }
-                    match program.compile(tier) {
+                    match cached.map_or_else(|| program.compile(tier), Ok) {
                         Ok(code) => {
                             let what = match code.from_disk {
                                 true => "LLVM's code from the disk cache",
@@ -461,8 +513,14 @@ impl CompiledSite for CpuSite {
                 let chunks = std::sync::atomic::AtomicU32::new(0);
                 ctx.hot_check = Some(Box::new(move || {
                     let k = chunks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if k.is_multiple_of(8) && upgrade.hot(start.elapsed()) {
+                    if !k.is_multiple_of(8) {
+                        return;
+                    }
+                    let running = start.elapsed();
+                    if upgrade.hot(running) {
                         tier_up_to_llvm(&upgrade, &program, &quick);
+                    } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
+                        llvm_from_disk(&upgrade, &program, &quick);
                     }
                 }));
             }
@@ -493,6 +551,8 @@ impl CompiledSite for CpuSite {
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
             if upgrade.ran(start.elapsed()) {
                 tier_up_to_llvm(upgrade, &self.program, &self.code);
+            } else if upgrade.due_for_a_look(std::time::Duration::ZERO) && llvm::may_have_cached() {
+                llvm_from_disk(upgrade, &self.program, &self.code);
             }
         }
         if status != 0 {

@@ -108,6 +108,8 @@ pub struct Upgrade {
     ran_ns: AtomicU64,
     /// Whether its LLVM compile is queued.
     llvm_queued: AtomicBool,
+    /// Whether its LLVM code was looked for in the disk cache.
+    looked: AtomicBool,
 }
 
 /// Each function of the `older` codes with the same function of `newer`, for the chunks of
@@ -164,6 +166,19 @@ impl Upgrade {
         total as f64 >= after_ms * 1e6
             && !self.llvm_queued.load(Ordering::Relaxed)
             && !self.llvm_queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether the site's calls so far and a call `running` this long have run long enough
+    /// (2 ms) for a look for its LLVM code in the disk cache; true once. (Looking generates
+    /// the site's module for LLVM, a few milliseconds of a background thread, which a site
+    /// that runs less would not repay.)
+    pub fn due_for_a_look(&self, running: std::time::Duration) -> bool {
+        if self.llvm_after_ms.is_none() {
+            return false;
+        }
+        self.ran_ns.load(Ordering::Relaxed) + running.as_nanos() as u64 >= 2_000_000
+            && !self.llvm_queued.load(Ordering::Relaxed)
+            && !self.looked.swap(true, Ordering::AcqRel)
     }
 
     /// Whether the site may still become hot (it tiers up to LLVM and its compile is not

@@ -205,6 +205,8 @@ pub struct Gen {
     /// At the LLVM tier, the functions defined so far, translated and compiled together
     /// by [`Gen::finish`] (`cpu::llvm`).
     pub(super) llvm: Option<Vec<(FuncId, cranelift_codegen::ir::Function)>>,
+    /// Whether LLVM compiles the functions when their code is not in the disk cache.
+    pub(super) llvm_on_miss: crate::cpu::llvm::OnMiss,
     /// Whether their code came from the disk cache.
     pub(super) llvm_from_disk: bool,
 }

@@ -131,7 +131,7 @@ fn verifying() -> bool {
 impl Gen {
     /// Takes the functions compiled as they were generated and makes the code runnable:
     /// the site function `site`'s address and every function's, in definition order.
-    fn finish(&mut self, site: FuncId) -> R<(usize, Vec<u64>)> {
+    fn finish(&mut self, site: FuncId) -> R<Option<(usize, Vec<u64>)>> {
         if let Some(functions) = self.llvm.take() {
             return self.finish_llvm(site, functions);
         }
@@ -141,17 +141,17 @@ impl Gen {
             .map_err(|e| e.to_string())?;
         let address = |f: &FuncId| self.module.get_finalized_function(*f) as u64;
         let functions = self.defined.iter().map(address).collect();
-        Ok((address(&site) as usize, functions))
+        Ok(Some((address(&site) as usize, functions)))
     }
 
     /// [`Self::finish`] at the LLVM tier: `functions` compiled by LLVM (or their code
-    /// from the disk cache), helpers called by name; with a listing, the module's text
-    /// joins it.
+    /// from the disk cache; `None` when it is not there and [`Gen::llvm_on_miss`] gives
+    /// up), helpers called by name; with a listing, the module's text joins it.
     fn finish_llvm(
         &mut self,
         site: FuncId,
         functions: Vec<(FuncId, cranelift_codegen::ir::Function)>,
-    ) -> R<(usize, Vec<u64>)> {
+    ) -> R<Option<(usize, Vec<u64>)>> {
         let all = helpers();
         let helper_names: HashMap<u32, &'static str> = all
             .iter()
@@ -177,7 +177,10 @@ impl Gen {
             .into_iter()
             .map(|(id, f)| (id.as_u32(), f))
             .collect();
-        let code = crate::cpu::llvm::compile(&numbered, &callee, &helper)?;
+        let Some(code) = crate::cpu::llvm::compile(&numbered, &callee, &helper, self.llvm_on_miss)?
+        else {
+            return Ok(None);
+        };
         self.llvm_from_disk = code.from_disk;
         if let Some(listing) = &mut self.listing {
             listing.push_str(&format!("\n;; the LLVM module\n{}", code.ir));
@@ -189,7 +192,7 @@ impl Gen {
             .position(|&f| f == site)
             .and_then(|k| code.addresses.get(k).copied())
             .ok_or("LLVM did not compile the site function")?;
-        Ok((host as usize, code.addresses))
+        Ok(Some((host as usize, code.addresses)))
     }
 
     /// A site's code generation state at `tier`, its functions compiled by `pipeline`;
@@ -243,6 +246,7 @@ impl Gen {
             defined: Vec::new(),
             deferred: (tier != Tier::Llvm).then_some(pipeline),
             llvm: (tier == Tier::Llvm).then(Vec::new),
+            llvm_on_miss: crate::cpu::llvm::OnMiss::Compile,
             llvm_from_disk: false,
         }
     }
@@ -278,6 +282,26 @@ pub fn compile(
     listing: bool,
     tier: Tier,
 ) -> R<Compiled> {
+    let on_miss = crate::cpu::llvm::OnMiss::Compile;
+    compile_with(body, captures, result, listing, tier, on_miss)?
+        .ok_or_else(|| "LLVM compiled nothing".to_string())
+}
+
+/// The site's LLVM code as another process compiled it, from the disk cache; `None` when
+/// it is not there.
+pub fn from_disk(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Option<Compiled>> {
+    let on_miss = crate::cpu::llvm::OnMiss::GiveUp;
+    compile_with(body, captures, result, false, Tier::Llvm, on_miss)
+}
+
+fn compile_with(
+    body: &Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+    listing: bool,
+    tier: Tier,
+    on_miss: crate::cpu::llvm::OnMiss,
+) -> R<Option<Compiled>> {
     let isa = host_isa(tier)?;
     // Functions compile as they are generated, on the pool at the quick tier (the first
     // call waits for them); the background's optimized compile takes one core.
@@ -294,6 +318,7 @@ pub fn compile(
         listing,
     );
     g.declare_helpers()?;
+    g.llvm_on_miss = on_miss;
 
     let ptr = ct::I64;
     let mut sig = g.module.make_signature();
@@ -349,7 +374,9 @@ pub fn compile(
     }
     g.define(id, &mut ctx, "the site function")?;
     g.module.clear_context(&mut ctx);
-    let (host, functions) = g.finish(id)?;
+    let Some((host, functions)) = g.finish(id)? else {
+        return Ok(None);
+    };
     if let Some(listing) = &mut g.listing {
         for why in &g.spmd_fallbacks {
             listing.push_str(&format!("\n;; scalar kernel: {why}\n"));
@@ -360,7 +387,7 @@ pub fn compile(
     let spmd_fallbacks = std::mem::take(&mut g.spmd_fallbacks);
     // The code lives as long as the process: compiled sites are cached for reuse.
     Box::leak(Box::new(g.module));
-    Ok(Compiled {
+    Ok(Some(Compiled {
         host,
         functions,
         result_words,
@@ -371,5 +398,5 @@ pub fn compile(
         listing: g.listing,
         from_disk: g.llvm_from_disk,
         site_words: g.site_words,
-    })
+    }))
 }

@@ -60,9 +60,14 @@ pub fn available() -> Result<String, String> {
 pub(in crate::cpu) fn group_lanes() -> usize {
     static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *LANES.get_or_init(|| {
-        let host = match api::host() {
-            Ok((_, _, features)) if features.contains("+avx512f") => 16,
-            Ok((_, _, features)) if features.contains("+avx2") => 8,
+        // A look at the disk cache has the record, and loads no library.
+        let features = match recorded_host() {
+            Some((_, _, features)) => Ok(features),
+            None => api::host().map(|(_, _, features)| features),
+        };
+        let host = match features {
+            Ok(features) if features.contains("+avx512f") => 16,
+            Ok(features) if features.contains("+avx2") => 8,
             _ => 4,
         };
         match std::env::var("ACCEL_LLVM_VECTOR_BITS")
@@ -94,6 +99,15 @@ entry:
 declare <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr>, i32, <16 x i1>, <16 x float>)
 ";
 
+/// What to do when a module's code is not in the disk cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::cpu) enum OnMiss {
+    /// Compile it (and keep it in the cache).
+    Compile,
+    /// Nothing: only code another process compiled is wanted.
+    GiveUp,
+}
+
 /// A module's code, runnable.
 pub(in crate::cpu) struct Code {
     /// Each function's address, in the order asked for.
@@ -110,14 +124,17 @@ pub static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicU
 pub static FROM_DISK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The functions `functions` (each with its Cranelift id) compiled by LLVM, or their code
-/// from the disk cache. `callee` says what a called id is; `helper` gives a helper's address by name.
+/// from the disk cache (`None`: not there, and `on_miss` gives up). `callee` says what a
+/// called id is; `helper` gives a helper's address by name.
 pub(in crate::cpu) fn compile(
     functions: &[(u32, Function)],
     callee: &dyn Fn(u32) -> Option<Callee>,
     helper: &dyn Fn(&str) -> Option<u64>,
-) -> Result<Code, String> {
-    available()?;
-    let (library, cpu, features) = api::host()?;
+    on_miss: OnMiss,
+) -> Result<Option<Code>, String> {
+    let Some((library, cpu, features)) = compiling_host(on_miss)? else {
+        return Ok(None);
+    };
     let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
     let refs: Vec<(u32, &Function)> = functions.iter().map(|(id, f)| (*id, f)).collect();
     let ir = translate::module(&refs, callee, &attributes)?;
@@ -142,16 +159,19 @@ pub(in crate::cpu) fn compile(
         match load(&object, &names, helper) {
             Ok(addresses) => {
                 FROM_DISK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(Code {
+                return Ok(Some(Code {
                     addresses,
                     ir,
                     from_disk: true,
-                });
+                }));
             }
             Err(why) => crate::backend::log::warn(format_args!(
                 "LLVM's code from the disk cache did not load ({why}): compiling it again"
             )),
         }
+    }
+    if on_miss == OnMiss::GiveUp {
+        return Ok(None);
     }
     let t = std::time::Instant::now();
     let object = api::object(&ir, &passes)?;
@@ -173,11 +193,104 @@ pub(in crate::cpu) fn compile(
             });
         }
     }
-    Ok(Code {
+    Ok(Some(Code {
         addresses,
         ir,
         from_disk: false,
-    })
+    }))
+}
+
+/// The library, CPU name and features LLVM compiles with on this host. A compile loads
+/// the library and asks it (and keeps what it says on disk, see [`recorded_host`]); a
+/// look for another process's code (`on_miss` gives up) loads no library and takes the
+/// record, `None` without one: a process that exits while LLVM's library loads crashes
+/// in its static destructors, and a look runs in short processes too.
+fn compiling_host(on_miss: OnMiss) -> Result<Option<(String, String, String)>, String> {
+    if on_miss == OnMiss::GiveUp {
+        return Ok(recorded_host());
+    }
+    available()?;
+    let host = api::host()?;
+    static KEPT: std::sync::Once = std::sync::Once::new();
+    KEPT.call_once(|| {
+        if let (Some(c), Some(key)) = (disk_cache(), host_key()) {
+            let record = [host.0.as_str(), &host.1, &host.2].join("\n");
+            // Not kept, a later process's look finds nothing and its hot sites compile.
+            let _ = c.put(key.as_bytes(), record.as_bytes());
+        }
+    });
+    Ok(Some(host))
+}
+
+/// What LLVM said of this host to an earlier process with the same CPU and library
+/// setting (its library, CPU name and features), from the disk cache; read once per
+/// process.
+pub(in crate::cpu) fn recorded_host() -> Option<(String, String, String)> {
+    static RECORD: std::sync::OnceLock<Option<(String, String, String)>> =
+        std::sync::OnceLock::new();
+    RECORD
+        .get_or_init(|| {
+            // Looking creates no directory where no process kept LLVM's code.
+            let dir = crate::backend::disk_cache::base_dir()?.join(CACHE_KIND);
+            if !dir.is_dir() {
+                return None;
+            }
+            let record = disk_cache()?.get(host_key()?.as_bytes())?;
+            let record = String::from_utf8(record).ok()?;
+            let mut parts = record.splitn(3, '\n').map(str::to_string);
+            Some((parts.next()?, parts.next()?, parts.next()?))
+        })
+        .clone()
+}
+
+/// The disk cache's key of the host record: this runtime, the library setting and the
+/// CPU as the processor describes itself (vendor, model and what it and the system
+/// support), so that a cache shared by different machines never gives one another's.
+fn host_key() -> Option<String> {
+    Some(
+        [
+            "accel cpu-llvm host",
+            env!("CARGO_PKG_VERSION"),
+            env!("ACCEL_SOURCE_HASH"),
+            &std::env::var("ACCEL_LLVM").unwrap_or_default(),
+            &cpu_fingerprint()?,
+        ]
+        .join("\n"),
+    )
+}
+
+/// The processor's identity and the vector features the system lets code use.
+#[cfg(target_arch = "x86_64")]
+fn cpu_fingerprint() -> Option<String> {
+    use std::arch::x86_64::__cpuid_count;
+    // Leaves past the maximum the processor reports are not read.
+    let leaf = |l: u32, sub: u32| __cpuid_count(l, sub);
+    let (max, max_ext) = (leaf(0, 0).eax, leaf(0x8000_0000, 0).eax);
+    let mut words = Vec::new();
+    for (l, sub) in [(0, 0), (1, 0), (7, 0), (7, 1), (0xd, 1)] {
+        if l <= max {
+            let r = leaf(l, sub);
+            // Leaf 1's EBX holds the APIC id of the core asking: not the processor's.
+            let ebx = if l == 1 { r.ebx & 0xffff } else { r.ebx };
+            words.extend([r.eax, ebx, r.ecx, r.edx]);
+        }
+    }
+    for l in [0x8000_0001, 0x8000_0002, 0x8000_0003, 0x8000_0004] {
+        if l <= max_ext {
+            let r = leaf(l, 0);
+            words.extend([r.eax, r.ebx, r.ecx, r.edx]);
+        }
+    }
+    macro_rules! usable {
+        ($($f:tt),*) => { [$(std::arch::is_x86_feature_detected!($f)),*] };
+    }
+    let usable = usable!("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl");
+    Some(format!("{words:08x?} {usable:?}"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_fingerprint() -> Option<String> {
+    None
 }
 
 /// The directory LLVM's code is kept in, when the cache is on and usable (a directory
@@ -218,6 +331,15 @@ impl NoCache {
     fn put(&self, _: &[u8], _: &[u8]) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// Whether the disk cache may hold LLVM's code for this host (it is on, and an earlier
+/// process recorded what LLVM compiles with here): a site's first calls then have the
+/// background look for its code there.
+pub(in crate::cpu) fn may_have_cached() -> bool {
+    cfg!(all(feature = "llvm", target_os = "linux"))
+        && crate::backend::disk_cache::enabled()
+        && recorded_host().is_some()
 }
 
 /// The cache directory's name for LLVM's code.

@@ -25,9 +25,9 @@ fn compiled(func: Function, helper: Option<u64>) -> Option<u64> {
     };
     let address = |name: &str| (name == "add_seven").then_some(helper).flatten();
     let code = crate::backend::disk_cache::with_disk_cache(false, || {
-        super::compile(&[(0, func)], &callee, &address)
+        super::compile(&[(0, func)], &callee, &address, super::OnMiss::Compile)
     });
-    Some(code.expect("LLVM compiles it").addresses[0])
+    Some(code.expect("LLVM compiles it").expect("compiled").addresses[0])
 }
 
 /// `f(x, y)` of a compiled `fn(i64, i64) -> i64`.

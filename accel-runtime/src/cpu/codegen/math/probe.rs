@@ -77,6 +77,7 @@ impl MathProbe {
             defined: Vec::new(),
             deferred: None,
             llvm: None,
+            llvm_on_miss: crate::cpu::llvm::OnMiss::Compile,
             llvm_from_disk: false,
         };
         g.declare_helpers()?;
