@@ -387,7 +387,8 @@ impl Program {
     /// Compiles the program at `tier` on the background thread and gives the code to
     /// `install`; the log names it `what` and, if the compile fails, the code that
     /// `stays`. LLVM's compile first asks whether the library is there (loading it is
-    /// background work too).
+    /// background work too), unless an earlier process's code may be on disk: that is
+    /// looked for first, with no library loaded.
     fn upgrade(
         self: &Arc<Self>,
         tier: codegen::Tier,
@@ -402,13 +403,10 @@ impl Program {
                 crate::backend::disk_cache::with_disk_cache(cache, || {
                     let start = Instant::now();
                     let location = &program.location;
-                    // Another process's LLVM code, when the disk cache has it, loads
-                    // without LLVM's library (tens of milliseconds to load).
-                    let cached = match tier == codegen::Tier::Llvm && llvm::may_have_cached() {
-                        true => program.cached_llvm_code(),
-                        false => None,
-                    };
-                    if tier == codegen::Tier::Llvm && cached.is_none() {
+                    // Where no earlier process's code may be in the disk cache (which
+                    // `llvm::compile` looks in before loading the library), a missing
+                    // library is found before the module is generated for nothing.
+                    if tier == codegen::Tier::Llvm && !llvm::may_have_cached() {
                         if let Err(why) = llvm::available() {
                             crate::backend::log::info!(
                                 "{location}: cpu: the site is hot, but {why}"
@@ -416,7 +414,7 @@ impl Program {
                             return;
                         }
                     }
-                    match cached.map_or_else(|| program.compile(tier), Ok) {
+                    match program.compile(tier) {
                         Ok(code) => {
                             let what = match code.from_disk {
                                 true => "LLVM's code from the disk cache",
@@ -430,10 +428,21 @@ impl Program {
                         "{location}: cpu: {what} compiled in {ms:.3} ms in the background; runs from now on"
                     );
                         }
-                        Err(e) => crate::backend::log::warning!(
-                            "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
-                            tier = tier.name()
-                        ),
+                        Err(e) => {
+                            // No library, and the disk cache had no code (see above).
+                            let missing = (tier == codegen::Tier::Llvm)
+                                .then(llvm::available)
+                                .and_then(Result::err);
+                            match missing {
+                                Some(why) => crate::backend::log::info!(
+                                    "{location}: cpu: the site is hot, but {why}"
+                                ),
+                                None => crate::backend::log::warning!(
+                                    "{location}: cpu: the {tier} compile failed ({stays} stays): {e}",
+                                    tier = tier.name()
+                                ),
+                            }
+                        }
                     }
                 })
             },

@@ -123,56 +123,68 @@ pub(in crate::cpu) struct Code {
 pub static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 pub static FROM_DISK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// What LLVM compiles with on a host: its library, CPU name and features.
+type Host = (String, String, String);
+
 /// The functions `functions` (each with its Cranelift id) compiled by LLVM, or their code
 /// from the disk cache (`None`: not there, and `on_miss` gives up). `callee` says what a
 /// called id is; `helper` gives a helper's address by name.
+///
+/// The cache is looked in first with the record an earlier process kept of this host
+/// ([`recorded_host`]), which loads no library: a process that exits while LLVM's library
+/// loads crashes in its static destructors, and looks run in short processes too. Only a
+/// compile loads the library, and keys the module again if the library says otherwise.
 pub(in crate::cpu) fn compile(
     functions: &[(u32, Function)],
     callee: &dyn Fn(u32) -> Option<Callee>,
     helper: &dyn Fn(&str) -> Option<u64>,
     on_miss: OnMiss,
 ) -> Result<Option<Code>, String> {
-    let Some((library, cpu, features)) = compiling_host(on_miss)? else {
-        return Ok(None);
-    };
-    let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
-    let refs: Vec<(u32, &Function)> = functions.iter().map(|(id, f)| (*id, f)).collect();
-    let ir = translate::module(&refs, callee, &attributes)?;
     let names: Vec<String> = functions.iter().map(|(id, _)| format!("f{id}")).collect();
     let passes = std::env::var("ACCEL_LLVM_PASSES").unwrap_or(PASSES.to_string());
-    // The object code is a function of these alone: the module (which names helpers, never
-    // addresses of this process), the passes and the library and CPU compiling it; and it
-    // runs with the helpers of the runtime's source it was compiled for.
-    let key = [
-        "accel cpu-llvm object",
-        env!("CARGO_PKG_VERSION"),
-        env!("ACCEL_SOURCE_HASH"),
-        &library,
-        &cpu,
-        &features,
-        &passes,
-        &ir,
-    ]
-    .join("\n");
-    let cache = disk_cache();
-    if let Some(object) = cache.and_then(|c| c.get(key.as_bytes())) {
-        match load(&object, &names, helper) {
-            Ok(addresses) => {
-                FROM_DISK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(Some(Code {
-                    addresses,
-                    ir,
-                    from_disk: true,
-                }));
-            }
-            Err(why) => crate::backend::log::warn(format_args!(
-                "LLVM's code from the disk cache did not load ({why}): compiling it again"
-            )),
+    let keyed = |host: &Host| -> Result<(String, String), String> {
+        let (library, cpu, features) = host;
+        let attributes = format!("\"target-cpu\"=\"{cpu}\" \"target-features\"=\"{features}\"");
+        let refs: Vec<(u32, &Function)> = functions.iter().map(|(id, f)| (*id, f)).collect();
+        let ir = translate::module(&refs, callee, &attributes)?;
+        // The object code is a function of these alone: the module (which names helpers,
+        // never addresses of this process), the passes and the library and CPU compiling
+        // it; and it runs with the helpers of the runtime's source it was compiled for.
+        let key = [
+            "accel cpu-llvm object",
+            env!("CARGO_PKG_VERSION"),
+            env!("ACCEL_SOURCE_HASH"),
+            library,
+            cpu,
+            features,
+            &passes,
+            &ir,
+        ]
+        .join("\n");
+        Ok((ir, key))
+    };
+    let mut looked = None;
+    if let Some(host) = recorded_host() {
+        let (ir, key) = keyed(&host)?;
+        if let Some(code) = from_cache(&key, &ir, &names, helper) {
+            return Ok(Some(code));
         }
+        looked = Some((host, ir, key));
     }
     if on_miss == OnMiss::GiveUp {
         return Ok(None);
     }
+    let host = loaded_host()?;
+    let (ir, key) = match looked {
+        Some((recorded, ir, key)) if recorded == host => (ir, key),
+        _ => {
+            let (ir, key) = keyed(&host)?;
+            if let Some(code) = from_cache(&key, &ir, &names, helper) {
+                return Ok(Some(code));
+            }
+            (ir, key)
+        }
+    };
     let t = std::time::Instant::now();
     let object = api::object(&ir, &passes)?;
     COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -184,7 +196,7 @@ pub(in crate::cpu) fn compile(
         );
     }
     let addresses = load(&object, &names, helper)?;
-    if let Some(c) = cache {
+    if let Some(c) = disk_cache() {
         // A cache that cannot be written is no error: the next process compiles again.
         if let Err(why) = c.put(key.as_bytes(), &object) {
             static SAID: std::sync::Once = std::sync::Once::new();
@@ -200,15 +212,36 @@ pub(in crate::cpu) fn compile(
     }))
 }
 
-/// The library, CPU name and features LLVM compiles with on this host. A compile loads
-/// the library and asks it (and keeps what it says on disk, see [`recorded_host`]); a
-/// look for another process's code (`on_miss` gives up) loads no library and takes the
-/// record, `None` without one: a process that exits while LLVM's library loads crashes
-/// in its static destructors, and a look runs in short processes too.
-fn compiling_host(on_miss: OnMiss) -> Result<Option<(String, String, String)>, String> {
-    if on_miss == OnMiss::GiveUp {
-        return Ok(recorded_host());
+/// The module `ir`'s code from the disk cache under `key`, loaded; `None` when it is not
+/// there or does not load (said in a warning: it is compiled again).
+fn from_cache(
+    key: &str,
+    ir: &str,
+    names: &[String],
+    helper: &dyn Fn(&str) -> Option<u64>,
+) -> Option<Code> {
+    let object = disk_cache()?.get(key.as_bytes())?;
+    match load(&object, names, helper) {
+        Ok(addresses) => {
+            FROM_DISK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Some(Code {
+                addresses,
+                ir: ir.to_string(),
+                from_disk: true,
+            })
+        }
+        Err(why) => {
+            crate::backend::log::warn(format_args!(
+                "LLVM's code from the disk cache did not load ({why}): compiling it again"
+            ));
+            None
+        }
     }
+}
+
+/// What the loaded LLVM library says of this host (loading it), kept on disk once per
+/// process for later processes' looks (see [`recorded_host`]).
+fn loaded_host() -> Result<Host, String> {
     available()?;
     let host = api::host()?;
     static KEPT: std::sync::Once = std::sync::Once::new();
@@ -219,15 +252,14 @@ fn compiling_host(on_miss: OnMiss) -> Result<Option<(String, String, String)>, S
             let _ = c.put(key.as_bytes(), record.as_bytes());
         }
     });
-    Ok(Some(host))
+    Ok(host)
 }
 
 /// What LLVM said of this host to an earlier process with the same CPU and library
 /// setting (its library, CPU name and features), from the disk cache; read once per
 /// process.
-pub(in crate::cpu) fn recorded_host() -> Option<(String, String, String)> {
-    static RECORD: std::sync::OnceLock<Option<(String, String, String)>> =
-        std::sync::OnceLock::new();
+pub(in crate::cpu) fn recorded_host() -> Option<Host> {
+    static RECORD: std::sync::OnceLock<Option<Host>> = std::sync::OnceLock::new();
     RECORD
         .get_or_init(|| {
             // Looking creates no directory where no process kept LLVM's code.
