@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release -p accel-bench --bin cpu_suite [-- --quick] [-- --out benchmarks/results] [-- --only histograms]`
 
-use accel_bench::{median_ms, ms};
+use accel_bench::{median_ms, ms, n_body_x, n_body_x_accel};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
 use accel_examples::random::{below, bits, uniform};
 use accel_runtime::prelude::*;
@@ -273,38 +273,13 @@ fn mandelbrot(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec
 /// N-body accelerations (x components).
 fn n_body(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Row>) {
     let bodies = scale(16384, 1024);
-    let px = uniform(bodies, 8, -100.0, 100.0);
-    let py = uniform(bodies, 9, -100.0, 100.0);
-    let pz = uniform(bodies, 14, -50.0, 50.0);
-    let pm = uniform(bodies, 10, 1.0, 8.0);
-    let accel_x = |i: usize| -> f32 {
-        let mut ax = 0.0f32;
-        for j in 0..px.len() {
-            let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
-            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-            let inv = 1.0 / (d2 * d2.sqrt());
-            ax += pm[j] * dx * inv;
-        }
-        ax
-    };
+    let [px, py, pz, pm] = accel_bench::bodies(bodies);
+    let accel_x = |i: usize| n_body_x(i, &px, &py, &pz, &pm);
     rows.push(bench(
         "n-body (x accelerations)",
         format!("{bodies} bodies"),
         runs.min(5),
-        || {
-            accelerate!(create(px.len(), |i| {
-                let mut ax = 0.0f32;
-                for j in 0..px.len() {
-                    let dx = px[j] - px[i];
-                    let dy = py[j] - py[i];
-                    let dz = pz[j] - pz[i];
-                    let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-                    let inv = 1.0 / (d2 * d2.sqrt());
-                    ax += pm[j] * dx * inv;
-                }
-                ax
-            }))
-        },
+        || n_body_x_accel(&px, &py, &pz, &pm),
         || {
             (0..bodies)
                 .into_par_iter()

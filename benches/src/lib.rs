@@ -64,3 +64,44 @@ extern "C" __global__ void black_scholes(unsigned long long ps, unsigned long lo
     }
 }
 "#;
+
+/// The N-body workload of `cpu_suite` and `limits`: `n` bodies' positions and masses,
+/// random with fixed seeds, as `[x, y, z, mass]`.
+pub fn bodies(n: usize) -> [Vec<f32>; 4] {
+    use accel_examples::random::uniform;
+    [
+        uniform(n, 8, -100.0, 100.0),
+        uniform(n, 9, -100.0, 100.0),
+        uniform(n, 14, -50.0, 50.0),
+        uniform(n, 10, 1.0, 8.0),
+    ]
+}
+
+/// The x acceleration of body `i` (all pairs, softened): the references' formula.
+pub fn n_body_x(i: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> f32 {
+    let mut ax = 0.0f32;
+    for j in 0..px.len() {
+        let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
+        let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+        let inv = 1.0 / (d2 * d2.sqrt());
+        ax += pm[j] * dx * inv;
+    }
+    ax
+}
+
+/// Every body's x acceleration as the suites' `accelerate!` site, written as a user would.
+pub fn n_body_x_accel(px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> Vec<f32> {
+    use accel_runtime::prelude::*;
+    accelerate!(create(px.len(), |i| {
+        let mut ax = 0.0f32;
+        for j in 0..px.len() {
+            let dx = px[j] - px[i];
+            let dy = py[j] - py[i];
+            let dz = pz[j] - pz[i];
+            let d2 = dx * dx + dy * dy + dz * dz + 0.01;
+            let inv = 1.0 / (d2 * d2.sqrt());
+            ax += pm[j] * dx * inv;
+        }
+        ax
+    }))
+}

@@ -70,7 +70,7 @@ mod kernels {
     }
 }
 
-use accel_bench::{median_ms, ms};
+use accel_bench::{median_ms, ms, n_body_x, n_body_x_accel};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
 use accel_examples::random::uniform;
 use accel_runtime::__private::{with_cpu_tier, CpuTier};
@@ -356,26 +356,10 @@ fn mandelbrot(setup: &Setup, rows: &mut Vec<Row>) {
     ));
 }
 
-/// The x acceleration of body `i` (`cpu_suite`'s formula): the reference, and the limit's
-/// scalar tail.
-fn n_body_x(i: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> f32 {
-    let mut ax = 0.0f32;
-    for j in 0..px.len() {
-        let (dx, dy, dz) = (px[j] - px[i], py[j] - py[i], pz[j] - pz[i]);
-        let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-        let inv = 1.0 / (d2 * d2.sqrt());
-        ax += pm[j] * dx * inv;
-    }
-    ax
-}
-
 /// N-body accelerations, x components (`cpu_suite`'s).
 fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
     let bodies = setup.scale(16384, 1024);
-    let px = uniform(bodies, 8, -100.0, 100.0);
-    let py = uniform(bodies, 9, -100.0, 100.0);
-    let pz = uniform(bodies, 14, -50.0, 50.0);
-    let pm = uniform(bodies, 10, 1.0, 8.0);
+    let [px, py, pz, pm] = accel_bench::bodies(bodies);
     let reference: Vec<f32> = (0..bodies)
         .into_par_iter()
         .map(|i| n_body_x(i, &px, &py, &pz, &pm))
@@ -384,20 +368,7 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
         "n-body (x accelerations)",
         format!("{bodies} bodies"),
         setup.runs.min(5),
-        || {
-            accelerate!(create(px.len(), |i| {
-                let mut ax = 0.0f32;
-                for j in 0..px.len() {
-                    let dx = px[j] - px[i];
-                    let dy = py[j] - py[i];
-                    let dz = pz[j] - pz[i];
-                    let d2 = dx * dx + dy * dy + dz * dz + 0.01;
-                    let inv = 1.0 / (d2 * d2.sqrt());
-                    ax += pm[j] * dx * inv;
-                }
-                ax
-            }))
-        },
+        || n_body_x_accel(&px, &py, &pz, &pm),
         setup.avx.map(|a| {
             let (x, y, z, m) = (&px, &py, &pz, &pm);
             move || a.n_body(x, y, z, m)
