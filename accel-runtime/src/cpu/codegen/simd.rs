@@ -202,28 +202,30 @@ impl FnCx<'_, '_> {
             Ok(())
         })?;
         // The partials folded by halving: the accumulators pairwise, then one's lanes.
-        let mut vs: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
-        while vs.len() > 1 {
-            let half = vs.len() / 2;
-            vs = (0..half)
-                .map(|k| self.vprim(prim, s, vs[k], vs[k + half]))
-                .collect();
-        }
-        let mut xs: Vec<Value> = (0..lanes)
-            .map(|k| self.b.ins().extractlane(vs[0], k as u8))
+        let vs: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
+        let v = self.fold_halving(prim, s, vs);
+        let xs: Vec<Value> = (0..lanes)
+            .map(|k| self.b.ins().extractlane(v, k as u8))
             .collect();
+        let x = self.fold_halving(prim, s, xs);
+        let rest = self.use_vars(&t, &acc).w[0];
+        let total = self.vprim(prim, s, x, rest);
+        Ok(V {
+            ty: t,
+            w: vec![total],
+        })
+    }
+
+    /// `xs` (a power of two of them) folded by halving: `x[k] op x[k + n/2]`, again until
+    /// one is left.
+    fn fold_halving(&mut self, prim: Prim, s: ScalarType, mut xs: Vec<Value>) -> Value {
         while xs.len() > 1 {
             let half = xs.len() / 2;
             xs = (0..half)
                 .map(|k| self.vprim(prim, s, xs[k], xs[k + half]))
                 .collect();
         }
-        let rest = self.use_vars(&t, &acc).w[0];
-        let total = self.vprim(prim, s, xs[0], rest);
-        Ok(V {
-            ty: t,
-            w: vec![total],
-        })
+        xs[0]
     }
 
     /// The vector type of the tier's width for `s` and its lanes: 128 bits with
