@@ -205,11 +205,11 @@ fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
     if common::gpu_present() {
         return skip("the no-GPU error: this machine has a GPU");
     }
-    let dump = temp_dir("dump");
+    let (dump, cache) = (temp_dir("dump"), temp_dir("dump-cache"));
     let (ok, _, err) = child(&[
         ("ACCEL_MODE", "cuda"),
         ("ACCEL_DUMP", dump.to_str().unwrap()),
-        ("ACCEL_CACHE_DIR", temp_dir("dump-cache").to_str().unwrap()),
+        ("ACCEL_CACHE_DIR", cache.to_str().unwrap()),
     ]);
     assert!(!ok, "cuda mode without a GPU must fail");
     let site = site_of("child result");
@@ -247,6 +247,9 @@ fn without_a_gpu_cuda_mode_is_a_clear_error_and_dump_still_writes_the_code() {
             "{err}"
         );
     }
+    for d in [dump, cache] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 #[test]
@@ -274,6 +277,9 @@ fn a_second_process_takes_ptx_from_the_disk_cache() {
     assert!(ok, "{err}");
     assert!(second.contains("child result 999000"), "{second}");
     assert!(second.contains("nvrtc calls 0"), "{second}");
+    for d in [cache, dump] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 #[test]

@@ -133,6 +133,7 @@ fn the_suite_checks_every_example_in_every_mode_and_writes_its_table_and_chart()
             "{out}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
