@@ -7,7 +7,7 @@
 //! here: `try_accelerate!` returns it, `accelerate!` panics with its message.
 
 use crate::accel_type::{Accel, Inspect};
-use crate::backend::abi::{Marshal, Unmarshal};
+use crate::backend::abi::{self, Marshal, Unmarshal};
 use crate::backend::log::{self, logging};
 use crate::backend::trace;
 use crate::backend::{Backend, Captures, CompiledSite};
@@ -477,7 +477,7 @@ fn run_marshaled<R: Accel>(
     // Room for a few words per capture (a sequence's length and column, a scalar): no
     // growing for most sites.
     let mut m = Marshal {
-        words: Vec::with_capacity(4 * captures.len() + 4),
+        words: abi::word_buffer(4 * captures.len() + 4),
         ..Marshal::default()
     };
     for (_, v) in captures {
@@ -494,6 +494,8 @@ fn run_marshaled<R: Accel>(
         arena: &mut arena,
     };
     let r = R::unmarshal(&mut u).map_err(RunFailure::Run)?;
+    abi::give_back_words(run.words);
+    abi::give_back_words(std::mem::take(&mut m.words));
     drop(m);
     Ok((r, run.report))
 }

@@ -157,8 +157,8 @@ impl Arena {
             let Ok(layout) = std::alloc::Layout::from_size_align(BLOCK, 64) else {
                 return std::ptr::null_mut();
             };
-            let p = match SPARE_BLOCKS
-                .try_with(|s| s.borrow_mut().0.pop())
+            let p = match SPARES
+                .try_with(|s| s.borrow_mut().blocks.pop())
                 .ok()
                 .flatten()
             {
@@ -191,6 +191,10 @@ impl Arena {
         };
         let p = match self.spare.iter().position(|&(_, l)| l == layout) {
             Some(k) => self.spare.swap_remove(k).0 as *mut u8,
+            None if layout.size() <= SMALL_OWN => thread_spare(layout).unwrap_or_else(|| {
+                // SAFETY: the layout has a non-zero size.
+                unsafe { std::alloc::alloc(layout) }
+            }),
             None => {
                 // SAFETY: the layout has a non-zero size.
                 let p = unsafe { std::alloc::alloc(layout) };
@@ -201,6 +205,11 @@ impl Arena {
             }
         };
         if !p.is_null() {
+            if self.own.capacity() == 0 {
+                self.own = SPARES
+                    .try_with(|s| std::mem::take(&mut s.borrow_mut().own_list))
+                    .unwrap_or_default();
+            }
             self.own.push((p as usize, layout));
         }
         p
@@ -268,31 +277,56 @@ impl Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         // Most runs allocate nothing: their arenas (one per pool thread) have nothing to
-        // give back, and need not touch this thread's spares.
+        // give back, and need not touch this thread's spares, unless a result adopted
+        // all they had: then their list goes back.
         if self.own.is_empty() && self.blocks.is_empty() && self.spare.is_empty() {
+            self.give_back_list();
             return;
         }
         // Blocks go back to this thread's spares (a site called in a loop reuses them
-        // rather than asking the allocator for a megabyte, and freeing it, every call).
-        let kept = SPARE_BLOCKS
-            .try_with(|s| {
-                let mut spare = s.borrow_mut();
-                let room = MAX_SPARE_BLOCKS.saturating_sub(spare.0.len());
-                let kept = room.min(self.blocks.len());
-                spare.0.extend(self.blocks[..kept].iter().map(|&(p, _)| p));
-                kept
-            })
-            .unwrap_or(0);
+        // rather than asking the allocator for a megabyte, and freeing it, every call), and
+        // so do small allocations of their own and the list of them.
+        let (mut blocks_kept, mut own_kept) = (0, [0usize; MAX_SPARE_SMALL_OWN]);
+        let _ = SPARES.try_with(|s| {
+            let mut spares = s.borrow_mut();
+            let room = MAX_SPARE_BLOCKS.saturating_sub(spares.blocks.len());
+            blocks_kept = room.min(self.blocks.len());
+            spares
+                .blocks
+                .extend(self.blocks[..blocks_kept].iter().map(|&(p, _)| p));
+            let mut k = 0;
+            for &(p, layout) in self.own.iter().chain(&self.spare) {
+                if layout.size() <= SMALL_OWN && spares.own.len() < MAX_SPARE_SMALL_OWN {
+                    spares.own.push((p, layout));
+                    own_kept[k] = p;
+                    k += 1;
+                }
+            }
+        });
         for &(p, layout) in self
             .own
             .iter()
             .chain(&self.spare)
-            .chain(&self.blocks[kept..])
+            .filter(|(p, _)| !own_kept.contains(p))
+            .chain(&self.blocks[blocks_kept..])
         {
             // SAFETY: every entry was allocated by `alloc` with this layout and not adopted
             // (spare blocks keep the layout `BLOCK` bytes aligned to 64, as allocated).
             unsafe { std::alloc::dealloc(p as *mut u8, layout) };
         }
+        self.give_back_list();
+    }
+}
+
+impl Arena {
+    /// Leaves the list of allocations of its own (emptied) to the next arena on this thread.
+    fn give_back_list(&mut self) {
+        if self.own.capacity() == 0 || self.own.capacity() > 64 {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.own);
+        list.clear();
+        let _ = SPARES.try_with(|s| s.borrow_mut().own_list = list);
     }
 }
 
@@ -302,25 +336,83 @@ const MAX_SPARE_ALLOCATIONS: usize = 16;
 /// How many blocks a thread keeps for the next run's arena.
 const MAX_SPARE_BLOCKS: usize = 2;
 
-/// Blocks of `BLOCK` bytes (aligned to 64) that ended runs left for later ones, freed
-/// when their thread ends.
-struct SpareBlocks(Vec<usize>);
+/// What ended runs left on a thread for later ones, freed when the thread ends: blocks of
+/// `BLOCK` bytes (aligned to 64), small allocations of their own (a reduction's partial
+/// results, a few words: a site called in a loop reuses them instead of asking the
+/// allocator every call), and the list an arena keeps those in.
+#[derive(Default)]
+struct Spares {
+    blocks: Vec<usize>,
+    own: Vec<(usize, std::alloc::Layout)>,
+    own_list: Vec<(usize, std::alloc::Layout)>,
+}
 
-impl Drop for SpareBlocks {
+impl Drop for Spares {
     fn drop(&mut self) {
-        for &p in &self.0 {
+        for &p in &self.blocks {
             if let Ok(layout) = std::alloc::Layout::from_size_align(BLOCK, 64) {
                 // SAFETY: each spare block was allocated with this layout, and is no
                 // longer any arena's.
                 unsafe { std::alloc::dealloc(p as *mut u8, layout) };
             }
         }
+        for &(p, layout) in &self.own {
+            // SAFETY: allocated by `Arena::alloc_own` with this layout, and no longer any
+            // arena's.
+            unsafe { std::alloc::dealloc(p as *mut u8, layout) };
+        }
     }
 }
 
+/// A small allocation of `layout` that an ended run left on this thread.
+fn thread_spare(layout: std::alloc::Layout) -> Option<*mut u8> {
+    SPARES
+        .try_with(|s| {
+            let mut spares = s.borrow_mut();
+            let k = spares.own.iter().position(|&(_, l)| l == layout)?;
+            Some(spares.own.swap_remove(k).0 as *mut u8)
+        })
+        .ok()
+        .flatten()
+}
+
+/// The largest allocation of its own a thread keeps for later runs, and how many.
+const SMALL_OWN: usize = 4096;
+const MAX_SPARE_SMALL_OWN: usize = 8;
+
+/// Word buffers that ended runs gave back (a site's captured values, its result): a site
+/// called in a loop reuses them instead of allocating and freeing two every call.
+const MAX_SPARE_WORD_BUFFERS: usize = 4;
+
+/// An empty buffer with room for `n` words: one a run on this thread gave back, if any.
+pub fn word_buffer(n: usize) -> Vec<u64> {
+    let mut words = SPARE_WORDS
+        .try_with(|s| s.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    words.reserve(n);
+    words
+}
+
+/// Gives a run's word buffer back for later runs on this thread (a small one: a large
+/// one is freed).
+pub fn give_back_words(mut words: Vec<u64>) {
+    if words.capacity() > 4096 {
+        return;
+    }
+    words.clear();
+    let _ = SPARE_WORDS.try_with(|s| {
+        let mut spare = s.borrow_mut();
+        if spare.len() < MAX_SPARE_WORD_BUFFERS {
+            spare.push(words);
+        }
+    });
+}
+
 thread_local! {
-    static SPARE_BLOCKS: std::cell::RefCell<SpareBlocks> =
-        const { std::cell::RefCell::new(SpareBlocks(Vec::new())) };
+    static SPARE_WORDS: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARES: std::cell::RefCell<Spares> = std::cell::RefCell::new(Spares::default());
 }
 
 /// Reads a site's result words.

@@ -17,7 +17,7 @@ use crate::backend::dump::{dump_dir, file_stem, write_file};
 use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
 use accel_ir::Type;
 use pool::RunCtx;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The CPU backend (`ACCEL_MODE=cpu`).
@@ -35,6 +35,8 @@ pub struct CpuSite {
     program: Arc<Program>,
     /// The words its code keeps from call to call, whatever the tier.
     site_words: Arc<[std::sync::atomic::AtomicU64]>,
+    /// What its runs ask while they run, until it is hot (made by the first that asks).
+    hot_check: OnceLock<pool::HotCheckFn>,
 }
 
 /// A site's fused program, its captures and its result type: what each tier compiles.
@@ -304,6 +306,7 @@ fn compile(
         .collect();
     let compiled = Arc::new(CpuSite {
         site_words,
+        hot_check: OnceLock::new(),
         code: Arc::new(code),
         tier,
         compile_ms,
@@ -515,26 +518,22 @@ impl CompiledSite for CpuSite {
             // A long call makes its site hot while it runs, and switches its remaining
             // chunks to LLVM's code once that is compiled.
             if upgrade.may_get_hot() {
-                let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&self.program));
-                let quick = Arc::clone(&self.code);
-                // The clock read at every eighth chunk: a loop of tiny launches (a few
-                // microseconds a step) spent 5% of its time reading it.
-                let chunks = std::sync::atomic::AtomicU32::new(0);
-                ctx.hot_check = Some(Box::new(move || {
-                    let k = chunks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if !k.is_multiple_of(8) {
-                        return;
-                    }
-                    let running = start.elapsed();
-                    if upgrade.hot(running) {
-                        tier_up_to_llvm(&upgrade, &program, &quick);
-                    } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
-                        llvm_from_disk(&upgrade, &program, &quick);
-                    }
-                }));
+                let check = self.hot_check.get_or_init(|| {
+                    let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&self.program));
+                    let quick = Arc::clone(&self.code);
+                    Arc::new(move |running| {
+                        if upgrade.hot(running) {
+                            tier_up_to_llvm(&upgrade, &program, &quick);
+                        } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
+                            llvm_from_disk(&upgrade, &program, &quick);
+                        }
+                    })
+                });
+                ctx.hot_check = Some(pool::HotCheck::new(Arc::clone(check), start));
             }
         }
-        let mut out = vec![0u64; code.result_words.max(1)];
+        let mut out = crate::backend::abi::word_buffer(code.result_words.max(1));
+        out.resize(code.result_words.max(1), 0);
         type Host = extern "C" fn(*const u64, *mut u64, *const RunCtx) -> u32;
         // Addresses, so that the call can move to the pool's thread.
         let (host, words, result, context) = (

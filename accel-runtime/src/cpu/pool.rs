@@ -130,12 +130,46 @@ pub struct RunCtx {
     pub upgrade: Option<KernelUpgrade>,
     /// The same for LLVM's code, which comes after the optimized code.
     pub llvm_upgrade: Option<KernelUpgrade>,
-    /// Asked at each chunk while the run has no LLVM code: whether the site has become
-    /// hot during this run (then it queues its LLVM compile, see `cpu::tiers`).
-    pub hot_check: Option<Box<dyn Fn() + Send + Sync>>,
+    /// Asked at chunks while the run has no LLVM code: whether the site has become hot
+    /// during this run (then it queues its LLVM compile, see `cpu::tiers`).
+    pub hot_check: Option<HotCheck>,
     /// Words the site keeps from call to call (a filter's guess at how much it keeps; see
     /// [`accel_site_word`]).
     pub site_words: Option<Arc<[AtomicU64]>>,
+}
+
+/// A site's check of whether it is hot, told how long a run has been running.
+pub type HotCheckFn = Arc<dyn Fn(std::time::Duration) + Send + Sync>;
+
+/// What a run asks, now and then as its chunks start, of the site it runs: whether it has
+/// run long enough to become hot (see `cpu::tiers`).
+pub struct HotCheck {
+    /// Told how long the run has been running; the site's own, made once.
+    pub check: HotCheckFn,
+    /// When the run started.
+    pub start: std::time::Instant,
+    /// Chunks started so far.
+    chunks: AtomicU32,
+}
+
+impl HotCheck {
+    /// The check of a run that started at `start`.
+    pub fn new(check: HotCheckFn, start: std::time::Instant) -> Self {
+        HotCheck {
+            check,
+            start,
+            chunks: AtomicU32::new(0),
+        }
+    }
+
+    /// A chunk starts: every eighth asks the site (reading the clock at every chunk cost a
+    /// loop of tiny launches 5% of its time; a run's first chunks have hardly run, and the
+    /// site is asked again when the call ends).
+    fn chunk_starts(&self) {
+        if self.chunks.fetch_add(1, Ordering::Relaxed) % 8 == 7 {
+            (self.check)(self.start.elapsed());
+        }
+    }
 }
 
 impl RunCtx {
@@ -158,7 +192,7 @@ impl RunCtx {
     /// tier's once that is.
     fn kernel_now(&self, kernel: Kernel) -> Kernel {
         if let Some(check) = &self.hot_check {
-            check();
+            check.chunk_starts();
         }
         let llvm = self.llvm_upgrade.as_ref().and_then(|u| u.get());
         let Some(newer) = llvm.or_else(|| self.upgrade.as_ref().and_then(|u| u.get())) else {
