@@ -330,13 +330,29 @@ fn a_thread_switching_tiers_runs_each_tiers_code() {
     assert_eq!(quick.to_bits(), optimized.to_bits());
 }
 
-/// The child of the next test: one `f32` map compiled by LLVM, written out by `ACCEL_DUMP`.
+/// The child of the next test: an `f32` map and an `f32` escape-time loop compiled by LLVM,
+/// written out by `ACCEL_DUMP`.
 #[test]
 #[ignore = "run by llvm_code_holds_a_gang_in_the_hosts_vectors in a child process"]
 fn child_dumps_an_llvm_site() {
     let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
     let ys = with_mode(Mode::Cpu, || accelerate!(map(|x| x * 3.0 + 1.0, &xs)));
     assert_eq!(ys[999], 999.0 * 1.5 + 1.0);
+    let steps = with_mode(Mode::Cpu, || {
+        accelerate!(map(
+            |c| {
+                let (mut z, mut k) = (0.0f32, 0u32);
+                while k < 50 && z * z < 4.0 {
+                    z = z * z - c;
+                    k += 1;
+                }
+                k
+            },
+            &xs
+        ))
+    });
+    // 0 stays at 0; 499.5 leaves after the first step.
+    assert_eq!((steps[0], steps[999]), (50, 1));
 }
 
 #[test]
@@ -367,21 +383,30 @@ fn llvm_code_holds_a_gang_in_the_hosts_vectors() {
         }
         let (ok, _, err) = common::run_child("child_dumps_an_llvm_site", &env);
         assert!(ok, "{err}");
-        let module: String = std::fs::read_dir(&dir)
+        let modules: Vec<String> = std::fs::read_dir(&dir)
             .expect("the dump folder")
             .map(|f| std::fs::read_to_string(f.expect("a dump").path()).expect("a listing"))
             .collect();
         let _ = std::fs::remove_dir_all(&dir);
-        // The widest vector of `f32` lanes the module uses: a group's.
-        let widest = [16, 8, 4]
-            .into_iter()
-            .find(|lanes| module.contains(&format!("<{lanes} x float>")))
-            .expect("the module computes on vectors of f32");
-        let want = bits.unwrap_or(host).min(host) / 32;
-        assert_eq!(
-            widest, want,
-            "ACCEL_LLVM_VECTOR_BITS={asked:?} on a {host}-bit host"
-        );
+        assert_eq!(modules.len(), 2, "one listing per site");
+        for module in modules {
+            // The widest vector of `f32` lanes the module uses: a group's.
+            let widest = [16, 8, 4]
+                .into_iter()
+                .find(|lanes| module.contains(&format!("<{lanes} x float>")))
+                .expect("the module computes on vectors of f32");
+            let mut want = bits.unwrap_or(host).min(host) / 32;
+            // An iteration to convergence: its gang in 256-bit groups, two chains at once.
+            if module.contains("(while ") {
+                want = want.min(8);
+            }
+            assert_eq!(
+                widest,
+                want,
+                "ACCEL_LLVM_VECTOR_BITS={asked:?} on a {host}-bit host:\n{}",
+                module.lines().nth(1).unwrap_or("")
+            );
+        }
     }
 }
 

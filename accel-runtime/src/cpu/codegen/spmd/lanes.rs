@@ -15,6 +15,10 @@ use accel_ir::{ScalarType, Type};
 use cranelift_codegen::ir::{condcodes::IntCC, Value};
 use cranelift_codegen::ir::{types as ct, ConstantData, Endianness, InstBuilder, MemFlagsData};
 
+/// The lanes of a group of a gang that iterates to convergence (see [`super::converges`]):
+/// 256 bits of 32-bit lanes.
+const LATENCY_GROUP: usize = 8;
+
 impl FnCx<'_, '_> {
     /// The shape of the gang that runs `body` over `param`: its groups, and the lanes of
     /// each. [`super::gang_groups`] says how many groups the element's code affords; a
@@ -30,7 +34,18 @@ impl FnCx<'_, '_> {
             super::Width::Lanes(lanes) => lanes,
             super::Width::Groups(groups) => (groups * self.g.group_lanes).min(super::MAX_LANES),
         };
-        let group = lanes.min(self.g.group_lanes);
+        let mut group = lanes.min(self.g.group_lanes);
+        // An iteration to convergence on AVX-512 (LLVM's tier): its gang in two 256-bit
+        // groups, two chains of dependent steps at once instead of one. Mandelbrot ran
+        // 76 ms against 99 in one 512-bit group (cpu_suite, 2048x2048); four 128-bit
+        // groups ran 111-131, and N-body's loop over bodies (uniform, its steps
+        // independent) runs faster in one 512-bit group (40 ms against 46 in two).
+        if matches!(groups, super::Width::Groups(g) if g > 1)
+            && group > LATENCY_GROUP
+            && super::converges(body, param)
+        {
+            group = LATENCY_GROUP;
+        }
         self.g.next_group = group;
         (lanes / group, group)
     }

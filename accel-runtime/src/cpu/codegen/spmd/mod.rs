@@ -106,6 +106,27 @@ pub(super) enum Width {
     Groups(usize),
 }
 
+/// Whether `body` iterates a value until it converges: a `while` whose condition differs
+/// between lanes and reads no memory (Mandelbrot's escape test, a Newton iteration). Each
+/// step of such a loop waits for the last (its time is a chain of dependent operations,
+/// not how many the core can start), so a gang held in two vectors runs two chains side
+/// by side where one vector twice as wide runs one: see `FnCx::gang_shape`.
+pub(super) fn converges(body: &accel_ir::Expr, param: &str) -> bool {
+    let varying = uniform::varying_vars(body, &[param.to_string()]);
+    let mut found = false;
+    body.walk(&mut |e| {
+        if let accel_ir::Expr::While { cond, .. } = e {
+            let mut loads = false;
+            cond.walk(&mut |x| {
+                loads |= matches!(x, accel_ir::Expr::Index(..))
+                    || matches!(x, accel_ir::Expr::Method { method, .. } if method == "get");
+            });
+            found |= !loads && uniform::reads_varying(cond, &varying);
+        }
+    });
+    found
+}
+
 /// Whether `body` has a search loop: a `while` whose condition differs between lanes and
 /// reads memory (`while k < 8 && is_letter(text[i + k])`, a scan forward through data).
 /// Lanes leave such a loop at counts as scattered as the data, and the gang runs until its
