@@ -264,7 +264,7 @@ pub fn chunk_size(n: u64, grain: u64) -> u64 {
 }
 
 /// What chunks of a launch start at multiples of: the widest gang of SPMD kernels.
-pub const CHUNK_ALIGN: u64 = 16;
+pub const CHUNK_ALIGN: u64 = 32;
 
 /// [`chunk_size`] for compiled code (a chunk's index is its start over this).
 pub extern "C" fn accel_chunk_size(n: u64, grain: u64) -> u64 {
@@ -708,13 +708,14 @@ mod tests {
         assert_eq!(accel_chunks(1, 4096), 1);
         assert_eq!(accel_chunks(4096, 4096), 1);
         assert_eq!(accel_chunks(1 << 25, 4096), 256);
-        // Chunks hold whole gangs (16 lanes), so 1024 costly iterations make 64 chunks.
+        // Chunks hold whole gangs (up to 32 lanes), so 1024 costly iterations make 32
+        // chunks.
         assert_eq!(
             accel_chunks(1024, 1),
-            64,
+            32,
             "costly iterations spread over many chunks"
         );
-        for n in [16u64, 17, 1000, 1 << 20] {
+        for n in [32u64, 33, 1000, 1 << 20] {
             assert_eq!(chunk_size(n, 1) % CHUNK_ALIGN, 0, "{n}");
         }
         // Fewer costly iterations than a gang: one chunk each; cheap ones: one chunk.

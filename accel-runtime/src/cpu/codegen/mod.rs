@@ -220,10 +220,13 @@ impl Gen {
             kernels: 0,
             // Narrow gangs at the quick tier: a quarter of the code to generate and
             // compile for Canny's largest element, run only until the optimized code is
-            // there.
+            // there. Up to 16 lanes at the optimized tier (more groups are more code for
+            // Cranelift); up to the widest gang at LLVM's, compiled in the background, whose
+            // wider groups give a small element's gang two to four independent chains.
             max_groups: match tier {
                 Tier::Quick => 1,
-                Tier::Optimized | Tier::Llvm => spmd::MAX_LANES / spmd::GROUP,
+                Tier::Optimized => 4,
+                Tier::Llvm => spmd::MAX_LANES / spmd::GROUP,
             },
             group_lanes: match tier {
                 Tier::Llvm => crate::cpu::llvm::group_lanes(),

@@ -25,7 +25,8 @@ impl FnCx<'_, '_> {
     /// group is as wide as the tier's vectors (four lanes at Cranelift's tiers, sixteen
     /// with LLVM on AVX-512), up to the widest gang: Black-Scholes' element, one group, runs
     /// sixteen lanes in one 512-bit vector at the LLVM tier (it ran four, a quarter of the
-    /// vector, 4x slower than hand-written code). Every lane computes the same value
+    /// vector, 4x slower than hand-written code); Mandelbrot's, four groups of code, runs
+    /// 32 lanes there (four 256-bit groups, see below). Every lane computes the same value
     /// whatever the gang's width, so the tiers' results are the same bits.
     pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
         let groups = super::gang_groups(body, param, self.g.max_groups);

@@ -1,9 +1,10 @@
 //! SPMD on SIMD (ISPC's model): the element function of a top-level `map`, `map2` or
 //! `create`, of the producer a commutative `reduce` folds, and the body of a
-//! `parallel_loop`, run for a *gang* of 4, 8 or 16 consecutive indices at once, one per
-//! lane of vectors: groups of four lanes in 128-bit vectors for Cranelift, groups as wide
-//! as the host's vectors for LLVM (16 lanes in 512-bit vectors with AVX-512). The gang's
-//! width is the same at every tier; only how many vectors hold it differs.
+//! `parallel_loop`, run for a *gang* of 4, 8, 16 or (at LLVM's tier) 32 consecutive
+//! indices at once, one per lane of vectors: groups of four lanes in 128-bit vectors for
+//! Cranelift, groups as wide as the host's vectors for LLVM (16 lanes in 512-bit vectors
+//! with AVX-512). Every lane computes the same value whatever the gang's width; only how
+//! many lanes run together, and how many vectors hold them, differs between tiers.
 //!
 //! A value is a list of words ([`G`]) as in scalar code, each word either the same for
 //! every lane ([`Part::Uni`]: the scalar code's value, computed once), the gang's index
@@ -62,12 +63,14 @@ pub(super) use state::{not_spmd, Gang, Mask, Slot};
 /// lanes in wider groups (`FnCx::gang_shape`).
 pub(super) const GROUP: usize = 4;
 
-/// The widest gang, in lanes: chunks of a launch start at multiples of it, so that a gang
-/// starts at a multiple of its width.
+/// The widest gang, in lanes (LLVM's tier: two 512-bit groups of 32-bit lanes, four
+/// 256-bit ones; Cranelift's tiers stop at 16): chunks of a launch start at multiples of
+/// it, so that a gang starts at a multiple of its width.
 pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usize;
 
 /// How wide a gang the element `body` runs in: `ACCEL_GANG` lanes (4, 8 or 16) when set;
-/// else as many groups, up to `max_groups` (at most four), as fit a budget of code (a
+/// else as many groups, up to `max_groups` (four at Cranelift's optimized tier, eight at
+/// LLVM's, up to the widest gang's lanes), as fit a budget of code (a
 /// group is as wide as the tier's vectors, see `FnCx::gang_shape`). Several groups give each core independent work (a
 /// loop's chains of dependent operations run side by side, as ISPC's doubled gangs do)
 /// and use whole cache lines per load: 16 lanes measured fastest on the corpus (GEMM
