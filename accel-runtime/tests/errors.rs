@@ -66,6 +66,31 @@ fn in_every_mode<R: std::fmt::Debug>(
 }
 
 #[test]
+fn a_filter_over_the_indices_checks_what_its_test_before_the_loop_does_not_prove() {
+    // Its predicate's loads at the index and beside it are checked once per chunk where a
+    // test can prove them: a run-length encoding's run starts, in every chunk.
+    let xs: Vec<i64> = (0..10_000).map(|k| k / 3 % 5).collect();
+    let n = xs.len();
+    let want: Vec<usize> = (0..n).filter(|&i| i == 0 || xs[i] != xs[i - 1]).collect();
+    for mode in [Mode::Debug, Mode::Cpu] {
+        let got = with_mode(mode, || {
+            accelerate!(filter(|i| i == 0 || xs[i] != xs[i - 1], create(n, |i| i)))
+        });
+        assert_eq!(got, want, "{mode}");
+    }
+    // The last chunk's `xs[i + 1]` cannot be proved, and fails where the element does.
+    for e in in_every_mode(ErrorKind::IndexOutOfBounds, &site("[neighbour]"), || {
+        try_accelerate!(filter(|i| xs[i] != xs[i + 1], create(n, |i| i))) // [neighbour]
+    }) {
+        assert!(
+            e.to_string()
+                .ends_with("index out of bounds: the len is 10000 but the index is 10000"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn failures_of_the_computation_are_errors_of_their_kind() {
     let xs = vec![1i64, 2, 3];
     let is = vec![0usize, 7];

@@ -354,7 +354,11 @@ impl FnCx<'_, '_> {
     /// element (a stencil's `a[p - 1]`, `a[p + n]`, read through aliases): a test before
     /// the gang loop proves them for every lane of every gang, so they need no check, and
     /// under a mask they stay vector loads.
-    fn shifted_loads(&self, body: &Expr, param: &str) -> Vec<ShiftedLoad> {
+    pub(in crate::cpu::codegen) fn shifted_loads(
+        &self,
+        body: &Expr,
+        param: &str,
+    ) -> Vec<ShiftedLoad> {
         let aliases = aliases(body);
         let is_param = |e: &Expr| dealias(e, &aliases) == Expr::Var(param.to_string());
         let mut out: Vec<ShiftedLoad> = Vec::new();
