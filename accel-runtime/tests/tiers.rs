@@ -396,7 +396,7 @@ fn llvm_code_holds_a_gang_in_the_hosts_vectors() {
                 .find(|lanes| module.contains(&format!("<{lanes} x float>")))
                 .expect("the module computes on vectors of f32");
             let mut want = bits.unwrap_or(host).min(host) / 32;
-            // An iteration to convergence: its gang in 256-bit groups, two chains at once.
+            // An iteration to convergence: its gang in 256-bit groups, more chains at once.
             if module.contains("(while ") {
                 want = want.min(8);
             }

@@ -36,11 +36,12 @@ impl FnCx<'_, '_> {
             super::Width::Groups(groups) => (groups * self.g.group_lanes).min(super::MAX_LANES),
         };
         let mut group = lanes.min(self.g.group_lanes);
-        // An iteration to convergence on AVX-512 (LLVM's tier): its gang in two 256-bit
-        // groups, two chains of dependent steps at once instead of one. Mandelbrot ran
-        // 76 ms against 99 in one 512-bit group (cpu_suite, 2048x2048); four 128-bit
-        // groups ran 111-131, and N-body's loop over bodies (uniform, its steps
-        // independent) runs faster in one 512-bit group (40 ms against 46 in two).
+        // An iteration to convergence on AVX-512 (LLVM's tier): its gang in 256-bit
+        // groups, twice as many chains of dependent steps at once. Mandelbrot's 16-lane
+        // gang ran 76 ms against 99 in two 256-bit groups rather than one 512-bit one
+        // (cpu_suite, 2048x2048), and its 32-lane gang, four 256-bit groups, 64-70;
+        // four 128-bit groups ran 111-131, and N-body's loop over bodies (uniform, its
+        // steps independent) runs faster in 512-bit groups (40 ms against 46).
         if matches!(groups, super::Width::Groups(g) if g > 1)
             && group > LATENCY_GROUP
             && super::converges(body, param)

@@ -112,8 +112,8 @@ pub(super) enum Width {
 /// Whether `body` iterates a value until it converges: a `while` whose condition differs
 /// between lanes and reads no memory (Mandelbrot's escape test, a Newton iteration). Each
 /// step of such a loop waits for the last (its time is a chain of dependent operations,
-/// not how many the core can start), so a gang held in two vectors runs two chains side
-/// by side where one vector twice as wide runs one: see `FnCx::gang_shape`.
+/// not how many the core can start), so a gang held in twice as many vectors half as wide
+/// runs twice as many chains side by side: see `FnCx::gang_shape`.
 pub(super) fn converges(body: &accel_ir::Expr, param: &str) -> bool {
     let varying = uniform::varying_vars(body, &[param.to_string()]);
     let mut found = false;
