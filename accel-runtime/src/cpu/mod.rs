@@ -454,6 +454,22 @@ impl Program {
     }
 }
 
+/// What a site without LLVM's code does, given its calls so far and a call `running` this
+/// long: queues its LLVM compile once it is hot, else looks in the disk cache once it has
+/// run a while (where an earlier process may have left code there).
+fn upgrade_if_due(
+    upgrade: &Arc<tiers::Upgrade>,
+    program: &Arc<Program>,
+    quick: &Arc<codegen::Compiled>,
+    running: std::time::Duration,
+) {
+    if upgrade.hot(running) {
+        tier_up_to_llvm(upgrade, program, quick);
+    } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
+        llvm_from_disk(upgrade, program, quick);
+    }
+}
+
 /// Queues the LLVM compile of a hot site under the adaptive policy: its code replaces
 /// Cranelift's for the calls that start after it is ready, and the remaining chunks of
 /// calls running.
@@ -521,13 +537,7 @@ impl CompiledSite for CpuSite {
                 let check = self.hot_check.get_or_init(|| {
                     let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&self.program));
                     let quick = Arc::clone(&self.code);
-                    Arc::new(move |running| {
-                        if upgrade.hot(running) {
-                            tier_up_to_llvm(&upgrade, &program, &quick);
-                        } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
-                            llvm_from_disk(&upgrade, &program, &quick);
-                        }
-                    })
+                    Arc::new(move |running| upgrade_if_due(&upgrade, &program, &quick, running))
                 });
                 ctx.hot_check = Some(pool::HotCheck::new(Arc::clone(check), start));
             }
@@ -557,11 +567,13 @@ impl CompiledSite for CpuSite {
             )
         })?;
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
-            if upgrade.ran(start.elapsed()) {
-                tier_up_to_llvm(upgrade, &self.program, &self.code);
-            } else if upgrade.due_for_a_look(std::time::Duration::ZERO) && llvm::may_have_cached() {
-                llvm_from_disk(upgrade, &self.program, &self.code);
-            }
+            upgrade.ran(start.elapsed());
+            upgrade_if_due(
+                upgrade,
+                &self.program,
+                &self.code,
+                std::time::Duration::ZERO,
+            );
         }
         if status != 0 {
             let failure = ctx.take_failure();

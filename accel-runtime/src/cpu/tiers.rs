@@ -148,12 +148,10 @@ impl Upgrade {
         }
     }
 
-    /// Adds a call's run time; true once, when the site has run long enough for its LLVM
-    /// compile.
-    pub fn ran(&self, elapsed: std::time::Duration) -> bool {
+    /// Adds a call's run time (see [`Upgrade::hot`]).
+    pub fn ran(&self, elapsed: std::time::Duration) {
         let ns = elapsed.as_nanos() as u64;
         self.ran_ns.fetch_add(ns, Ordering::Relaxed);
-        self.hot(std::time::Duration::ZERO)
     }
 
     /// Whether the site's calls so far and a call `running` this long make it hot; true

@@ -115,19 +115,7 @@ pub(super) enum Width {
 /// not how many the core can start), so a gang held in twice as many vectors half as wide
 /// runs twice as many chains side by side: see `FnCx::gang_shape`.
 pub(super) fn converges(body: &accel_ir::Expr, param: &str) -> bool {
-    let varying = uniform::varying_vars(body, &[param.to_string()]);
-    let mut found = false;
-    body.walk(&mut |e| {
-        if let accel_ir::Expr::While { cond, .. } = e {
-            let mut loads = false;
-            cond.walk(&mut |x| {
-                loads |= matches!(x, accel_ir::Expr::Index(..))
-                    || matches!(x, accel_ir::Expr::Method { method, .. } if method == "get");
-            });
-            found |= !loads && uniform::reads_varying(cond, &varying);
-        }
-    });
-    found
+    varying_while(body, param, false)
 }
 
 /// Whether `body` has a search loop: a `while` whose condition differs between lanes and
@@ -138,6 +126,12 @@ pub(super) fn converges(body: &accel_ir::Expr, param: &str) -> bool {
 /// 307 at 8 and 447 at 16. A loop of arithmetic (Mandelbrot's escape test) exits in step
 /// with its neighbours and gains from wide gangs' independent chains.
 fn searches(body: &accel_ir::Expr, param: &str) -> bool {
+    varying_while(body, param, true)
+}
+
+/// Whether `body` has a `while` whose condition differs between lanes and reads memory
+/// (`reads_memory`) or reads none.
+fn varying_while(body: &accel_ir::Expr, param: &str, reads_memory: bool) -> bool {
     let varying = uniform::varying_vars(body, &[param.to_string()]);
     let mut found = false;
     body.walk(&mut |e| {
@@ -147,7 +141,7 @@ fn searches(body: &accel_ir::Expr, param: &str) -> bool {
                 loads |= matches!(x, accel_ir::Expr::Index(..))
                     || matches!(x, accel_ir::Expr::Method { method, .. } if method == "get");
             });
-            found |= loads && uniform::reads_varying(cond, &varying);
+            found |= loads == reads_memory && uniform::reads_varying(cond, &varying);
         }
     });
     found
