@@ -22,6 +22,7 @@ chapters!(
     DebugMode: "debug-mode.md",
     Performance: "performance.md",
     Cuda: "cuda.md",
+    Devices: "devices.md",
     CaseStudies: "case-studies.md",
     Inspecting: "inspecting.md",
     Fuzzing: "fuzzing.md",

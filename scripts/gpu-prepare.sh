@@ -12,6 +12,7 @@ mkdir -p .gpu/bin
 # The test binaries that run sites in every mode (cuda on the GPU when there is one).
 cargo test --release --all-features -p accel-runtime \
     --test constructs --test cpu_backend --test cuda_backend --test listings --test api \
+    --test devices \
     --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys
@@ -22,7 +23,7 @@ for line in sys.stdin:
 ' | while read -r name exe; do
     cp "$exe" ".gpu/bin/test-$name"
 done
-cargo build --release -p accel-bench --features cuda --bin gpu_suite
+cargo build --release -p accel-bench --features cuda --bin gpu_suite --bin devices
 cargo build --release -p accel-examples --features cuda
 # Build-time kernels: their PTX is compiled here, so NVRTC must be found: the one on
 # LD_LIBRARY_PATH or the system's, else NVIDIA's wheel in target/cuda-tools (as CI installs
@@ -51,7 +52,7 @@ if ! python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); sys.exit(0 
     echo "gpu-prepare: $bundle embeds no PTX (NVRTC was not found at build time)" >&2
     exit 1
 fi
-for b in gpu_suite quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
+for b in gpu_suite devices quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
     cp "target/release/$b" .gpu/bin/
 done
 strip .gpu/bin/* 2>/dev/null || true
@@ -87,6 +88,8 @@ for e in "quickstart" "aliasing" "particles" "ode" "viterbi" "nn"; do
     grep -c "cuda: ran" "$out/$e.log" || true
 done
 "$bin/gpu_suite" --out "$out" || status=1
+# One site on the GPU(s) and the CPU together (devices.md).
+"$bin/devices" --out "$out" || status=1
 "$bin/suite" --no-peers --out "$out" || status=1
 exit $status
 RUN

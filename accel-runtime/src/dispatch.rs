@@ -8,10 +8,12 @@
 
 use crate::accel_type::{Accel, Inspect};
 use crate::backend::abi::{self, Marshal, Unmarshal};
+use crate::backend::cache::CompileCache;
 use crate::backend::log::{self, logging};
 use crate::backend::trace;
 use crate::backend::{Backend, Captures, CompiledSite};
 use crate::checks;
+use crate::devices::{self, fission, Device};
 use crate::error::{compile_kind_of, AccelError, ErrorKind, ViolationPayload};
 use crate::frontend;
 use crate::mode::{self, Mode, ModeError};
@@ -117,6 +119,25 @@ fn mode_at(site: &'static SiteDesc) -> Result<Mode, AccelError> {
         site: site.location(),
         kind: ErrorKind::InvalidMode,
         message: e.to_string(),
+    })
+}
+
+/// The mode a site runs in and the devices named for it (a site that is not split runs
+/// on the first device named, as that device's mode would run it; debug mode stays
+/// debug).
+fn mode_and_devices(site: &'static SiteDesc) -> Result<(Mode, &'static [Device]), AccelError> {
+    let mode = mode_at(site)?;
+    if mode == Mode::Debug {
+        return Ok((mode, &[]));
+    }
+    let devices = devices::selected().map_err(|message| AccelError::Backend {
+        site: site.location(),
+        kind: ErrorKind::InvalidMode,
+        message,
+    })?;
+    Ok(match devices {
+        [first, ..] => (first.mode(), devices),
+        [] => (mode, devices),
     })
 }
 
@@ -238,14 +259,15 @@ pub(crate) fn plan<R: Accel>(
 ) -> Result<Plan<R>, AccelError> {
     // Starts the trace's clock (ACCEL_TRACE) before anything is compiled.
     let _ = trace::enabled();
-    let mode = mode_at(site)?;
+    let (mode, devices) = mode_and_devices(site)?;
     if mode == Mode::Debug {
         stats::record_first(site.key().id, || site.location(), RanOn::Debug);
         return Ok(Plan::Sequential);
     }
+    let split = devices.len() > 1;
     let result_key = R::accel_type as fn() -> Type as usize;
     // Logging reports every call's plan, so it takes the long way.
-    if !logging() {
+    if !logging() && !split {
         if let Some(c) = recent_plan(site.key().id, mode, result_key, captures) {
             return Ok(Plan::Compiled(c, PhantomData));
         }
@@ -258,15 +280,20 @@ pub(crate) fn plan<R: Accel>(
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
+    let described = Captures {
+        names: &names,
+        types: &types,
+        scalar: &scalar,
+    };
+    if let Some(Some(c)) = split.then(|| split_plan(site, &described, &result, &front, devices)) {
+        return Ok(Plan::Compiled(c, PhantomData));
+    }
     let mut fallbacks = Vec::new();
     for step in chain(mode) {
         let name = step.backend.name();
-        let described = Captures {
-            names: &names,
-            types: &types,
-            scalar: &scalar,
-        };
-        let (compiled, hit) = step.backend.compiled(key, &described, &result, &front);
+        // On the first device named (a GPU's kernels are loaded on it).
+        let compile = || step.backend.compiled(key, &described, &result, &front);
+        let (compiled, hit) = devices.first().map_or_else(compile, |d| d.enter(compile));
         if !hit {
             for other in backends().iter().filter(|b| b.name() != name) {
                 other.check_other(key, &types, &result, &front);
@@ -338,6 +365,75 @@ pub(crate) fn plan<R: Accel>(
         stats::record(key.id, site.location(), RanOn::Sequential, fallbacks);
     }
     Ok(Plan::Sequential)
+}
+
+/// The backend that runs parts on `device`.
+fn backend_of(device: Device) -> &'static dyn Backend {
+    match device {
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) => &CUDA,
+        // Without the `cuda` feature no list names a GPU (`Device::parse_list`).
+        _ => &CPU,
+    }
+}
+
+/// A site split across `devices` (compiled on first use), or `None` when it does not
+/// split: then it runs on the mode's backends, and says why once.
+fn split_plan(
+    site: &'static SiteDesc,
+    captures: &Captures<'_>,
+    result: &Type,
+    front: &dyn Fn() -> Result<Arc<crate::backend::FrontEnd>, String>,
+    devices: &'static [Device],
+) -> Option<Compiled> {
+    type Key = (usize, Vec<Type>, Type, &'static [Device], bool);
+    static SPLIT: CompileCache<Key, fission::FissionSite> = CompileCache::new();
+    #[cfg(feature = "cuda")]
+    let emulating = crate::cuda::device::emulating();
+    #[cfg(not(feature = "cuda"))]
+    let emulating = false;
+    let key = site.key();
+    let cache_key = (
+        key.id,
+        captures.types.to_vec(),
+        result.clone(),
+        devices,
+        emulating,
+    );
+    let (compiled, hit) = SPLIT.get(cache_key, || {
+        fission::compile(key, front, devices, &backend_of).map(Arc::new)
+    });
+    match compiled {
+        Ok(code) => {
+            if !hit {
+                stats::record(key.id, site.location(), RanOn::Devices, Vec::new());
+                if logging() {
+                    log_compiled(
+                        site,
+                        Some("first run of the site".into()),
+                        "devices",
+                        &*code,
+                    );
+                }
+            }
+            Some(Compiled {
+                backend: "devices",
+                code,
+            })
+        }
+        Err(why) => {
+            log::fallback(
+                key.id + fission::NOTICE,
+                format_args!(
+                    "{}: not split across {}: {why}; running on {} alone (ACCEL_LOG=0 silences this)",
+                    site.location(),
+                    devices.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                    devices[0],
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// What a backend's name says ran a site.
@@ -436,7 +532,11 @@ pub(crate) fn run_compiled<R: Accel>(
     let traced = trace::enabled().then(Instant::now);
     let constants = site.constants();
     let all = all_captures(captures, constants);
-    let run = run_marshaled::<R>(&*c.code, &all);
+    // Devices named (`cuda:1`): a site that is not split runs on the first.
+    let run = match devices::selected() {
+        Ok([first, ..]) => first.enter(|| run_marshaled::<R>(&*c.code, &all)),
+        _ => run_marshaled::<R>(&*c.code, &all),
+    };
     if let Some(t) = traced {
         trace::site_ran(&site.location(), c.backend, run.is_ok(), t);
     }

@@ -87,8 +87,10 @@ mod site;
 #[cfg(feature = "cuda")]
 pub mod build;
 // Modes and dispatch, and the record of what ran each site.
-mod dispatch;
 mod mode;
+// Which devices run sites, and one site split across several.
+mod devices;
+mod dispatch;
 mod stats;
 
 #[doc(hidden)]
@@ -182,6 +184,7 @@ pub use accel_macros::try_accelerate;
 pub use accel_macros::Accel;
 pub use accel_type::Accel;
 pub use cpu::pool::num_threads;
+pub use devices::{with_devices, Device};
 pub use dispatch::mode;
 pub use error::{AccelError, ErrorKind};
 pub use mode::{with_mode, Mode, ModeError};
@@ -202,7 +205,7 @@ pub mod prelude {
     pub use crate::dispatch::mode;
     pub use crate::{
         accel, accelerate, create, describe, filter, flatten, map, map2, parallel_loop, reduce,
-        reduce_by_index, scan, scatter, try_accelerate, with_mode, Accel, AccelError, Mode, Seq,
-        Tensor,
+        reduce_by_index, scan, scatter, try_accelerate, with_devices, with_mode, Accel, AccelError,
+        Device, Mode, Seq, Tensor,
     };
 }

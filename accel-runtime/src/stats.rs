@@ -13,6 +13,8 @@ pub enum RanOn {
     Cuda,
     /// Compiled code on the CPU cores.
     Cpu,
+    /// Compiled code split across several devices (`ACCEL_DEVICES`).
+    Devices,
     /// The expression as sequential Rust, because no backend of the mode compiled it
     /// (see [`SiteStats::fallbacks`]).
     Sequential,
@@ -25,6 +27,7 @@ impl fmt::Display for RanOn {
         f.write_str(match self {
             RanOn::Cuda => "cuda",
             RanOn::Cpu => "cpu",
+            RanOn::Devices => "devices",
             RanOn::Sequential => "sequential Rust (fallback)",
             RanOn::Debug => "debug",
         })

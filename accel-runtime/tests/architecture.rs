@@ -32,6 +32,7 @@ const LAYERS: &[&[&str]] = &[
     &["frontend"],
     &["build"],
     &["mode"],
+    &["devices"],
     &["stats"],
     &["dispatch"],
     &["__private"],

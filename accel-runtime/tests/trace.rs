@@ -129,7 +129,9 @@ fn the_cuda_backend_traces_copies_and_kernels() {
     let kernels = named(&events, "kernel", "kernel");
     assert!(!kernels.is_empty(), "{events:?}");
     assert!(
-        kernels.iter().all(|k| k["args"]["device"] == "emulator"),
+        kernels
+            .iter()
+            .all(|k| k["args"]["device"] == "cuda:0" && k["args"]["emulated"] == true),
         "{events:?}"
     );
 }

@@ -236,6 +236,8 @@ fn run_in(mode: &str, program: fn() -> String) -> String {
             Err(why) => format!("unsupported: {why}"),
         },
         "cuda" => cuda(program),
+        // One site split across the GPU (the emulator here) and the CPU, in small parts.
+        "devices" => devices(program),
         other => format!("unknown mode {other}"),
     }
 }
@@ -252,6 +254,28 @@ fn cuda(program: fn() -> String) -> String {
 
 #[cfg(not(feature = "cuda"))]
 fn cuda(_: fn() -> String) -> String {
+    "unsupported: built without the cuda feature".into()
+}
+
+/// Every GPU (the emulator's `ACCEL_CUDA_EMULATOR_DEVICES` where there is none) and the
+/// CPU, each site split across them in parts of a few elements.
+#[cfg(feature = "cuda")]
+fn devices(program: fn() -> String) -> String {
+    use accel_runtime::Device;
+    let run = || {
+        let gpus = accel_runtime::cuda::gpu_count().unwrap_or(1);
+        let list: Vec<Device> = (0..gpus).map(Device::Cuda).chain([Device::Cpu]).collect();
+        accel_runtime::with_devices(&list, program)
+    };
+    if accel_runtime::cuda::available().is_ok() {
+        run()
+    } else {
+        accel_runtime::cuda::with_emulator(run)
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn devices(_: fn() -> String) -> String {
     "unsupported: built without the cuda feature".into()
 }
 
@@ -284,6 +308,12 @@ pub fn verdict(id: usize, program: fn() -> String, modes: &[String]) -> String {
 pub fn main(programs: &[(usize, fn() -> String)]) {
     // Panics are outcomes here, reported in the verdicts.
     std::panic::set_hook(Box::new(|_| {}));
+    // Random programs' sequences are short: parts of a few elements, so that the devices
+    // mode splits them (read once, at the first split site).
+    if std::env::var_os("ACCEL_DEVICE_CHUNK").is_none() {
+        // SAFETY: set before any thread of the harness starts.
+        unsafe { std::env::set_var("ACCEL_DEVICE_CHUNK", "4") };
+    }
     let only: Option<Vec<usize>> =
         arg("--only").map(|s| s.split(',').filter_map(|n| n.parse().ok()).collect());
     let jobs: usize = arg("--jobs")

@@ -6,6 +6,7 @@
 
 pub mod classify;
 pub mod extract;
+pub mod fission;
 pub mod fuse;
 pub mod inline;
 pub mod lift;

@@ -12,6 +12,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// A GPU, or the emulator standing in for one.
 pub struct Gpu {
     ctx: Option<sys::CUcontext>,
+    /// Its ordinal: `cuda:K` names it.
+    pub ordinal: u32,
     /// The device's name.
     pub name: String,
     /// Compute capability (major, minor).
@@ -33,6 +35,7 @@ unsafe impl Sync for Gpu {}
 
 thread_local! {
     static EMULATE: Cell<bool> = const { Cell::new(false) };
+    static CURRENT: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Runs `f` with the emulator standing in for the GPU on this thread (tests).
@@ -48,49 +51,121 @@ pub fn emulating() -> bool {
         || *ENV.get_or_init(|| std::env::var("ACCEL_CUDA_EMULATOR").is_ok_and(|v| v == "1"))
 }
 
-/// The GPU (or, under [`with_emulator`], the emulator), initialised on first use, or why
-/// there is none.
-pub fn gpu() -> Result<&'static Gpu, String> {
+/// Runs `f` with GPU `ordinal` as this thread's GPU (what sites run on; the first GPU
+/// otherwise).
+pub fn with_gpu<R>(ordinal: u32, f: impl FnOnce() -> R) -> R {
+    crate::backend::scoped::with_cell(&CURRENT, ordinal, f)
+}
+
+/// How many devices the emulator presents: `ACCEL_CUDA_EMULATOR_DEVICES` (default 1),
+/// each with memory of its own.
+fn emulated_devices() -> Result<u32, String> {
+    static COUNT: OnceLock<Result<u32, String>> = OnceLock::new();
+    COUNT
+        .get_or_init(|| match std::env::var("ACCEL_CUDA_EMULATOR_DEVICES") {
+            Err(_) => Ok(1),
+            Ok(v) => v
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| (1..=16).contains(&n))
+                .ok_or_else(|| {
+                    format!(
+                        "ACCEL_CUDA_EMULATOR_DEVICES={v:?} is not a number of devices from 1 to 16"
+                    )
+                }),
+        })
+        .clone()
+}
+
+/// How many GPUs there are (the emulator's devices under it).
+pub fn gpu_count() -> Result<u32, String> {
     if emulating() {
-        static EMU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-        return EMU
+        emulated_devices()
+    } else {
+        Ok(gpus()?.len() as u32)
+    }
+}
+
+/// This thread's GPU (see [`with_gpu`]), or the emulator's device of that ordinal,
+/// initialised on first use, or why there is none.
+pub fn gpu() -> Result<&'static Gpu, String> {
+    gpu_at(CURRENT.with(Cell::get))
+}
+
+/// GPU `ordinal`, initialised on first use, or why there is none.
+pub fn gpu_at(ordinal: u32) -> Result<&'static Gpu, String> {
+    if emulating() {
+        static EMU: OnceLock<Result<Vec<Gpu>, String>> = OnceLock::new();
+        let devices = EMU
             .get_or_init(|| {
                 if !emulator::available() {
                     return Err(
                         "the emulator needs a C++20 compiler (g++, or ACCEL_EMULATOR_CXX)".into(),
                     );
                 }
-                Ok(Gpu {
-                    ctx: None,
-                    name: "emulator".into(),
-                    arch: (9, 0),
-                    multiprocessors: 1,
-                    threads: 32,
-                    lock: Mutex::new(()),
-                })
+                Ok((0..emulated_devices()?)
+                    .map(|ordinal| Gpu {
+                        ctx: None,
+                        ordinal,
+                        name: format!("emulator {ordinal}"),
+                        arch: (9, 0),
+                        multiprocessors: 1,
+                        threads: 32,
+                        lock: Mutex::new(()),
+                    })
+                    .collect())
             })
             .as_ref()
-            .map_err(|e| e.clone());
+            .map_err(|e| e.clone())?;
+        return devices.get(ordinal as usize).ok_or_else(|| {
+            format!(
+                "cuda:{ordinal}: the emulator presents {} device(s) (ACCEL_CUDA_EMULATOR_DEVICES)",
+                devices.len()
+            )
+        });
     }
-    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    GPU.get_or_init(init).as_ref().map_err(|e| e.clone())
+    let gpus = gpus()?;
+    let slot = gpus.get(ordinal as usize).ok_or_else(|| {
+        format!(
+            "cuda:{ordinal}: the CUDA driver reports {} GPU(s)",
+            gpus.len()
+        )
+    })?;
+    slot.get_or_init(|| init(ordinal))
+        .as_ref()
+        .map_err(|e| e.clone())
 }
 
-fn init() -> Result<Gpu, String> {
-    // SAFETY: only tries to open the driver library by its candidate names; cudarc's
-    // loader panics on first use when it is missing, so this is asked first.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(
-            "no CUDA driver (libcuda.so) was found: this machine has no NVIDIA GPU or driver"
-                .into(),
-        );
-    }
-    result::init().map_err(|e| format!("the CUDA driver failed to start: {e}"))?;
-    let count = result::device::get_count().map_err(|e| e.to_string())?;
-    if count == 0 {
-        return Err("the CUDA driver found no GPU".into());
-    }
-    let dev = result::device::get(0).map_err(|e| e.to_string())?;
+/// A GPU, initialised on first use (or why it cannot be used).
+type GpuSlot = OnceLock<Result<Gpu, String>>;
+
+/// A slot per GPU the driver reports, or why there are none.
+fn gpus() -> Result<&'static [GpuSlot], String> {
+    static GPUS: OnceLock<Result<Vec<GpuSlot>, String>> = OnceLock::new();
+    GPUS.get_or_init(|| {
+        // SAFETY: only tries to open the driver library by its candidate names; cudarc's
+        // loader panics on first use when it is missing, so this is asked first.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(
+                "no CUDA driver (libcuda.so) was found: this machine has no NVIDIA GPU or driver"
+                    .into(),
+            );
+        }
+        result::init().map_err(|e| format!("the CUDA driver failed to start: {e}"))?;
+        let count = result::device::get_count().map_err(|e| e.to_string())?;
+        if count == 0 {
+            return Err("the CUDA driver found no GPU".into());
+        }
+        Ok((0..count).map(|_| OnceLock::new()).collect())
+    })
+    .as_deref()
+    .map_err(|e| e.clone())
+}
+
+/// GPU `ordinal` (the driver is started: see [`gpus`]).
+fn init(ordinal: u32) -> Result<Gpu, String> {
+    let dev = result::device::get(ordinal as i32).map_err(|e| e.to_string())?;
     let attr = |a| {
         // SAFETY: `dev` came from `device::get`.
         unsafe { result::device::get_attribute(dev, a) }.map_err(|e| e.to_string())
@@ -113,6 +188,7 @@ fn init() -> Result<Gpu, String> {
         .map_err(|e| format!("could not size the device heap: {e}"))?;
     Ok(Gpu {
         ctx: Some(ctx),
+        ordinal,
         name,
         arch,
         multiprocessors,
@@ -136,6 +212,14 @@ fn emulated_layout(bytes: usize) -> std::alloc::Layout {
 
 /// Bytes of device (or emulated device) memory allocated and not yet freed.
 static BYTES_IN_USE: AtomicUsize = AtomicUsize::new(0);
+/// Bytes copied to devices since the process started.
+static BYTES_UPLOADED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes copied from host memory to the devices so far in this process (tests check how
+/// often inputs travel).
+pub fn bytes_uploaded() -> usize {
+    BYTES_UPLOADED.load(Ordering::Relaxed)
+}
 
 /// Bytes of device memory the backend holds now (tests check that failing runs free what
 /// they allocated).
@@ -191,7 +275,7 @@ impl Gpu {
     pub fn enter(&self) -> Result<Session<'_>, String> {
         let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(ctx) = self.ctx {
-            // SAFETY: `ctx` is the retained primary context of device 0.
+            // SAFETY: `ctx` is the retained primary context of this device.
             unsafe { result::ctx::set_current(ctx) }.map_err(|e| e.to_string())?;
         }
         Ok(Session {
@@ -279,6 +363,7 @@ impl Session<'_> {
             return Ok(buf);
         }
         let _traced = Traced::new(self, "copy to device", "copy", data.len() as u64);
+        BYTES_UPLOADED.fetch_add(data.len(), Ordering::Relaxed);
         if buf.emulated {
             // SAFETY: `buf` has room for exactly `data.len()` bytes and is not `data`.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr as *mut u8, data.len()) };
@@ -384,7 +469,8 @@ struct Traced {
     name: &'static str,
     category: &'static str,
     amount: u64,
-    device: &'static str,
+    device: u32,
+    emulated: bool,
 }
 
 impl Traced {
@@ -399,11 +485,8 @@ impl Traced {
             name,
             category,
             amount,
-            device: if session.gpu.is_emulator() {
-                "emulator"
-            } else {
-                "gpu"
-            },
+            device: session.gpu.ordinal,
+            emulated: session.gpu.is_emulator(),
         }
     }
 }
@@ -416,7 +499,11 @@ impl Drop for Traced {
             } else {
                 "blocks"
             };
-            let args = serde_json::json!({ unit: self.amount, "device": self.device });
+            let args = serde_json::json!({
+                unit: self.amount,
+                "device": format!("cuda:{}", self.device),
+                "emulated": self.emulated,
+            });
             crate::backend::trace::complete(self.name, self.category, start, args);
         }
     }

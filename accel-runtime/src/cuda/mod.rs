@@ -34,10 +34,16 @@ use std::time::Instant;
 /// The CUDA backend (`ACCEL_MODE=cuda`).
 pub struct CudaBackend;
 
+/// Each launch's loaded kernels.
+type Kernels = Vec<Vec<Kernel>>;
+
 /// A site compiled for the GPU, for one combination of captured types.
 pub struct CudaSite {
     program: codegen::Program,
-    kernels: Vec<Vec<Kernel>>,
+    /// Its PTX (empty on the emulator), which each GPU loads on the site's first run there.
+    ptx: String,
+    /// Each launch's kernels, per GPU that loaded them (by ordinal).
+    loaded: std::sync::Mutex<Vec<(u32, Arc<Kernels>)>>,
     compile_ms: f64,
     /// Where its PTX came from.
     ptx_from: PtxFrom,
@@ -56,7 +62,22 @@ enum PtxFrom {
 impl CudaSite {
     /// How many kernels the site has.
     pub fn kernels(&self) -> usize {
-        self.kernels.iter().map(Vec::len).sum()
+        self.program
+            .launches
+            .iter()
+            .map(|l| l.kernel_names().len())
+            .sum()
+    }
+
+    /// Each launch's kernels on `gpu` (loaded there on first use).
+    fn kernels_on(&self, gpu: &device::Gpu) -> Result<Arc<Kernels>, String> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, k)) = loaded.iter().find(|(o, _)| *o == gpu.ordinal) {
+            return Ok(Arc::clone(k));
+        }
+        let kernels = Arc::new(load(gpu, &self.program, &self.ptx)?);
+        loaded.push((gpu.ordinal, Arc::clone(&kernels)));
+        Ok(kernels)
     }
 }
 
@@ -161,18 +182,29 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
         write_file(&dir.join(format!("{stem}.{arch}.ptx")), &ptx)?;
     }
     let gpu = gpu.map_err(|e| format!("ACCEL_MODE=cuda needs a GPU: {e}"))?;
-    let mut kernels = Vec::new();
-    for l in &program.launches {
-        kernels.push(gpu.load(&program.source, &ptx, &l.kernel_names())?);
-    }
+    let kernels = Arc::new(load(gpu, &program, &ptx)?);
     let args = serde_json::json!({ "backend": "cuda", "ptx": format!("{ptx_from:?}") });
     crate::backend::trace::compiled(&site.location(), start, args);
     Ok(Arc::new(CudaSite {
         program,
-        kernels,
+        ptx,
+        loaded: std::sync::Mutex::new(vec![(gpu.ordinal, kernels)]),
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
         ptx_from,
     }))
+}
+
+/// Each launch's kernels, loaded on `gpu`.
+fn load(
+    gpu: &device::Gpu,
+    program: &codegen::Program,
+    ptx: &str,
+) -> Result<Vec<Vec<Kernel>>, String> {
+    program
+        .launches
+        .iter()
+        .map(|l| gpu.load(&program.source, ptx, &l.kernel_names()))
+        .collect()
 }
 
 /// PTX for a site the embedded bundle does not hold (`why`: the bundle's reason, when one
@@ -251,12 +283,13 @@ impl CompiledSite for CudaSite {
     /// with its launches, the result back.
     fn run(&self, m: &Marshal<'_>) -> Result<Run, String> {
         let gpu = device::gpu()?;
+        let kernels = self.kernels_on(gpu)?;
         let session = gpu.enter()?;
         let err_buf = session.upload(&[0u8; 32])?;
         let mut run = host::Run {
             session: &session,
             launches: &self.program.launches,
-            kernels: &self.kernels,
+            kernels: &kernels,
             keep: Vec::new(),
             err: err_buf.ptr,
             env: HashMap::new(),
@@ -297,5 +330,6 @@ impl CompiledSite for CudaSite {
 }
 
 pub use check::with_kernel_check;
-pub use device::{bytes_in_use, with_emulator};
+pub use device::{bytes_in_use, bytes_uploaded, gpu_count, with_emulator, with_gpu};
 pub use fault::{with_fault, Fault};
+pub use host::with_resident_inputs;

@@ -19,6 +19,34 @@ use std::collections::HashMap;
 
 type R<T> = Result<T, String>;
 
+/// A device copy of an input column: the GPU's ordinal, the column's host address and
+/// size, and the copy.
+type Resident = ((u32, usize, usize), DevBuf);
+
+thread_local! {
+    /// The input columns this thread copied to a device during one call of a site split
+    /// across devices ([`with_resident_inputs`]), which its later parts reuse.
+    static RESIDENT: std::cell::RefCell<Option<Vec<Resident>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with input columns kept on the device from one run to the next on this thread
+/// (the parts a GPU runs of one call of a split site read its inputs from one copy), and
+/// frees them after it. Only captured sequences are kept: they are values no kernel
+/// writes, and the caller holds them unchanged for the call.
+pub fn with_resident_inputs<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Vec<Resident>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            // The copies are freed here, on the thread whose context made them.
+            let _mine = RESIDENT.with(|r| r.replace(before));
+        }
+    }
+    let _restore = Restore(RESIDENT.with(|r| r.replace(Some(Vec::new()))));
+    f()
+}
+
 /// One run of a compiled site on the GPU.
 pub struct Run<'a, 'g> {
     /// The GPU session.
@@ -207,10 +235,23 @@ impl Run<'_, '_> {
                     // stay alive (borrowed or kept by the marshal) for the whole run.
                     unsafe { std::slice::from_raw_parts(host as *const u8, bytes) }
                 };
+                let key = (self.session.gpu().ordinal, host, bytes);
+                let kept = RESIDENT.with(|r| {
+                    let r = r.borrow();
+                    let found = r.as_ref()?.iter().find(|(k, _)| *k == key);
+                    Some(found.map(|(_, b)| b.ptr))
+                });
+                if let Some(Some(p)) = kept {
+                    return Ok(vec![p]);
+                }
                 let buf = self.session.upload(data)?;
                 self.bytes_in += bytes;
                 let p = buf.ptr;
-                self.hold(buf);
+                if kept.is_some() {
+                    RESIDENT.with(|r| r.borrow_mut().as_mut().map(|r| r.push((key, buf))));
+                } else {
+                    self.hold(buf);
+                }
                 vec![p]
             }
             Type::Seq(inner) => {

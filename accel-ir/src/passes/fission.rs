@@ -1,0 +1,769 @@
+//! Fission (Accelerate's multi-GPU fission, Svensson et al., FHPC 2015): a fused site
+//! whose body ends in one parallel operation is rewritten into programs that the
+//! runtime's device scheduler runs on several devices at once:
+//!
+//! - the *length* program: the operation's index-space size;
+//! - the *part* program: the operation over the indices `LO..HI` only (two `usize`
+//!   captures appended to the site's), which any device runs on any range;
+//! - the *combine*: how the parts' results make the site's (concatenation for `create`,
+//!   `map` and `filter`; for `reduce`, the operator over the parts' results in index
+//!   order; for `scan`, the carries into each part and a pass that adds them; for
+//!   `reduce_by_index`, each part's bins merged into the initial ones in part order).
+//!
+//! A part's input sequences that the element reads only at its own index (`xs[i]`, with
+//! `xs.len()` no shorter than the operation) are *sliced*: the runtime hands the part
+//! `xs[lo..hi]` instead of `xs`, so a device receives only the range it computes. Every
+//! other read keeps its index (`i = lo + j`), so it reads what it read before and a
+//! failure names the same index.
+//!
+//! Runs on the fused, typed body (unique names); the programs it makes are typed too.
+
+use crate::expr::{BinOp, Expr, ParOp, Pat, Stmt};
+use crate::ops::delayed;
+use crate::types::{ScalarType, Type};
+
+/// The first index of the range a part computes (a `usize` capture of the part program).
+pub const LO: &str = "accel#lo";
+/// The end of that range (excluded).
+pub const HI: &str = "accel#hi";
+/// The combine programs' input: the parts' results (a `reduce`'s partial results, a
+/// `scan`'s part totals), one element per part in index order.
+pub const PARTIALS: &str = "accel#partials";
+/// A `scan` fix-up's input: the parts' scans concatenated.
+pub const SCANNED: &str = "accel#scanned";
+/// A `scan` fix-up's carries: `CARRIES[c]` is the fold of the parts before part `c + 1`.
+pub const CARRIES: &str = "accel#carries";
+/// A `scan` fix-up's part length (every part but the last is this long).
+pub const CHUNK: &str = "accel#chunk";
+
+/// A site split into programs the device scheduler runs.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// The size of the operation's index space (`usize`), from the site's captures.
+    pub length: Expr,
+    /// The operation over the indices `LO..HI`, from the site's captures, `LO` and `HI`.
+    pub part: Expr,
+    /// The part program's result type.
+    pub part_result: Type,
+    /// The element type of the result (of a `reduce`'s operands: its result).
+    pub elem: Type,
+    /// The captures handed to a part as `xs[lo..hi]` (their names; sequences of flat
+    /// elements).
+    pub sliced: Vec<String>,
+    /// How the parts' results make the site's.
+    pub combine: Combine,
+}
+
+/// How the parts' results make the site's result.
+#[derive(Debug, Clone)]
+pub enum Combine {
+    /// `create`, `map`, `map2`: the parts' sequences, concatenated in index order.
+    Concat,
+    /// `filter`: the parts' sequences, concatenated in index order (of uneven lengths).
+    Filter,
+    /// `reduce`: `reduce` is this program over the parts' results ([`PARTIALS`], a
+    /// sequence of `elem`, appended to the site's captures).
+    Reduce {
+        /// `reduce(op, ne, PARTIALS)`.
+        partials: Expr,
+    },
+    /// `reduce_by_index`: each part makes bins of its own from `ne`; `bins` is the number
+    /// of bins (`usize`, from the site's captures), and `merge` combines the initial bins
+    /// with the parts' bins in part order ([`PARTIALS`]: every part's bins, one part
+    /// after another).
+    Histogram {
+        /// `dest.len()`.
+        bins: Expr,
+        /// `create(dest.len(), |b| fold of op over dest[b] and PARTIALS[c * m + b])`.
+        merge: Expr,
+    },
+    /// `scan`: `carries` scans the parts' totals ([`PARTIALS`]); `fixup` combines each
+    /// element after the first part with the carry into its part (captures: the site's,
+    /// then [`SCANNED`], [`CARRIES`] and [`CHUNK`]).
+    Scan {
+        /// `scan(op, ne, PARTIALS)`.
+        carries: Expr,
+        /// `create(len SCANNED, |i| if i < CHUNK { SCANNED[i] } else { op(CARRIES[i / CHUNK - 1], SCANNED[i]) })`.
+        fixup: Expr,
+    },
+}
+
+fn usize_ty() -> Type {
+    Type::Scalar(ScalarType::Usize)
+}
+
+fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary(op, Box::new(a), Box::new(b))
+}
+
+fn index(xs: Expr, i: Expr) -> Expr {
+    Expr::Index(Box::new(xs), Box::new(i))
+}
+
+fn len_of(xs: Expr) -> Expr {
+    Expr::Method {
+        recv: Box::new(xs),
+        method: "len".into(),
+        args: vec![],
+    }
+}
+
+fn let_usize(name: &str, init: Expr) -> Stmt {
+    Stmt::Let {
+        pat: Pat::bind(name),
+        ty: usize_ty(),
+        init: Some(init),
+    }
+}
+
+fn block(stmts: &[Stmt], result: Expr) -> Expr {
+    if stmts.is_empty() {
+        return result;
+    }
+    Expr::Block {
+        stmts: stmts.to_vec(),
+        result: Some(Box::new(result)),
+    }
+}
+
+/// Whether values of `t` are flat (scalars, tuples, records and arrays of them): what a
+/// part's result element may be, so parts concatenate column by column.
+fn flat(t: &Type) -> bool {
+    match t {
+        Type::Scalar(_) => true,
+        Type::Tuple(ts) => !ts.is_empty() && ts.iter().all(flat),
+        Type::Record(_, fs) => fs.iter().all(|(_, t)| flat(t)),
+        Type::Array(t, _) => flat(t),
+        _ => false,
+    }
+}
+
+/// Whether `e` contains a parallel operation.
+fn has_par(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| found |= matches!(x, Expr::Par { .. }));
+    found
+}
+
+/// The element of a parallel operation's input: its length, index name and element
+/// (a delayed array's, or `xs[i]` of a captured sequence).
+fn input(
+    s: &Expr,
+    captures: &[(String, Type)],
+    arg: usize,
+) -> Result<(Expr, String, Expr), String> {
+    if let Some((n, i, body)) = delayed(s) {
+        return Ok((n.clone(), i.to_string(), body.clone()));
+    }
+    if let Expr::Var(x) = s {
+        if captures
+            .iter()
+            .any(|(c, t)| c == x && matches!(t, Type::Seq(_)))
+        {
+            let i = format!("accel#i{arg}");
+            return Ok((
+                len_of(s.clone()),
+                i.clone(),
+                index(s.clone(), Expr::var(&i)),
+            ));
+        }
+    }
+    Err("its input is neither a captured sequence nor a delayed array".into())
+}
+
+/// The sequences whose `len()` bounds the length `n` from above (`n` is their length, or
+/// the `same_len` or `min` of lengths including theirs).
+fn length_sources(n: &Expr, out: &mut Vec<String>) {
+    match n {
+        Expr::Method { recv, method, args } if method == "len" && args.is_empty() => {
+            if let Expr::Var(x) = &**recv {
+                out.push(x.clone());
+            }
+        }
+        Expr::Method { recv, method, args } if method == "min" && args.len() == 1 => {
+            length_sources(recv, out);
+            length_sources(&args[0], out);
+        }
+        Expr::Assoc { func, args, .. } if func == "same_len" => {
+            args.iter().for_each(|a| length_sources(a, out))
+        }
+        _ => {}
+    }
+}
+
+/// How many times `x` occurs in `e`, and how many of those are `x[i]`.
+fn uses(e: &Expr, x: &str, i: &str) -> (usize, usize) {
+    let (mut all, mut at_i) = (0, 0);
+    e.walk(&mut |y| match y {
+        Expr::Var(v) if v == x => all += 1,
+        Expr::Index(xs, k) if matches!((&**xs, &**k), (Expr::Var(v), Expr::Var(w)) if v == x && w == i) => {
+            at_i += 1
+        }
+        _ => {}
+    });
+    (all, at_i)
+}
+
+/// Rewrites every `x[i]` of a sliced `x` into `x[j]`.
+fn reindex(e: &mut Expr, sliced: &[String], i: &str, j: &str) {
+    if let Expr::Index(xs, k) = e {
+        if let (Expr::Var(v), Expr::Var(w)) = (&**xs, &mut **k) {
+            if w == i && sliced.contains(v) {
+                *w = j.to_string();
+                return;
+            }
+        }
+    }
+    e.for_each_child_mut(&mut |c| reindex(c, sliced, i, j));
+}
+
+/// One input sequence of the operation a site ends in: which argument it is (none for
+/// `create`: the whole is), its length, index name and element.
+struct Input {
+    arg: Option<usize>,
+    n: Expr,
+    i: String,
+    element: Expr,
+}
+
+/// The operation a site ends in, with what comes before it.
+struct Tail<'a> {
+    /// The statements before it (no parallel operation among them).
+    prefix: &'a [Stmt],
+    op: ParOp,
+    args: &'a [Expr],
+    loc: crate::Loc,
+    /// Its input sequences (one index space: their lengths agree).
+    inputs: Vec<Input>,
+    /// Its result's (or a `reduce`'s operands') element type.
+    elem: Type,
+}
+
+impl Tail<'_> {
+    /// The size of the index space: the inputs' length (checked equal).
+    fn length(&self) -> Expr {
+        let mut n = self.inputs[0].n.clone();
+        for other in &self.inputs[1..] {
+            if other.n != n {
+                n = Expr::Assoc {
+                    ty: "accel".into(),
+                    func: "same_len".into(),
+                    args: vec![n, other.n.clone()],
+                };
+            }
+        }
+        n
+    }
+}
+
+/// The operation `body` ends in, or why it is not split.
+fn tail_of<'a>(
+    body: &'a Expr,
+    captures: &[(String, Type)],
+    result: &Type,
+) -> Result<Tail<'a>, String> {
+    let (prefix, tail): (&[Stmt], &Expr) = match body {
+        Expr::Block {
+            stmts,
+            result: Some(r),
+        } => (stmts, r),
+        e => (&[], e),
+    };
+    if prefix.iter().any(|s| match s {
+        Stmt::Let { init, .. } => init.as_ref().is_some_and(has_par),
+        Stmt::Expr(e) => has_par(e),
+    }) {
+        return Err("it runs parallel operations before its last one".into());
+    }
+    let Expr::Par { op, args, loc } = tail else {
+        return Err("it does not end in a parallel operation".into());
+    };
+    let input_args: &[usize] = match op {
+        ParOp::Create => &[],
+        ParOp::Reduce | ParOp::Scan => &[2],
+        ParOp::Filter => &[1],
+        ParOp::ReduceByIndex => &[3, 4],
+        other => {
+            return Err(format!(
+                "`{}` is not split across devices yet",
+                other.name()
+            ))
+        }
+    };
+    let inputs = if *op == ParOp::Create {
+        let (n, i, e) = delayed(tail).ok_or("its `create` does not name its index")?;
+        vec![Input {
+            arg: None,
+            n: n.clone(),
+            i: i.to_string(),
+            element: e.clone(),
+        }]
+    } else {
+        input_args
+            .iter()
+            .map(|&k| {
+                let (n, i, element) = input(&args[k], captures, k)?;
+                Ok(Input {
+                    arg: Some(k),
+                    n,
+                    i,
+                    element,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?
+    };
+    let Type::Seq(elem) = (match op {
+        ParOp::Reduce => Type::Seq(Box::new(result.clone())),
+        _ => result.clone(),
+    }) else {
+        return Err(format!("its result is a {result}"));
+    };
+    if !flat(&elem) {
+        return Err(format!(
+            "its elements are {elem} (only flat elements are split)"
+        ));
+    }
+    if inputs.iter().any(|x| has_par(&x.n)) {
+        return Err("its length is computed by a parallel operation".into());
+    }
+    Ok(Tail {
+        prefix,
+        op: *op,
+        args,
+        loc: *loc,
+        inputs,
+        elem: *elem,
+    })
+}
+
+/// The captures a part may get only its range of: flat sequences at least as long as the
+/// operation, read only at the index of an input's element (and nowhere else).
+fn sliced(t: &Tail<'_>, captures: &[(String, Type)]) -> Vec<String> {
+    let mut bounded = Vec::new();
+    for x in &t.inputs {
+        length_sources(&x.n, &mut bounded);
+    }
+    let inputs: Vec<usize> = t.inputs.iter().filter_map(|x| x.arg).collect();
+    let elsewhere: Vec<&Expr> = t
+        .prefix
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Let { init, .. } => init.as_ref(),
+            Stmt::Expr(e) => Some(e),
+        })
+        .chain(
+            t.args
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| t.op != ParOp::Create && !inputs.contains(k))
+                .map(|(_, a)| a),
+        )
+        .collect();
+    captures
+        .iter()
+        .filter(|(x, ty)| {
+            matches!(ty, Type::Seq(e) if flat(e))
+                && bounded.contains(x)
+                && elsewhere.iter().all(|e| uses(e, x, "").0 == 0)
+                && t.inputs.iter().all(|input| {
+                    let (in_element, at_i) = uses(&input.element, x, &input.i);
+                    in_element == at_i
+                })
+                && t.inputs
+                    .iter()
+                    .any(|input| uses(&input.element, x, &input.i).1 > 0)
+        })
+        .map(|(x, _)| x.clone())
+        .collect()
+}
+
+/// The operation over `LO..HI`: index `j` of the part is `i = LO + j` of the whole, and
+/// a sliced capture is read at `j`. A histogram's part starts from bins of `ne`.
+fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
+    let j = "accel#j";
+    let ranged = |x: &Input| {
+        let mut element = x.element.clone();
+        reindex(&mut element, sliced, &x.i, j);
+        Expr::Par {
+            op: ParOp::Create,
+            args: vec![
+                binary(BinOp::Sub, Expr::var(HI), Expr::var(LO)),
+                Expr::Lambda {
+                    params: vec![(Pat::bind(j), usize_ty())],
+                    body: Box::new(block(
+                        &[let_usize(
+                            &x.i,
+                            binary(BinOp::Add, Expr::var(LO), Expr::var(j)),
+                        )],
+                        element,
+                    )),
+                },
+            ],
+            loc: t.loc,
+        }
+    };
+    if t.op == ParOp::Create {
+        return block(t.prefix, ranged(&t.inputs[0]));
+    }
+    let mut args = t.args.to_vec();
+    for x in &t.inputs {
+        args[x.arg.expect("an operation's input is an argument")] = ranged(x);
+    }
+    if t.op == ParOp::ReduceByIndex {
+        args[0] = Expr::SeqRepeat(
+            Box::new(t.args[2].clone()),
+            Box::new(len_of(t.args[0].clone())),
+        );
+    }
+    block(
+        t.prefix,
+        Expr::Par {
+            op: t.op,
+            args,
+            loc: t.loc,
+        },
+    )
+}
+
+/// How the parts' results make the site's.
+fn combine(t: &Tail<'_>) -> Combine {
+    let over_partials = |o: ParOp| {
+        block(
+            t.prefix,
+            Expr::Par {
+                op: o,
+                args: vec![t.args[0].clone(), t.args[1].clone(), Expr::var(PARTIALS)],
+                loc: t.loc,
+            },
+        )
+    };
+    match t.op {
+        ParOp::Reduce => Combine::Reduce {
+            partials: over_partials(ParOp::Reduce),
+        },
+        ParOp::Scan => Combine::Scan {
+            carries: over_partials(ParOp::Scan),
+            fixup: block(t.prefix, scan_fixup(&t.args[0], t.loc)),
+        },
+        ParOp::Filter => Combine::Filter,
+        ParOp::ReduceByIndex => Combine::Histogram {
+            bins: block(t.prefix, len_of(t.args[0].clone())),
+            merge: block(t.prefix, histogram_merge(t)),
+        },
+        _ => Combine::Concat,
+    }
+}
+
+/// `{ let d = dest; create(d.len(), |b| { let mut acc = d[b]; for c in 0..PARTIALS.len()
+/// / d.len() { acc = op(acc, PARTIALS[c * d.len() + b]); } acc }) }`.
+fn histogram_merge(t: &Tail<'_>) -> Expr {
+    let (d, b, c, acc) = ("accel#dest", "accel#b", "accel#c", "accel#acc");
+    let bins = || len_of(Expr::var(d));
+    let at = binary(
+        BinOp::Add,
+        binary(BinOp::Mul, Expr::var(c), bins()),
+        Expr::var(b),
+    );
+    let step = Expr::Assign {
+        target: Box::new(Expr::var(acc)),
+        value: Box::new(Expr::applied(
+            &t.args[1],
+            vec![Expr::var(acc), index(Expr::var(PARTIALS), at)],
+        )),
+    };
+    let zero = Expr::Lit(crate::expr::Lit::Int(0, Some(ScalarType::Usize)));
+    let element = Expr::Block {
+        stmts: vec![
+            Stmt::Let {
+                pat: Pat::Bind {
+                    name: acc.into(),
+                    mutable: true,
+                },
+                ty: t.elem.clone(),
+                init: Some(index(Expr::var(d), Expr::var(b))),
+            },
+            Stmt::Expr(Expr::For {
+                var: c.into(),
+                lo: Box::new(zero),
+                hi: Box::new(binary(BinOp::Div, len_of(Expr::var(PARTIALS)), bins())),
+                body: Box::new(step),
+            }),
+        ],
+        result: Some(Box::new(Expr::var(acc))),
+    };
+    Expr::Block {
+        stmts: vec![Stmt::Let {
+            pat: Pat::bind(d),
+            ty: Type::Seq(Box::new(t.elem.clone())),
+            init: Some(t.args[0].clone()),
+        }],
+        result: Some(Box::new(Expr::Par {
+            op: ParOp::Create,
+            args: vec![
+                bins(),
+                Expr::Lambda {
+                    params: vec![(Pat::bind(b), usize_ty())],
+                    body: Box::new(element),
+                },
+            ],
+            loc: t.loc,
+        })),
+    }
+}
+
+/// `create(len SCANNED, |k| if k < CHUNK { SCANNED[k] } else { op(CARRIES[k / CHUNK - 1],
+/// SCANNED[k]) })`.
+fn scan_fixup(op: &Expr, loc: crate::Loc) -> Expr {
+    let k = "accel#k";
+    let at = |xs: &str, c: Expr| index(Expr::var(xs), c);
+    let one = Expr::Lit(crate::expr::Lit::Int(1, Some(ScalarType::Usize)));
+    let part_of = binary(BinOp::Div, Expr::var(k), Expr::var(CHUNK));
+    let carried = Expr::applied(
+        op,
+        vec![
+            at(CARRIES, binary(BinOp::Sub, part_of, one)),
+            at(SCANNED, Expr::var(k)),
+        ],
+    );
+    let element = Expr::If {
+        cond: Box::new(binary(BinOp::Lt, Expr::var(k), Expr::var(CHUNK))),
+        then: Box::new(at(SCANNED, Expr::var(k))),
+        els: Some(Box::new(carried)),
+    };
+    Expr::Par {
+        op: ParOp::Create,
+        args: vec![
+            len_of(Expr::var(SCANNED)),
+            Expr::Lambda {
+                params: vec![(Pat::bind(k), usize_ty())],
+                body: Box::new(element),
+            },
+        ],
+        loc,
+    }
+}
+
+/// Splits a fused site (`body`, with its captures and result type) for the device
+/// scheduler, or says why it runs on one device.
+pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<Split, String> {
+    let t = tail_of(body, captures, result)?;
+    let sliced = sliced(&t, captures);
+    Ok(Split {
+        length: block(t.prefix, t.length()),
+        part: part(&t, &sliced),
+        part_result: match t.op {
+            ParOp::Reduce => t.elem.clone(),
+            _ => Type::Seq(Box::new(t.elem.clone())),
+        },
+        elem: t.elem.clone(),
+        sliced,
+        combine: combine(&t),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn print_expr(e: &Expr) -> String {
+        e.to_string()
+    }
+
+    fn f32s() -> Type {
+        Type::Seq(Box::new(Type::Scalar(ScalarType::F32)))
+    }
+
+    fn map_of(xs: &str, elem: Expr) -> Expr {
+        Expr::par(
+            ParOp::Create,
+            vec![
+                len_of(Expr::var(xs)),
+                Expr::Lambda {
+                    params: vec![(Pat::bind("i"), usize_ty())],
+                    body: Box::new(elem),
+                },
+            ],
+        )
+    }
+
+    fn add() -> Expr {
+        Expr::Lambda {
+            params: vec![
+                (Pat::bind("a"), Type::Scalar(ScalarType::F32)),
+                (Pat::bind("b"), Type::Scalar(ScalarType::F32)),
+            ],
+            body: Box::new(binary(BinOp::Add, Expr::var("a"), Expr::var("b"))),
+        }
+    }
+
+    #[test]
+    fn a_map_reads_its_part_of_an_input_read_at_its_index_and_all_of_one_read_beside_it() {
+        // create(xs.len(), |i| xs[i] * ys[i + 1]): xs is sliced, ys is read beside i.
+        let body = map_of(
+            "xs",
+            binary(
+                BinOp::Mul,
+                index(Expr::var("xs"), Expr::var("i")),
+                index(
+                    Expr::var("ys"),
+                    binary(BinOp::Add, Expr::var("i"), Expr::int(1)),
+                ),
+            ),
+        );
+        let caps = vec![("xs".to_string(), f32s()), ("ys".to_string(), f32s())];
+        let s = split(&body, &caps, &f32s()).unwrap();
+        assert_eq!(s.sliced, vec!["xs".to_string()]);
+        assert!(matches!(s.combine, Combine::Concat));
+        assert_eq!(print_expr(&s.length), "(.len xs)");
+        let part = print_expr(&s.part);
+        assert!(part.contains("(- accel#hi accel#lo)"), "{part}");
+        assert!(
+            part.contains("(let i: usize (+ accel#lo accel#j))"),
+            "{part}"
+        );
+        assert!(part.contains("(index xs accel#j)"), "{part}");
+        assert!(part.contains("(index ys (+ i 1))"), "{part}");
+    }
+
+    #[test]
+    fn a_reduce_over_a_capture_combines_its_partial_results_with_its_operator() {
+        let body = Expr::par(
+            ParOp::Reduce,
+            vec![
+                add(),
+                Expr::Lit(crate::Lit::Float(0.0, None)),
+                Expr::var("xs"),
+            ],
+        );
+        let caps = vec![("xs".to_string(), f32s())];
+        let s = split(&body, &caps, &Type::Scalar(ScalarType::F32)).unwrap();
+        assert_eq!(s.sliced, vec!["xs".to_string()]);
+        assert_eq!(s.part_result, Type::Scalar(ScalarType::F32));
+        let Combine::Reduce { partials } = &s.combine else {
+            panic!("{:?}", s.combine)
+        };
+        assert_eq!(s.elem, Type::Scalar(ScalarType::F32));
+        assert!(print_expr(partials).contains("accel#partials"));
+        assert!(print_expr(&s.part).contains("(index xs accel#j)"));
+    }
+
+    #[test]
+    fn a_scan_adds_the_carry_into_each_part_after_the_first() {
+        let body = Expr::par(
+            ParOp::Scan,
+            vec![
+                add(),
+                Expr::Lit(crate::Lit::Float(0.0, None)),
+                Expr::var("xs"),
+            ],
+        );
+        let caps = vec![("xs".to_string(), f32s())];
+        let s = split(&body, &caps, &f32s()).unwrap();
+        let Combine::Scan { fixup, .. } = &s.combine else {
+            panic!("{:?}", s.combine)
+        };
+        let fixup = print_expr(fixup);
+        assert!(
+            fixup.contains("(if (< accel#k accel#chunk) (index accel#scanned accel#k)"),
+            "{fixup}"
+        );
+        assert!(
+            fixup.contains("(index accel#carries (- (/ accel#k accel#chunk) 1usize))"),
+            "{fixup}"
+        );
+    }
+
+    #[test]
+    fn a_histogram_starts_each_part_from_neutral_bins_and_merges_them_after() {
+        let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
+        let body = Expr::par(
+            ParOp::ReduceByIndex,
+            vec![
+                Expr::var("dest"),
+                add(),
+                Expr::Lit(crate::Lit::Float(0.0, None)),
+                Expr::var("is"),
+                Expr::var("vs"),
+            ],
+        );
+        let caps = vec![
+            ("dest".to_string(), f32s()),
+            ("is".to_string(), usizes),
+            ("vs".to_string(), f32s()),
+        ];
+        let s = split(&body, &caps, &f32s()).unwrap();
+        // Both inputs are read at their own index; the bins are not.
+        assert_eq!(s.sliced, vec!["is".to_string(), "vs".to_string()]);
+        assert_eq!(print_expr(&s.length), "(accel::same_len (.len is) (.len vs))");
+        let part = print_expr(&s.part);
+        assert!(
+            part.starts_with("(reduce_by_index (seq-repeat 0.0 (.len dest))"),
+            "{part}"
+        );
+        let Combine::Histogram { bins, merge } = &s.combine else {
+            panic!("{:?}", s.combine)
+        };
+        assert_eq!(print_expr(bins), "(.len dest)");
+        let merge = print_expr(merge);
+        assert!(
+            merge.contains("(index accel#partials (+ (* accel#c (.len accel#dest)) accel#b))"),
+            "{merge}"
+        );
+    }
+
+    #[test]
+    fn what_is_not_split_says_why() {
+        let caps = vec![("xs".to_string(), f32s())];
+        // A capture also read outside the element is not sliced, and a site that runs a
+        // parallel operation before its last is not split.
+        let two = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind("s"),
+                ty: Type::Scalar(ScalarType::F32),
+                init: Some(Expr::par(
+                    ParOp::Reduce,
+                    vec![
+                        add(),
+                        Expr::Lit(crate::Lit::Float(0.0, None)),
+                        Expr::var("xs"),
+                    ],
+                )),
+            }],
+            result: Some(Box::new(map_of(
+                "xs",
+                binary(
+                    BinOp::Div,
+                    index(Expr::var("xs"), Expr::var("i")),
+                    Expr::var("s"),
+                ),
+            ))),
+        };
+        assert_eq!(
+            split(&two, &caps, &f32s()).unwrap_err(),
+            "it runs parallel operations before its last one"
+        );
+        let scatter = Expr::par(
+            ParOp::Scatter,
+            vec![Expr::var("xs"), Expr::var("is"), Expr::var("xs")],
+        );
+        assert_eq!(
+            split(&scatter, &caps, &f32s()).unwrap_err(),
+            "`scatter` is not split across devices yet"
+        );
+        let nested = Type::Seq(Box::new(f32s()));
+        let rows = map_of("xs", Expr::var("xs"));
+        assert!(split(&rows, &caps, &nested)
+            .unwrap_err()
+            .contains("only flat elements"));
+        // `xs[i]` and `xs[0]`: xs is read outside its part.
+        let both = map_of(
+            "xs",
+            binary(
+                BinOp::Add,
+                index(Expr::var("xs"), Expr::var("i")),
+                index(Expr::var("xs"), Expr::int(0)),
+            ),
+        );
+        assert!(split(&both, &caps, &f32s()).unwrap().sliced.is_empty());
+    }
+}

@@ -1,0 +1,498 @@
+//! One site on several devices: the split programs of `accel_ir::passes::fission`
+//! compiled for each device, run from one queue of fixed-size parts, and combined.
+//!
+//! Part boundaries depend on the operation's size alone (`ACCEL_DEVICE_CHUNK`, or the size
+//! over 64 and at least 65,536 elements), never on the devices or on which of them ran a
+//! part, and the parts' results combine in index order: a site's result is the same
+//! whatever the balancing was, for devices that compute alike. (The CPU's vector math
+//! and a GPU's math library may differ in a float's last bits, as between `cpu` and `cuda`
+//! modes; integers, and floats computed without math functions or reassociation, agree.)
+//!
+//! A part that fails stops the queue; the parts before it finish, and the first failure
+//! in index order is the site's. Each part's result is its own memory until the combine
+//! copies it out, so nothing a failed run wrote reaches the caller.
+
+use super::queue::{self, Done};
+use super::Device;
+use crate::backend::abi::{Arena, Marshal, Touch};
+use crate::backend::layout::{self, size_of, Word};
+use crate::backend::{trace, Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
+use accel_ir::passes::fission::{self, Combine, CARRIES, CHUNK, HI, LO, PARTIALS, SCANNED};
+use accel_ir::{Expr, ScalarType, Type};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// A site compiled for several devices.
+pub struct FissionSite {
+    /// The devices, each with its part program.
+    parts: Vec<(Device, Arc<dyn CompiledSite>)>,
+    /// The operation's size (on the CPU).
+    length: Arc<dyn CompiledSite>,
+    combine: Combined,
+    /// The captures each part gets only its range of.
+    sliced: Vec<Sliced>,
+    /// The scalar type of each column of the result's elements.
+    columns: Vec<ScalarType>,
+    compile_ms: f64,
+}
+
+/// A capture handed to each part as its range `lo..hi` only.
+struct Sliced {
+    /// Its first word among the captures' (its length; its columns follow).
+    word: usize,
+    /// Its columns' element sizes.
+    sizes: Vec<usize>,
+}
+
+/// The combine programs (on the CPU).
+enum Combined {
+    Concat,
+    Reduce(Arc<dyn CompiledSite>),
+    /// The number of bins, and the merge of the initial bins with the parts' bins.
+    Histogram {
+        bins: Arc<dyn CompiledSite>,
+        merge: Arc<dyn CompiledSite>,
+    },
+    Scan {
+        carries: Arc<dyn CompiledSite>,
+        fixup: Arc<dyn CompiledSite>,
+    },
+}
+
+/// The derived programs' site identities: a site's own id plus these (a site's
+/// description is larger than 8 bytes, so no other site has them).
+const LENGTH: usize = 1;
+const PART: usize = 2;
+const COMBINE: usize = 3;
+const FIXUP: usize = 4;
+/// The id the "runs on one device" notice is given once for.
+pub const NOTICE: usize = 5;
+const BINS: usize = 6;
+
+/// Elements per part: `ACCEL_DEVICE_CHUNK`, else `n / 64` rounded up to a multiple of
+/// 1024 and at least 65,536 (enough parts for a fast device to take more, each long
+/// enough to keep a GPU busy).
+pub fn chunk_len(n: usize) -> usize {
+    static SET: OnceLock<Option<usize>> = OnceLock::new();
+    let set = SET.get_or_init(|| {
+        std::env::var("ACCEL_DEVICE_CHUNK")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    });
+    set.unwrap_or_else(|| n.div_ceil(64).next_multiple_of(1024).max(1 << 16))
+}
+
+/// Compiles the programs a split site is made of, each under an identity of its own.
+struct Deriving<'a> {
+    site: SiteKey,
+    front: &'a FrontEnd,
+}
+
+impl Deriving<'_> {
+    /// `body` (from the site's captures and `extra`) compiled by `backend` as the site's
+    /// program `role`.
+    fn on(
+        &self,
+        backend: &'static dyn Backend,
+        role: usize,
+        body: &Expr,
+        extra: &[(&str, Type)],
+        result: Type,
+    ) -> Result<Arc<dyn CompiledSite>, String> {
+        let mut captures = self.front.captures.clone();
+        captures.extend(extra.iter().map(|(n, t)| (n.to_string(), t.clone())));
+        let derived = Arc::new(FrontEnd {
+            fused: body.clone(),
+            captures,
+            result,
+            program_hash: format!("{}/fission{role}", self.front.program_hash),
+        });
+        let names: Vec<&str> = derived.captures.iter().map(|(n, _)| n.as_str()).collect();
+        let types: Vec<Type> = derived.captures.iter().map(|(_, t)| t.clone()).collect();
+        // No value is compiled in: one code serves every call.
+        let described = Captures {
+            names: &names,
+            types: &types,
+            scalar: &|_| None,
+        };
+        let key = SiteKey {
+            id: self.site.id + role,
+            ..self.site
+        };
+        let front = || Ok(Arc::clone(&derived));
+        backend
+            .compiled(key, &described, &derived.result, &front)
+            .0
+            .map_err(|e| format!("{} cannot compile its part: {e}", backend.name()))
+    }
+}
+
+/// Compiles `site` for `devices` (the front end's result split; each part on its
+/// device's backend, the length and combine on the CPU's), or says why it runs on one.
+pub fn compile(
+    site: SiteKey,
+    front: FrontEndFn<'_>,
+    devices: &[Device],
+    backend_of: &dyn Fn(Device) -> &'static dyn Backend,
+) -> Result<FissionSite, String> {
+    let start = Instant::now();
+    let fe = front()?;
+    let split = fission::split(&fe.fused, &fe.captures, &fe.result)?;
+    let d = Deriving { site, front: &fe };
+    let usize_t = Type::Scalar(ScalarType::Usize);
+    let elems = Type::Seq(Box::new(split.elem.clone()));
+    let range = [(LO, usize_t.clone()), (HI, usize_t.clone())];
+    let parts = devices
+        .iter()
+        .map(|&device| {
+            // A GPU's kernels are loaded on it.
+            let backend = backend_of(device);
+            device
+                .enter(|| {
+                    d.on(
+                        backend,
+                        PART,
+                        &split.part,
+                        &range,
+                        split.part_result.clone(),
+                    )
+                })
+                .map(|code| (device, code))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cpu = backend_of(Device::Cpu);
+    let partials = [(PARTIALS, elems.clone())];
+    let combine = match &split.combine {
+        Combine::Concat | Combine::Filter => Combined::Concat,
+        Combine::Reduce { partials: body } => {
+            Combined::Reduce(d.on(cpu, COMBINE, body, &partials, split.elem.clone())?)
+        }
+        Combine::Histogram { bins, merge } => Combined::Histogram {
+            bins: d.on(cpu, BINS, bins, &[], usize_t.clone())?,
+            merge: d.on(cpu, COMBINE, merge, &partials, elems.clone())?,
+        },
+        Combine::Scan { carries, fixup } => {
+            let fixed = [
+                (SCANNED, elems.clone()),
+                (CARRIES, elems.clone()),
+                (CHUNK, usize_t.clone()),
+            ];
+            Combined::Scan {
+                carries: d.on(cpu, COMBINE, carries, &partials, elems.clone())?,
+                fixup: d.on(cpu, FIXUP, fixup, &fixed, elems)?,
+            }
+        }
+    };
+    Ok(FissionSite {
+        parts,
+        length: d.on(cpu, LENGTH, &split.length, &[], usize_t)?,
+        combine,
+        sliced: sliced_captures(&fe.captures, &split.sliced)?,
+        columns: scalar_columns(&split.elem)?,
+        compile_ms: start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+/// Runs `f` with a GPU's inputs kept on it from one part to the next (each device's
+/// parts run on one thread).
+fn resident<T>(f: impl FnOnce() -> T) -> T {
+    #[cfg(feature = "cuda")]
+    return crate::cuda::with_resident_inputs(f);
+    #[cfg(not(feature = "cuda"))]
+    f()
+}
+
+/// Where the `sliced` captures' words are among `captures`', with their columns' sizes.
+fn sliced_captures(captures: &[(String, Type)], sliced: &[String]) -> Result<Vec<Sliced>, String> {
+    let mut out = Vec::new();
+    let mut word = 0;
+    for (name, t) in captures {
+        if sliced.contains(name) {
+            let Type::Seq(e) = t else {
+                return Err(format!("`{name}` is sliced but is a {t}"));
+            };
+            let sizes = scalar_columns(e)?.into_iter().map(size_of).collect();
+            out.push(Sliced { word, sizes });
+        }
+        word += layout::words(t)?.len();
+    }
+    Ok(out)
+}
+
+/// The scalar type of each column of a sequence of `elem` (a flat element).
+fn scalar_columns(elem: &Type) -> Result<Vec<ScalarType>, String> {
+    layout::columns(elem)?
+        .into_iter()
+        .map(|w| match w {
+            Word::Ptr(s) => Ok(s),
+            Word::Scalar(_) => Err(format!("elements of type {elem} are not flat")),
+        })
+        .collect()
+}
+
+/// What a part's run needs of the site's marshaled captures (shared by the devices'
+/// threads; the captures themselves stay locked by the caller's marshal meanwhile).
+struct Base {
+    words: Vec<u64>,
+    buffers: std::collections::HashMap<usize, usize>,
+    tensor_buffers: Vec<(usize, usize)>,
+    bytes: usize,
+}
+
+impl Base {
+    fn of(m: &Marshal<'_>) -> Base {
+        Base {
+            words: m.words.clone(),
+            buffers: m.buffers.clone(),
+            tensor_buffers: m.tensor_buffers.clone(),
+            bytes: m.bytes,
+        }
+    }
+
+    /// A marshal of the site's captures with `extra` words after them, the `sliced` ones
+    /// cut to `lo..hi` when `range` is given.
+    fn with(
+        &self,
+        extra: &[u64],
+        range: Option<(usize, usize)>,
+        sliced: &[Sliced],
+    ) -> Marshal<'static> {
+        let mut words = Vec::with_capacity(self.words.len() + extra.len());
+        words.extend_from_slice(&self.words);
+        if let Some((lo, hi)) = range {
+            for s in sliced {
+                words[s.word] = (hi - lo) as u64;
+                for (k, size) in s.sizes.iter().enumerate() {
+                    words[s.word + 1 + k] += (lo * size) as u64;
+                }
+            }
+        }
+        words.extend_from_slice(extra);
+        Marshal {
+            words,
+            buffers: self.buffers.clone(),
+            tensor_buffers: self.tensor_buffers.clone(),
+            bytes: self.bytes,
+            ..Marshal::default()
+        }
+    }
+}
+
+impl FissionSite {
+    /// Runs parts `0..count` of `chunk` elements (the last shorter) from one queue, each
+    /// device taking the next part when it is free.
+    fn run_parts(&self, base: &Base, n: usize, chunk: usize) -> Done<Result<Run, String>> {
+        let part = |w: usize, c: usize| {
+            let (device, code) = &self.parts[w];
+            let (lo, hi) = (c * chunk, n.min((c + 1) * chunk));
+            let m = base.with(&[lo as u64, hi as u64], Some((lo, hi)), &self.sliced);
+            let traced = trace::enabled().then(Instant::now);
+            let run = device.enter(|| code.run(&m));
+            if let Some(t) = traced {
+                trace::complete(
+                    &format!("part {c} on {device}"),
+                    "part",
+                    t,
+                    serde_json::json!({ "device": device.to_string(), "lo": lo, "hi": hi, "ok": run.is_ok() }),
+                );
+            }
+            run
+        };
+        #[cfg(feature = "cuda")]
+        let emulating = crate::cuda::device::emulating();
+        let on_thread = |work: &dyn Fn()| {
+            // The emulator stands in for the GPU on the caller's thread: on this one too.
+            #[cfg(feature = "cuda")]
+            if emulating {
+                return crate::cuda::device::with_emulator(|| resident(work));
+            }
+            resident(work)
+        };
+        resident(|| {
+            queue::run(
+                n.div_ceil(chunk),
+                self.parts.len(),
+                &part,
+                &|r| r.is_err(),
+                &on_thread,
+            )
+        })
+    }
+
+    /// The part length for an operation of `n` elements: [`chunk_len`], and for a
+    /// histogram of `m` bins at most `n / m` parts (their bins, `m` each, are merged
+    /// after: no more of them than there are values).
+    fn chunk(&self, captures: &Marshal<'_>, n: usize) -> Result<usize, String> {
+        let chunk = chunk_len(n);
+        let Combined::Histogram { bins, .. } = &self.combine else {
+            return Ok(chunk);
+        };
+        let m = bins.run(captures)?.words[0] as usize;
+        let parts = (n / m.max(1)).max(1);
+        Ok(chunk.max(n.div_ceil(parts)))
+    }
+
+    /// Concatenates sequence results (each `[len, columns...]`) into new columns of
+    /// `arena`: the words of the whole.
+    fn concat(&self, runs: &[Run], arena: &mut Arena) -> Result<Vec<u64>, String> {
+        let total: usize = runs.iter().map(|r| r.words[0] as usize).sum();
+        let mut words = vec![total as u64];
+        for (k, s) in self.columns.iter().enumerate() {
+            let size = size_of(*s);
+            let dst = if total == 0 {
+                arena.alloc(0, 64)
+            } else {
+                arena.alloc_own(total * size, 64, Touch::Whole)
+            };
+            if dst.is_null() {
+                return Err(format!(
+                    "could not allocate {} bytes for the result",
+                    total * size
+                ));
+            }
+            let mut at = 0;
+            for r in runs {
+                let bytes = r.words[0] as usize * size;
+                if bytes > 0 {
+                    // SAFETY: the part's column holds `len` elements of `size` bytes; `dst`
+                    // has room for `total` of them and this part's go at `at`.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            r.words[1 + k] as *const u8,
+                            dst.add(at),
+                            bytes,
+                        )
+                    };
+                }
+                at += bytes;
+            }
+            words.push(dst as u64);
+        }
+        Ok(words)
+    }
+}
+
+/// Columns of `count` elements built from each element's scalars, in `keep` (alive while
+/// a combine reads them): their words `[count, columns...]`.
+fn columns_of(
+    columns: &[ScalarType],
+    element: impl Fn(usize, usize, usize) -> [u8; 8],
+    count: usize,
+    keep: &mut Vec<Vec<u64>>,
+) -> Vec<u64> {
+    let mut words = vec![count as u64];
+    for (k, s) in columns.iter().enumerate() {
+        let size = size_of(*s);
+        let mut col = vec![0u64; (count * size).div_ceil(8).max(1)];
+        let bytes = col.as_mut_ptr() as *mut u8;
+        for c in 0..count {
+            let v = element(c, k, size);
+            // SAFETY: `col` has room for `count` elements of `size` (<= 8) bytes.
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), bytes.add(c * size), size) };
+        }
+        words.push(col.as_ptr() as u64);
+        keep.push(col);
+    }
+    words
+}
+
+impl CompiledSite for FissionSite {
+    fn summary(&self) -> String {
+        let devices: Vec<String> = self.parts.iter().map(|(d, _)| d.to_string()).collect();
+        format!("split across {}", devices.join(", "))
+    }
+
+    fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
+
+    fn run(&self, captures: &Marshal<'_>) -> Result<Run, String> {
+        let n = self.length.run(captures)?.words[0] as usize;
+        let chunk = self.chunk(captures, n)?;
+        let base = Base::of(captures);
+        let parts = self.run_parts(&base, n, chunk);
+        let mut runs = Vec::with_capacity(parts.results.len());
+        for run in parts.results {
+            match run {
+                Some(Ok(r)) => runs.push(r),
+                Some(Err(e)) => return Err(e),
+                // Only parts after a failure are not run, and the failure came first.
+                None => return Err("a part of the site did not run".into()),
+            }
+        }
+        let ran: Vec<String> = self
+            .parts
+            .iter()
+            .zip(&parts.taken)
+            .map(|((d, _), k)| format!("{d} {k}"))
+            .collect();
+        let report = format!("{} parts of up to {chunk} ({})", runs.len(), ran.join(", "));
+        let count = runs.len();
+        let mut arena = Arena::default();
+        let words = match &self.combine {
+            Combined::Concat => self.concat(&runs, &mut arena)?,
+            Combined::Reduce(partials) => {
+                let mut keep = Vec::new();
+                let cols = columns_of(
+                    &self.columns,
+                    |c, k, _| runs[c].words[k].to_le_bytes(),
+                    count,
+                    &mut keep,
+                );
+                let run = partials.run(&base.with(&cols, None, &[]))?;
+                drop(keep);
+                return Ok(Run { report, ..run });
+            }
+            Combined::Histogram { merge, .. } => {
+                let mut bins_arena = Arena::default();
+                let partials = self.concat(&runs, &mut bins_arena)?;
+                drop(runs);
+                let run = merge.run(&base.with(&partials, None, &[]))?;
+                drop(bins_arena);
+                return Ok(Run { report, ..run });
+            }
+            Combined::Scan { carries, fixup } => {
+                if count == 0 {
+                    self.concat(&runs, &mut arena)?
+                } else {
+                    let mut keep = Vec::new();
+                    // Each part's total: its last element.
+                    let totals = columns_of(
+                        &self.columns,
+                        |c, k, size| {
+                            let len = runs[c].words[0] as usize;
+                            let mut v = [0u8; 8];
+                            // SAFETY: part `c` is not empty (only the last part may be
+                            // shorter than a chunk, and none is empty); its column `k`
+                            // has `len` elements of `size` bytes.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    (runs[c].words[1 + k] as *const u8).add((len - 1) * size),
+                                    v.as_mut_ptr(),
+                                    size,
+                                )
+                            };
+                            v
+                        },
+                        count,
+                        &mut keep,
+                    );
+                    let carried = carries.run(&base.with(&totals, None, &[]))?;
+                    let mut scanned_arena = Arena::default();
+                    let scanned = self.concat(&runs, &mut scanned_arena)?;
+                    let extra = [scanned, carried.words.clone(), vec![chunk as u64]].concat();
+                    let run = fixup.run(&base.with(&extra, None, &[]))?;
+                    drop((keep, carried, scanned_arena));
+                    return Ok(Run { report, ..run });
+                }
+            }
+        };
+        drop(runs);
+        Ok(Run {
+            words,
+            arena,
+            report,
+        })
+    }
+}

@@ -1,0 +1,502 @@
+//! One site across several devices (`ACCEL_DEVICES`, `with_devices`): the CPU and the GPU
+//! (the emulator where there is none) take parts of a site from one queue, and the
+//! results are the single-device results: the same bit for bit for integers and exact
+//! float arithmetic whatever the balancing, within the cpu/cuda tolerance where math
+//! functions run on both.
+#![cfg(feature = "cuda")]
+
+use accel_runtime::prelude::*;
+use accel_runtime::{site_stats, Device, ErrorKind, RanOn};
+
+mod common;
+
+/// How many real GPUs there are (0 without a GPU).
+fn real_gpus() -> u32 {
+    if common::gpu_present() {
+        accel_runtime::cuda::gpu_count().unwrap_or(1)
+    } else {
+        0
+    }
+}
+
+/// How many GPUs a list names (the highest ordinal's count).
+fn gpus_named(devices: &[Device]) -> u32 {
+    devices
+        .iter()
+        .filter_map(|d| match d {
+            Device::Cuda(k) => Some(k + 1),
+            Device::Cpu => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether the list can run here: on real GPUs, or on the emulator's three.
+fn runnable(devices: &[Device]) -> bool {
+    gpus_named(devices) <= real_gpus() || (gpus_named(devices) <= 3 && common::emulator_present())
+}
+
+/// Runs `f` on `devices`: on the real GPUs where there are as many as the list names,
+/// else on the emulator's three.
+fn on<R>(devices: &[Device], f: impl FnOnce() -> R) -> R {
+    if gpus_named(devices) <= real_gpus() {
+        with_devices(devices, f)
+    } else {
+        accel_runtime::cuda::with_emulator(|| with_devices(devices, f))
+    }
+}
+
+/// Runs `f` on the GPU (or the emulator) and the CPU together. The GPU comes first: this
+/// thread drives it and takes the first part, the CPU's thread starts after it, so both
+/// run parts.
+fn on_both<R>(f: impl FnOnce() -> R) -> R {
+    on(&[Device::Cuda(0), Device::Cpu], f)
+}
+
+/// Whether there is a GPU or the emulator to run on (says visibly when not). Lists of
+/// more GPUs than the machine has run on the emulator's three, where it is present.
+fn device() -> bool {
+    common::gpu_present() || common::emulator_present()
+}
+
+/// The lists of devices the differential tests run on: one to three GPUs (the emulator's
+/// where there are fewer), with and without the CPU.
+fn device_lists() -> Vec<Vec<Device>> {
+    let mut lists = Vec::new();
+    for k in 1..=3 {
+        let some: Vec<Device> = (0..k).map(Device::Cuda).collect();
+        lists.push([some.clone(), vec![Device::Cpu]].concat());
+        if k > 1 {
+            lists.push(some);
+        }
+    }
+    lists.retain(|l| runnable(l));
+    lists
+}
+
+/// The tests of this file one at a time: they count the bytes copied to the devices, and
+/// the emulator's devices are busy enough with one.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Small parts, so that sites of a few thousand elements have many, and three emulated
+/// GPUs (both set before any site runs: each is read once per process).
+fn small_parts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: set once, before this test process's first site reads them.
+    ONCE.call_once(|| unsafe {
+        std::env::set_var("ACCEL_DEVICE_CHUNK", "1000");
+        std::env::set_var("ACCEL_CUDA_EMULATOR_DEVICES", "3");
+    });
+}
+
+fn ints(n: usize, seed: u64) -> Vec<i64> {
+    common::noise(n, seed)
+}
+
+#[test]
+fn every_split_operation_agrees_with_one_device_on_integers() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for n in [0usize, 1, 999, 1000, 1001, 7_777] {
+            let xs = ints(n, 3);
+            let ys = ints(n, 4);
+            let expect_map: Vec<i64> = xs.iter().zip(&ys).map(|(a, b)| a * 3 - b).collect();
+            let expect_sum: i64 = xs.iter().map(|x| x * x % 1000).sum();
+            let expect_scan: Vec<i64> = xs
+                .iter()
+                .scan(0i64, |s, x| {
+                    *s += x;
+                    Some(*s)
+                })
+                .collect();
+            let expect_filter: Vec<i64> = xs.iter().copied().filter(|x| x % 3 == 0).collect();
+            let expect_max = xs.iter().copied().max().unwrap_or(i64::MIN);
+            let (m, s, sc, f, mx) = on(&devices, || {
+                (
+                    accelerate!(map2(|a, b| a * 3 - b, &xs, &ys)),
+                    accelerate!(reduce(|a, b| a + b, 0, map(|x| x * x % 1000, &xs))),
+                    accelerate!(scan(|a, b| a + b, 0, &xs)),
+                    accelerate!(filter(|x| x % 3 == 0, &xs)),
+                    accelerate!(reduce(|a: i64, b: i64| a.max(b), i64::MIN, &xs)),
+                )
+            });
+            let on = format!("n = {n} on {devices:?}");
+            assert_eq!(m, expect_map, "map2, {on}");
+            assert_eq!(s, expect_sum, "reduce, {on}");
+            assert_eq!(sc, expect_scan, "scan, {on}");
+            assert_eq!(f, expect_filter, "filter, {on}");
+            assert_eq!(mx, expect_max, "max, {on}");
+        }
+    }
+}
+
+#[test]
+fn float_results_do_not_depend_on_how_many_gpus_took_the_parts() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    // Devices that compute alike: the same bits whatever the balancing.
+    let xs: Vec<f64> = common::values(9_999, 5);
+    let run = |devices: &[Device]| {
+        on(devices, || {
+            (
+                accelerate!(reduce(|a, b| a + b, 0.0, map(|x: f64| x.exp() * 0.5, &xs))),
+                accelerate!(scan(|a, b| a + b, 0.0, &xs)),
+                accelerate!(map(|x: f64| x.sin(), &xs)),
+            )
+        })
+    };
+    let gpus = device_lists()
+        .into_iter()
+        .filter(|l| !l.contains(&Device::Cpu));
+    let results: Vec<_> = gpus.map(|l| (run(&l), l)).collect();
+    for ((r, l), (first, l0)) in results.iter().zip(std::iter::repeat(&results[0])) {
+        assert_eq!(
+            r.0.to_bits(),
+            first.0.to_bits(),
+            "reduce on {l:?} and {l0:?}"
+        );
+        assert!(
+            r.1.iter()
+                .zip(&first.1)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "scan on {l:?}"
+        );
+        assert!(
+            r.2.iter()
+                .zip(&first.2)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "map on {l:?}"
+        );
+    }
+}
+
+#[test]
+fn floats_agree_with_one_device_within_the_cpu_cuda_tolerance() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let xs: Vec<f64> = common::values(5_555, 9);
+    let split = on_both(|| {
+        (
+            accelerate!(map(|x: f64| x.sin() * 2.0 + 1.0, &xs)),
+            accelerate!(reduce(|a, b| a + b, 0.0, map(|x: f64| x * x, &xs))),
+            accelerate!(scan(|a, b| a + b, 0.0, &xs)),
+        )
+    });
+    let one = with_mode(Mode::Cpu, || {
+        (
+            accelerate!(map(|x: f64| x.sin() * 2.0 + 1.0, &xs)),
+            accelerate!(reduce(|a, b| a + b, 0.0, map(|x: f64| x * x, &xs))),
+            accelerate!(scan(|a, b| a + b, 0.0, &xs)),
+        )
+    });
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()));
+    assert_eq!(split.0.len(), one.0.len());
+    for (k, (a, b)) in split.0.iter().zip(&one.0).enumerate() {
+        assert!(close(*a, *b), "map element {k}: {a} against {b}");
+    }
+    assert!(
+        close(split.1, one.1),
+        "reduce: {} against {}",
+        split.1,
+        one.1
+    );
+    for (k, (a, b)) in split.2.iter().zip(&one.2).enumerate() {
+        assert!(close(*a, *b), "scan element {k}: {a} against {b}");
+    }
+}
+
+#[test]
+fn a_failing_part_reports_the_first_failure_in_index_order() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    // Every index from 2500 on reads past the end: parts 2 to 4 fail, and the site's
+    // error is part 2's first one, as on one device.
+    let xs: Vec<i64> = (0..5_000).collect();
+    let split = on_both(|| try_accelerate!(map(|i: i64| xs[(i * 2) as usize], &xs)));
+    let one = with_mode(Mode::Cpu, || {
+        try_accelerate!(map(|i: i64| xs[(i * 2) as usize], &xs))
+    });
+    let (split, one) = (split.unwrap_err(), one.unwrap_err());
+    assert_eq!(split.kind(), ErrorKind::IndexOutOfBounds, "{split}");
+    // The same message as on one device (after the site's place, which differs).
+    let what = |e: &AccelError| e.to_string().split_once(": ").map(|(_, m)| m.to_string());
+    assert_eq!(
+        what(&split).as_deref(),
+        Some("index out of bounds: the len is 5000 but the index is 5000")
+    );
+    assert_eq!(what(&split), what(&one));
+}
+
+#[test]
+fn what_does_not_split_runs_on_the_first_device_and_says_so() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let is: Vec<usize> = (0..3_000).map(|k| (k * 7) % 3_001).collect();
+    let vs: Vec<i64> = (0..3_000).collect();
+    let dest = vec![-1i64; 3_001];
+    let written = on_both(|| accelerate!(scatter(&dest, &is, &vs)));
+    let mut expect = dest.clone();
+    for (i, v) in is.iter().zip(&vs) {
+        expect[*i] = *v;
+    }
+    assert_eq!(written, expect);
+    let here = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "scatter(&dest, &is, &vs)",
+    );
+    let stats = site_stats();
+    let stat = stats
+        .iter()
+        .find(|s| s.site == here)
+        .expect("the site's stats");
+    assert_eq!(stat.ran_on, RanOn::Cuda);
+}
+
+#[test]
+fn histograms_merge_the_parts_bins_in_part_order() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for (n, m) in [(0usize, 5usize), (3_000, 7), (9_999, 300), (2_500, 4_000)] {
+            let is: Vec<usize> = (0..n).map(|k| (k * 13 + k / 7) % (m + 3)).collect();
+            let vs: Vec<i64> = ints(n, 8);
+            let dest: Vec<i64> = ints(m, 9);
+            let mut expect = dest.clone();
+            let mut most = vec![i64::MIN; m];
+            for (&i, &v) in is.iter().zip(&vs) {
+                // Past the end: skipped.
+                if i < m {
+                    expect[i] += v * 2;
+                    most[i] = most[i].max(v);
+                }
+            }
+            let (sums, maxima) = on(&devices, || {
+                (
+                    accelerate!(reduce_by_index(
+                        dest.clone(),
+                        |a, b| a + b,
+                        0,
+                        &is,
+                        map(|v| v * 2, &vs)
+                    )),
+                    accelerate!(reduce_by_index(
+                        vec![i64::MIN; m],
+                        |a: i64, b: i64| a.max(b),
+                        i64::MIN,
+                        &is,
+                        &vs
+                    )),
+                )
+            });
+            assert_eq!(sums, expect, "n = {n}, m = {m} on {devices:?}");
+            assert_eq!(maxima, most, "n = {n}, m = {m} on {devices:?}");
+        }
+    }
+}
+
+#[test]
+fn a_split_site_is_recorded_as_running_on_devices() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let xs: Vec<i64> = (0..4_000).collect();
+    let s = on_both(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
+    assert_eq!(s, 4_000 * 3_999 / 2);
+    let here = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "reduce(|a, b| a + b, 0, &xs)))",
+    );
+    let stats = site_stats();
+    let stat = stats
+        .iter()
+        .find(|s| s.site == here)
+        .expect("the site's stats");
+    assert_eq!(stat.ran_on, RanOn::Devices);
+}
+
+/// The child of `the_trace_shows_each_part_on_its_device`.
+#[test]
+#[ignore]
+fn trace_child() {
+    let xs: Vec<i64> = (0..20_000).collect();
+    let s = on_both(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
+    println!("sum {s}");
+}
+
+#[test]
+fn the_trace_shows_each_part_on_its_device() {
+    if !device() {
+        return;
+    }
+    let file =
+        std::env::temp_dir().join(format!("accel-devices-trace-{}.json", std::process::id()));
+    let mut env = vec![
+        ("ACCEL_TRACE", file.to_str().expect("a UTF-8 path")),
+        ("ACCEL_DEVICE_CHUNK", "1000"),
+    ];
+    if !common::gpu_present() {
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, out, err) = common::run_child("trace_child", &env);
+    assert!(ok, "{err}");
+    assert!(out.contains("sum 199990000"), "{out}");
+    let text = std::fs::read_to_string(&file).expect("the trace file");
+    let _ = std::fs::remove_file(&file);
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&format!("{text}]")).expect("a JSON array once closed");
+    let parts: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "part").collect();
+    assert_eq!(parts.len(), 20, "{parts:?}");
+    let mut covered: Vec<(u64, u64)> = parts
+        .iter()
+        .map(|e| {
+            (
+                e["args"]["lo"].as_u64().unwrap(),
+                e["args"]["hi"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    covered.sort();
+    assert_eq!(
+        covered,
+        (0..20)
+            .map(|c| (c * 1000, c * 1000 + 1000))
+            .collect::<Vec<_>>()
+    );
+    // The GPU's thread takes the first part; each event names its device.
+    assert!(parts
+        .iter()
+        .any(|e| e["args"]["device"] == "cuda:0" && e["args"]["lo"] == 0));
+    assert!(parts
+        .iter()
+        .all(|e| e["args"]["device"] == "cuda:0" || e["args"]["device"] == "cpu"));
+}
+
+#[test]
+fn a_gpu_receives_an_input_read_beside_its_index_once_per_call_and_a_sliced_input_by_parts() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let gpus = [Device::Cuda(0), Device::Cuda(1)];
+    if !runnable(&gpus) {
+        eprintln!("[accel tests] SKIPPED: two GPUs: fewer here and no emulator");
+        return;
+    }
+    let n = 8_000usize;
+    let xs: Vec<i64> = (0..n as i64).collect();
+    let bytes = n * 8;
+    // Eight parts over two GPUs. Read beside its index, `xs` goes to each GPU once (not to
+    // each part); read at its index, each part receives its own range.
+    let before = accel_runtime::cuda::bytes_uploaded();
+    let stencil = on(&gpus, || {
+        accelerate!(create(xs.len(), |i| xs[i] + xs[(i + 1).min(xs.len() - 1)]))
+    });
+    let beside = accel_runtime::cuda::bytes_uploaded() - before;
+    let before = accel_runtime::cuda::bytes_uploaded();
+    let doubled = on(&gpus, || accelerate!(map(|x| x * 2, &xs)));
+    let at_index = accel_runtime::cuda::bytes_uploaded() - before;
+    assert_eq!(stencil[n - 1], 2 * (n as i64 - 1));
+    assert_eq!(stencil[10], 21);
+    assert_eq!(doubled[n - 1], 2 * (n as i64 - 1));
+    // Besides the inputs, each part uploads its error word (32 bytes).
+    let words = 8 * 32;
+    assert!(
+        beside > bytes && beside <= 2 * bytes + words,
+        "{beside} bytes for {bytes}"
+    );
+    assert_eq!(at_index, bytes + words, "{at_index} bytes for {bytes}");
+}
+
+/// The child of `a_mistaken_device_list_is_an_error_naming_the_site`.
+#[test]
+#[ignore]
+fn bad_list_child() {
+    let xs: Vec<i64> = (0..10).collect();
+    match try_accelerate!(reduce(|a, b| a + b, 0, &xs)) {
+        Ok(s) => println!("sum {s}"),
+        Err(e) => println!("error {:?}: {e}", e.kind()),
+    }
+}
+
+#[test]
+fn a_mistaken_device_list_is_an_error_naming_the_site() {
+    let (ok, out, err) = common::run_child("bad_list_child", &[("ACCEL_DEVICES", "cpu,gpu")]);
+    assert!(ok, "{err}");
+    let site = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "reduce(|a, b| a + b, 0, &xs)) {",
+    );
+    assert!(
+        out.contains(&format!(
+            "error InvalidMode: accelerate! at {site}: ACCEL_DEVICES=\"cpu,gpu\": `gpu` is not a device: use cpu, cuda, cuda:N or all, separated by commas"
+        )),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_gpu_that_is_not_there_is_named_and_the_site_runs_on_the_next_backend() {
+    if !common::emulator_present() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    // The emulator presents three GPUs: `cuda:7` is not one of them. The split does not
+    // compile for it; the site runs on the first device's mode (cuda), whose backend
+    // cannot use `cuda:7` either, and the default mode falls back to the CPU: right
+    // results, and the reason in the site's record.
+    let xs: Vec<i64> = (0..5_000).collect();
+    let s = accel_runtime::cuda::with_emulator(|| {
+        with_devices(&[Device::Cuda(7), Device::Cpu], || {
+            accelerate!(reduce(|p, q| p + q, 0, &xs))
+        })
+    });
+    assert_eq!(s, 5_000 * 4_999 / 2);
+    let here = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "reduce(|p, q| p + q, 0, &xs)",
+    );
+    let stats = site_stats();
+    let stat = stats
+        .iter()
+        .find(|s| s.site == here)
+        .expect("the site's stats");
+    assert_eq!(stat.ran_on, RanOn::Cpu);
+    assert!(
+        stat.fallbacks
+            .iter()
+            .any(|f| f.contains("cuda:7: the emulator presents 3 device(s)")),
+        "{:?}",
+        stat.fallbacks
+    );
+}
