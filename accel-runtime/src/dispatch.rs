@@ -13,7 +13,7 @@ use crate::backend::log::{self, logging};
 use crate::backend::trace;
 use crate::backend::{Backend, Captures, CompiledSite};
 use crate::checks;
-use crate::devices::{self, fission, Device};
+use crate::devices::{self, staged, Device};
 use crate::error::{compile_kind_of, AccelError, ErrorKind, ViolationPayload};
 use crate::frontend;
 use crate::mode::{self, Mode, ModeError};
@@ -387,7 +387,7 @@ fn split_plan(
     devices: &'static [Device],
 ) -> Option<Compiled> {
     type Key = (usize, Vec<Type>, Type, &'static [Device], bool);
-    static SPLIT: CompileCache<Key, fission::FissionSite> = CompileCache::new();
+    static SPLIT: CompileCache<Key, staged::StagedSite> = CompileCache::new();
     #[cfg(feature = "cuda")]
     let emulating = crate::cuda::device::emulating();
     #[cfg(not(feature = "cuda"))]
@@ -401,7 +401,7 @@ fn split_plan(
         emulating,
     );
     let (compiled, hit) = SPLIT.get(cache_key, || {
-        fission::compile(key, front, devices, &backend_of).map(Arc::new)
+        staged::compile(key, front, devices, &backend_of).map(Arc::new)
     });
     match compiled {
         Ok(code) => {
@@ -423,7 +423,7 @@ fn split_plan(
         }
         Err(why) => {
             log::fallback(
-                key.id + fission::NOTICE,
+                devices::notice_id(key.id),
                 format_args!(
                     "{}: not split across {}: {why}; running on {} alone (ACCEL_LOG=0 silences this)",
                     site.location(),

@@ -500,3 +500,63 @@ fn a_gpu_that_is_not_there_is_named_and_the_site_runs_on_the_next_backend() {
         stat.fallbacks
     );
 }
+
+#[test]
+fn a_site_of_several_operations_splits_them_one_after_another() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for n in [1usize, 2_500, 6_001] {
+            let xs = ints(n, 11);
+            let ys = ints(n, 12);
+            let total: i64 = xs.iter().sum();
+            let expect_centred: Vec<i64> = xs.iter().map(|x| x * n as i64 - total).collect();
+            let kept: Vec<i64> = xs.iter().copied().filter(|x| x % 2 == 0).collect();
+            let expect_kept = (kept.iter().sum::<i64>(), kept.len());
+            let expect_pair = (
+                xs.iter().copied().max().unwrap(),
+                ys.iter().copied().min().unwrap(),
+            );
+            let mut bins = [0i64; 10];
+            for x in &xs {
+                bins[x.rem_euclid(10) as usize] += 1;
+            }
+            let expect_busiest = bins.iter().copied().max().unwrap();
+            let (centred, kept_sum, pair, busiest) = on(&devices, || {
+                (
+                    accelerate!({
+                        let t = reduce(|a, b| a + b, 0, &xs);
+                        map(|x| x * xs.len() as i64 - t, &xs)
+                    }),
+                    accelerate!({
+                        let evens = filter(|x| x % 2 == 0, &xs);
+                        (reduce(|a, b| a + b, 0, &evens), evens.len())
+                    }),
+                    accelerate!((
+                        reduce(|a: i64, b: i64| a.max(b), i64::MIN, &xs),
+                        reduce(|a: i64, b: i64| a.min(b), i64::MAX, &ys)
+                    )),
+                    accelerate!(reduce(
+                        |a: i64, b: i64| a.max(b),
+                        0,
+                        reduce_by_index(
+                            vec![0i64; 10],
+                            |a, b| a + b,
+                            0,
+                            map(|x: i64| x.rem_euclid(10) as usize, &xs),
+                            map(|_x| 1i64, &xs)
+                        )
+                    )),
+                )
+            });
+            let on = format!("n = {n} on {devices:?}");
+            assert_eq!(centred, expect_centred, "{on}");
+            assert_eq!(kept_sum, expect_kept, "{on}");
+            assert_eq!(pair, expect_pair, "{on}");
+            assert_eq!(busiest, expect_busiest, "{on}");
+        }
+    }
+}

@@ -167,9 +167,11 @@ impl Runner {
             &jobs.to_string(),
         ]);
         for (key, _) in std::env::vars() {
+            // The emulator's settings stay: its compiler, seed and number of GPUs.
             if key.starts_with("ACCEL_")
                 && key != "ACCEL_EMULATOR_CXX"
                 && key != "ACCEL_EMULATOR_SEED"
+                && key != "ACCEL_CUDA_EMULATOR_DEVICES"
             {
                 cmd.env_remove(key);
             }

@@ -12,13 +12,14 @@
 //! in index order is the site's. Each part's result is its own memory until the combine
 //! copies it out, so nothing a failed run wrote reaches the caller.
 
+use super::derived::Deriving;
 use super::queue::{self, Done};
 use super::Device;
 use crate::backend::abi::{Arena, Marshal, Touch};
 use crate::backend::layout::{self, size_of, Word};
-use crate::backend::{trace, Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
+use crate::backend::{trace, Backend, CompiledSite, Run};
 use accel_ir::passes::fission::{self, Combine, CARRIES, CHUNK, HI, LO, PARTIALS, SCANNED};
-use accel_ir::{Expr, ScalarType, Type};
+use accel_ir::{ScalarType, Type};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -59,15 +60,12 @@ enum Combined {
     },
 }
 
-/// The derived programs' site identities: a site's own id plus these (a site's
-/// description is larger than 8 bytes, so no other site has them).
+/// The programs a split operation is made of (see [`Deriving`]).
 const LENGTH: usize = 1;
 const PART: usize = 2;
 const COMBINE: usize = 3;
 const FIXUP: usize = 4;
-/// The id the "runs on one device" notice is given once for.
-pub const NOTICE: usize = 5;
-const BINS: usize = 6;
+const BINS: usize = 5;
 
 /// Elements per part: `ACCEL_DEVICE_CHUNK`, else `n / 64` rounded up to a multiple of
 /// 1024 and at least 65,536 (enough parts for a fast device to take more, each long
@@ -83,63 +81,16 @@ pub fn chunk_len(n: usize) -> usize {
     set.unwrap_or_else(|| n.div_ceil(64).next_multiple_of(1024).max(1 << 16))
 }
 
-/// Compiles the programs a split site is made of, each under an identity of its own.
-struct Deriving<'a> {
-    site: SiteKey,
-    front: &'a FrontEnd,
-}
-
-impl Deriving<'_> {
-    /// `body` (from the site's captures and `extra`) compiled by `backend` as the site's
-    /// program `role`.
-    fn on(
-        &self,
-        backend: &'static dyn Backend,
-        role: usize,
-        body: &Expr,
-        extra: &[(&str, Type)],
-        result: Type,
-    ) -> Result<Arc<dyn CompiledSite>, String> {
-        let mut captures = self.front.captures.clone();
-        captures.extend(extra.iter().map(|(n, t)| (n.to_string(), t.clone())));
-        let derived = Arc::new(FrontEnd {
-            fused: body.clone(),
-            captures,
-            result,
-            program_hash: format!("{}/fission{role}", self.front.program_hash),
-        });
-        let names: Vec<&str> = derived.captures.iter().map(|(n, _)| n.as_str()).collect();
-        let types: Vec<Type> = derived.captures.iter().map(|(_, t)| t.clone()).collect();
-        // No value is compiled in: one code serves every call.
-        let described = Captures {
-            names: &names,
-            types: &types,
-            scalar: &|_| None,
-        };
-        let key = SiteKey {
-            id: self.site.id + role,
-            ..self.site
-        };
-        let front = || Ok(Arc::clone(&derived));
-        backend
-            .compiled(key, &described, &derived.result, &front)
-            .0
-            .map_err(|e| format!("{} cannot compile its part: {e}", backend.name()))
-    }
-}
-
 /// Compiles `site` for `devices` (the front end's result split; each part on its
 /// device's backend, the length and combine on the CPU's), or says why it runs on one.
 pub fn compile(
-    site: SiteKey,
-    front: FrontEndFn<'_>,
+    d: &Deriving<'_>,
     devices: &[Device],
     backend_of: &dyn Fn(Device) -> &'static dyn Backend,
 ) -> Result<FissionSite, String> {
     let start = Instant::now();
-    let fe = front()?;
+    let fe = d.front;
     let split = fission::split(&fe.fused, &fe.captures, &fe.result)?;
-    let d = Deriving { site, front: &fe };
     let usize_t = Type::Scalar(ScalarType::Usize);
     let elems = Type::Seq(Box::new(split.elem.clone()));
     let range = [(LO, usize_t.clone()), (HI, usize_t.clone())];

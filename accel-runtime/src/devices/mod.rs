@@ -6,8 +6,12 @@
 //! that the devices take from one queue, so a faster device takes more of them. What does
 //! not split runs on the first device listed, and says why once.
 
-pub mod fission;
+mod derived;
+mod fission;
 mod queue;
+pub mod staged;
+
+pub use derived::notice_id;
 
 use crate::mode::Mode;
 use std::cell::Cell;

@@ -1,0 +1,207 @@
+//! Tests of the split.
+use super::*;
+
+fn print_expr(e: &Expr) -> String {
+    e.to_string()
+}
+
+fn f32s() -> Type {
+    Type::Seq(Box::new(Type::Scalar(ScalarType::F32)))
+}
+
+fn map_of(xs: &str, elem: Expr) -> Expr {
+    Expr::par(
+        ParOp::Create,
+        vec![
+            len_of(Expr::var(xs)),
+            Expr::Lambda {
+                params: vec![(Pat::bind("i"), usize_ty())],
+                body: Box::new(elem),
+            },
+        ],
+    )
+}
+
+fn add() -> Expr {
+    Expr::Lambda {
+        params: vec![
+            (Pat::bind("a"), Type::Scalar(ScalarType::F32)),
+            (Pat::bind("b"), Type::Scalar(ScalarType::F32)),
+        ],
+        body: Box::new(binary(BinOp::Add, Expr::var("a"), Expr::var("b"))),
+    }
+}
+
+#[test]
+fn a_map_reads_its_part_of_an_input_read_at_its_index_and_all_of_one_read_beside_it() {
+    // create(xs.len(), |i| xs[i] * ys[i + 1]): xs is sliced, ys is read beside i.
+    let body = map_of(
+        "xs",
+        binary(
+            BinOp::Mul,
+            index(Expr::var("xs"), Expr::var("i")),
+            index(
+                Expr::var("ys"),
+                binary(BinOp::Add, Expr::var("i"), Expr::int(1)),
+            ),
+        ),
+    );
+    let caps = vec![("xs".to_string(), f32s()), ("ys".to_string(), f32s())];
+    let s = split(&body, &caps, &f32s()).unwrap();
+    assert_eq!(s.sliced, vec!["xs".to_string()]);
+    assert!(matches!(s.combine, Combine::Concat));
+    assert_eq!(print_expr(&s.length), "(.len xs)");
+    let part = print_expr(&s.part);
+    assert!(part.contains("(- accel#hi accel#lo)"), "{part}");
+    assert!(
+        part.contains("(let i: usize (+ accel#lo accel#j))"),
+        "{part}"
+    );
+    assert!(part.contains("(index xs accel#j)"), "{part}");
+    assert!(part.contains("(index ys (+ i 1))"), "{part}");
+}
+
+#[test]
+fn a_reduce_over_a_capture_combines_its_partial_results_with_its_operator() {
+    let body = Expr::par(
+        ParOp::Reduce,
+        vec![
+            add(),
+            Expr::Lit(crate::Lit::Float(0.0, None)),
+            Expr::var("xs"),
+        ],
+    );
+    let caps = vec![("xs".to_string(), f32s())];
+    let s = split(&body, &caps, &Type::Scalar(ScalarType::F32)).unwrap();
+    assert_eq!(s.sliced, vec!["xs".to_string()]);
+    assert_eq!(s.part_result, Type::Scalar(ScalarType::F32));
+    let Combine::Reduce { partials } = &s.combine else {
+        panic!("{:?}", s.combine)
+    };
+    assert_eq!(s.elem, Type::Scalar(ScalarType::F32));
+    assert!(print_expr(partials).contains("accel#partials"));
+    assert!(print_expr(&s.part).contains("(index xs accel#j)"));
+}
+
+#[test]
+fn a_scan_adds_the_carry_into_each_part_after_the_first() {
+    let body = Expr::par(
+        ParOp::Scan,
+        vec![
+            add(),
+            Expr::Lit(crate::Lit::Float(0.0, None)),
+            Expr::var("xs"),
+        ],
+    );
+    let caps = vec![("xs".to_string(), f32s())];
+    let s = split(&body, &caps, &f32s()).unwrap();
+    let Combine::Scan { fixup, .. } = &s.combine else {
+        panic!("{:?}", s.combine)
+    };
+    let fixup = print_expr(fixup);
+    assert!(
+        fixup.contains("(if (< accel#k accel#chunk) (index accel#scanned accel#k)"),
+        "{fixup}"
+    );
+    assert!(
+        fixup.contains("(index accel#carries (- (/ accel#k accel#chunk) 1usize))"),
+        "{fixup}"
+    );
+}
+
+#[test]
+fn a_histogram_starts_each_part_from_neutral_bins_and_merges_them_after() {
+    let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
+    let body = Expr::par(
+        ParOp::ReduceByIndex,
+        vec![
+            Expr::var("dest"),
+            add(),
+            Expr::Lit(crate::Lit::Float(0.0, None)),
+            Expr::var("is"),
+            Expr::var("vs"),
+        ],
+    );
+    let caps = vec![
+        ("dest".to_string(), f32s()),
+        ("is".to_string(), usizes),
+        ("vs".to_string(), f32s()),
+    ];
+    let s = split(&body, &caps, &f32s()).unwrap();
+    // Both inputs are read at their own index; the bins are not.
+    assert_eq!(s.sliced, vec!["is".to_string(), "vs".to_string()]);
+    assert_eq!(
+        print_expr(&s.length),
+        "(accel::same_len (.len is) (.len vs))"
+    );
+    let part = print_expr(&s.part);
+    assert!(
+        part.starts_with("(reduce_by_index (seq-repeat 0.0 (.len dest))"),
+        "{part}"
+    );
+    let Combine::Histogram { bins, merge } = &s.combine else {
+        panic!("{:?}", s.combine)
+    };
+    assert_eq!(print_expr(bins), "(.len dest)");
+    let merge = print_expr(merge);
+    assert!(
+        merge.contains("(index accel#partials (+ (* accel#c (.len accel#dest)) accel#b))"),
+        "{merge}"
+    );
+}
+
+#[test]
+fn what_is_not_split_says_why() {
+    let caps = vec![("xs".to_string(), f32s())];
+    // A capture also read outside the element is not sliced, and a site that runs a
+    // parallel operation before its last is not split.
+    let two = Expr::Block {
+        stmts: vec![Stmt::Let {
+            pat: Pat::bind("s"),
+            ty: Type::Scalar(ScalarType::F32),
+            init: Some(Expr::par(
+                ParOp::Reduce,
+                vec![
+                    add(),
+                    Expr::Lit(crate::Lit::Float(0.0, None)),
+                    Expr::var("xs"),
+                ],
+            )),
+        }],
+        result: Some(Box::new(map_of(
+            "xs",
+            binary(
+                BinOp::Div,
+                index(Expr::var("xs"), Expr::var("i")),
+                Expr::var("s"),
+            ),
+        ))),
+    };
+    assert_eq!(
+        split(&two, &caps, &f32s()).unwrap_err(),
+        "it runs parallel operations before its last one"
+    );
+    let scatter = Expr::par(
+        ParOp::Scatter,
+        vec![Expr::var("xs"), Expr::var("is"), Expr::var("xs")],
+    );
+    assert_eq!(
+        split(&scatter, &caps, &f32s()).unwrap_err(),
+        "`scatter` is not split across devices yet"
+    );
+    let nested = Type::Seq(Box::new(f32s()));
+    let rows = map_of("xs", Expr::var("xs"));
+    assert!(split(&rows, &caps, &nested)
+        .unwrap_err()
+        .contains("only flat elements"));
+    // `xs[i]` and `xs[0]`: xs is read outside its part.
+    let both = map_of(
+        "xs",
+        binary(
+            BinOp::Add,
+            index(Expr::var("xs"), Expr::var("i")),
+            index(Expr::var("xs"), Expr::int(0)),
+        ),
+    );
+    assert!(split(&both, &caps, &f32s()).unwrap().sliced.is_empty());
+}

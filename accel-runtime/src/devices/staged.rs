@@ -1,0 +1,184 @@
+//! A site across devices, stage by stage: a site that ends in one parallel operation is
+//! split as it is; a site of several (`accel_ir::passes::fission::stages`) runs its
+//! stages one after another, each split across the devices where it can be and run on
+//! the first device where it cannot, each stage's result handed to the later stages as a
+//! capture, and the site's last expression computed on the CPU from them.
+
+use super::derived::Deriving;
+use super::fission;
+use super::Device;
+use crate::backend::abi::Marshal;
+use crate::backend::{Backend, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
+use accel_ir::passes::fission::stages::{stage_name, stages};
+use accel_ir::{Expr, Records};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A stage run whole on the first device, and the site's last expression (the split
+/// programs' roles are 1 to 5: `fission`).
+const WHOLE: usize = 6;
+const LAST: usize = 7;
+
+/// A site compiled for several devices.
+pub struct StagedSite {
+    /// Each stage's code, and whether it is split (else it runs on the first device).
+    stages: Vec<(Arc<dyn CompiledSite>, bool)>,
+    /// The site's value from the stages' (none: the last stage's result is the value).
+    last: Option<Arc<dyn CompiledSite>>,
+    first: Device,
+    summary: String,
+    compile_ms: f64,
+}
+
+/// Compiles `site` for `devices`, or says why it runs on one device.
+pub fn compile(
+    site: SiteKey,
+    front: FrontEndFn<'_>,
+    devices: &[Device],
+    backend_of: &dyn Fn(Device) -> &'static dyn Backend,
+) -> Result<StagedSite, String> {
+    let start = Instant::now();
+    let fe = front()?;
+    let names: Vec<String> = devices.iter().map(ToString::to_string).collect();
+    let whole = Deriving {
+        site,
+        stage: 0,
+        front: &fe,
+    };
+    // One operation at the end: split as it is.
+    let why = match fission::compile(&whole, devices, backend_of) {
+        Ok(split) => {
+            return Ok(StagedSite {
+                stages: vec![(Arc::new(split), true)],
+                last: None,
+                first: devices[0],
+                summary: format!("split across {}", names.join(", ")),
+                compile_ms: start.elapsed().as_secs_f64() * 1e3,
+            })
+        }
+        Err(why) => why,
+    };
+    let mut records = Records::default();
+    for (_, t) in &fe.captures {
+        t.learn_records(&mut records);
+    }
+    fe.result.learn_records(&mut records);
+    let staged = match stages(&fe.fused, &fe.captures, &records) {
+        Ok(s) if s.stages.len() > 1 => s,
+        _ => return Err(why),
+    };
+    let mut captures = fe.captures.clone();
+    let mut codes = Vec::new();
+    for (k, stage) in staged.stages.iter().enumerate() {
+        let front = FrontEnd {
+            fused: stage.body.clone(),
+            captures: captures.clone(),
+            result: stage.ty.clone(),
+            program_hash: format!("{}/stage{k}", fe.program_hash),
+        };
+        let d = Deriving {
+            site,
+            stage: k + 1,
+            front: &front,
+        };
+        let code = match fission::compile(&d, devices, backend_of) {
+            Ok(split) => (Arc::new(split) as Arc<dyn CompiledSite>, true),
+            Err(_) => {
+                let first = devices[0];
+                let body = &stage.body;
+                let code =
+                    first.enter(|| d.on(backend_of(first), WHOLE, body, &[], stage.ty.clone()))?;
+                (code, false)
+            }
+        };
+        codes.push(code);
+        captures.push((stage_name(k), stage.ty.clone()));
+    }
+    let split = codes.iter().filter(|(_, s)| *s).count();
+    if split == 0 {
+        return Err(why);
+    }
+    let last = match &staged.last {
+        Expr::Var(v) if *v == stage_name(staged.stages.len() - 1) => None,
+        body => {
+            let front = FrontEnd {
+                fused: body.clone(),
+                captures,
+                result: fe.result.clone(),
+                program_hash: format!("{}/last", fe.program_hash),
+            };
+            let d = Deriving {
+                site,
+                stage: 0,
+                front: &front,
+            };
+            let cpu = backend_of(Device::Cpu);
+            Some(d.on(cpu, LAST, body, &[], fe.result.clone())?)
+        }
+    };
+    Ok(StagedSite {
+        summary: format!(
+            "{} stages, {split} split across {}",
+            codes.len(),
+            names.join(", ")
+        ),
+        stages: codes,
+        last,
+        first: devices[0],
+        compile_ms: start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+impl CompiledSite for StagedSite {
+    fn summary(&self) -> String {
+        self.summary.clone()
+    }
+
+    fn compile_ms(&self) -> f64 {
+        self.compile_ms
+    }
+
+    fn run(&self, captures: &Marshal<'_>) -> Result<Run, String> {
+        if let ([(code, _)], None) = (&self.stages[..], &self.last) {
+            return code.run(captures);
+        }
+        let with = |words: &[u64]| Marshal {
+            words: words.to_vec(),
+            buffers: captures.buffers.clone(),
+            tensor_buffers: captures.tensor_buffers.clone(),
+            bytes: captures.bytes,
+            ..Marshal::default()
+        };
+        let mut words = captures.words.clone();
+        let mut kept = Vec::new();
+        let mut reports = Vec::new();
+        for (k, (code, split)) in self.stages.iter().enumerate() {
+            let m = with(&words);
+            let run = if *split {
+                code.run(&m)?
+            } else {
+                self.first.enter(|| code.run(&m))?
+            };
+            let on = if *split {
+                String::new()
+            } else {
+                format!(" on {}", self.first)
+            };
+            reports.push(format!("stage {k}{on}: {}", run.report));
+            words.extend_from_slice(&run.words);
+            kept.push(run);
+        }
+        let mut result = match &self.last {
+            Some(last) => last.run(&with(&words))?,
+            None => kept.pop().expect("a site has stages"),
+        };
+        // The stages' results the value points into live as long as it does.
+        for run in kept {
+            if result.words.iter().any(|&w| run.arena.owns(w as usize, 1)) {
+                result.arena.absorb(run.arena);
+            }
+        }
+        result.report = reports.join("; ");
+        Ok(result)
+    }
+}
