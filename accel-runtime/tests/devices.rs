@@ -251,19 +251,13 @@ fn what_does_not_split_runs_on_the_first_device_and_says_so() {
     }
     small_parts();
     let _one = one_at_a_time();
-    let is: Vec<usize> = (0..3_000).map(|k| (k * 7) % 3_001).collect();
-    let vs: Vec<i64> = (0..3_000).collect();
-    let dest = vec![-1i64; 3_001];
-    let written = on_both(|| accelerate!(scatter(&dest, &is, &vs)));
-    let mut expect = dest.clone();
-    for (i, v) in is.iter().zip(&vs) {
-        expect[*i] = *v;
-    }
-    assert_eq!(written, expect);
+    let t = Tensor::<i64>::zeros(&[3_000]);
+    on_both(|| accelerate!(parallel_loop(3_000, |i| t.set([i], i as i64 * 2))));
+    assert_eq!(t.to_vec(), (0..3_000).map(|i| i * 2).collect::<Vec<i64>>());
     let here = common::site_of(
         "devices.rs",
         include_str!("devices.rs"),
-        "scatter(&dest, &is, &vs)",
+        "t.set([i], i as i64 * 2)",
     );
     let stats = site_stats();
     let stat = stats
@@ -271,6 +265,33 @@ fn what_does_not_split_runs_on_the_first_device_and_says_so() {
         .find(|s| s.site == here)
         .expect("the site's stats");
     assert_eq!(stat.ran_on, RanOn::Cuda);
+}
+
+#[test]
+fn a_scatter_writes_every_parts_pairs() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for (n, m) in [(0usize, 4usize), (3_000, 3_001), (5_500, 2_000)] {
+            // Distinct indices (a permutation's prefix), some past the end (skipped).
+            let is: Vec<usize> = (0..n).map(|k| (k * 7919) % (n.max(m) + 1)).collect();
+            let vs: Vec<i64> = ints(n, 13);
+            let dest: Vec<i64> = ints(m, 14);
+            let mut expect = dest.clone();
+            for (&i, &v) in is.iter().zip(&vs) {
+                if i < m {
+                    expect[i] = v - 1;
+                }
+            }
+            let written = on(&devices, || {
+                accelerate!(scatter(&dest, &is, map(|v| v - 1, &vs)))
+            });
+            assert_eq!(written, expect, "n = {n}, m = {m} on {devices:?}");
+        }
+    }
 }
 
 #[test]

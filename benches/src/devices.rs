@@ -5,7 +5,8 @@
 //! a compiling one.
 //!
 //! `cargo run --release -p accel-bench --features cuda --bin devices -- --out benchmarks/results`
-//! (`--small`: small sizes, for the emulator: `ACCEL_CUDA_EMULATOR=1`).
+//! (`--small`: small sizes, for the emulator: `ACCEL_CUDA_EMULATOR=1`; `--only NAME`: one
+//! benchmark).
 
 use accel_bench::{median_ms, n_body_x_accel, write_results};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
@@ -20,6 +21,13 @@ fn main() -> Result<(), String> {
         .and_then(|i| args.get(i + 1))
         .cloned();
     let small = args.iter().any(|a| a == "--small");
+    // `--only NAME`: one benchmark (its name's start), for a trace of it.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| name.starts_with(o.as_str()));
     let gpus = match cuda::available().and_then(|()| cuda::gpu_count()) {
         Ok(n) => n,
         Err(e) => {
@@ -45,47 +53,53 @@ fn main() -> Result<(), String> {
     let mut table = String::from("| benchmark | size | devices | ms | vs GPU alone | max difference from one device |\n|---|---|---|---:|---:|---:|\n");
     let mut rows = Vec::new();
 
-    let side = if small { 64 } else { 4096 };
+    let side = if small { 128 } else { 4096 };
     let (w, h) = (side, side);
-    measure(
-        "mandelbrot",
-        &format!("{w}x{h}, 256 iterations"),
-        &lists,
-        runs,
-        || accelerate!(create(w * h, |k| mandel(k, w, h))),
-        |a, b| a.iter().zip(b).filter(|(p, q)| p != q).count() as f64 / a.len() as f64,
-        (&mut table, &mut rows),
-    );
+    wanted("mandelbrot").then(|| {
+        measure(
+            "mandelbrot",
+            &format!("{w}x{h}, 256 iterations"),
+            &lists,
+            runs,
+            || accelerate!(create(w * h, |k| mandel(k, w, h))),
+            |a, b| a.iter().zip(b).filter(|(p, q)| p != q).count() as f64 / a.len() as f64,
+            (&mut table, &mut rows),
+        )
+    });
     let bodies = if small { 256 } else { 65_536 };
     let [px, py, pz, pm] = accel_bench::bodies(bodies);
-    measure(
-        "n-body (x accelerations)",
-        &format!("{bodies} bodies"),
-        &lists,
-        runs,
-        || n_body_x_accel(&px, &py, &pz, &pm),
-        |a, b| max_rel(a, b),
-        (&mut table, &mut rows),
-    );
+    wanted("n-body").then(|| {
+        measure(
+            "n-body (x accelerations)",
+            &format!("{bodies} bodies"),
+            &lists,
+            runs,
+            || n_body_x_accel(&px, &py, &pz, &pm),
+            |a, b| max_rel(a, b),
+            (&mut table, &mut rows),
+        )
+    });
     let m = if small { 4096 } else { 1 << 24 };
     let (price, strike, years) = option_book(m);
-    measure(
-        "black-scholes",
-        &format!("{m} options"),
-        &lists,
-        runs,
-        || {
-            accelerate!(create(price.len(), |i| black_scholes_option(
-                price[i], strike[i], years[i]
-            )))
-        },
-        |a: &Vec<(f32, f32)>, b: &Vec<(f32, f32)>| {
-            let flat =
-                |v: &Vec<(f32, f32)>| v.iter().flat_map(|&(c, p)| [c, p]).collect::<Vec<f32>>();
-            max_rel(&flat(a), &flat(b))
-        },
-        (&mut table, &mut rows),
-    );
+    wanted("black-scholes").then(|| {
+        measure(
+            "black-scholes",
+            &format!("{m} options"),
+            &lists,
+            runs,
+            || {
+                accelerate!(create(price.len(), |i| black_scholes_option(
+                    price[i], strike[i], years[i]
+                )))
+            },
+            |a: &Vec<(f32, f32)>, b: &Vec<(f32, f32)>| {
+                let flat =
+                    |v: &Vec<(f32, f32)>| v.iter().flat_map(|&(c, p)| [c, p]).collect::<Vec<f32>>();
+                max_rel(&flat(a), &flat(b))
+            },
+            (&mut table, &mut rows),
+        )
+    });
     print!("{table}");
     if let Some(dir) = out {
         let preamble = format!(

@@ -49,6 +49,8 @@ struct Sliced {
 enum Combined {
     Concat,
     Reduce(Arc<dyn CompiledSite>),
+    /// A program over the parts' results concatenated (a scatter's pairs).
+    Apply(Arc<dyn CompiledSite>),
     /// The number of bins, and the merge of the initial bins with the parts' bins.
     Histogram {
         bins: Arc<dyn CompiledSite>,
@@ -119,6 +121,13 @@ pub fn compile(
         Combine::Reduce { partials: body } => {
             Combined::Reduce(d.on(cpu, COMBINE, body, &partials, split.elem.clone())?)
         }
+        Combine::Scatter { apply } => {
+            let pairs = Type::Seq(Box::new(match &split.part_result {
+                Type::Seq(e) => (**e).clone(),
+                t => t.clone(),
+            }));
+            Combined::Apply(d.on(cpu, COMBINE, apply, &[(PARTIALS, pairs)], elems.clone())?)
+        }
         Combine::Histogram { bins, merge } => Combined::Histogram {
             bins: d.on(cpu, BINS, bins, &[], usize_t.clone())?,
             merge: d.on(cpu, COMBINE, merge, &partials, elems.clone())?,
@@ -140,7 +149,11 @@ pub fn compile(
         length: d.on(cpu, LENGTH, &split.length, &[], usize_t)?,
         combine,
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
-        columns: scalar_columns(&split.elem)?,
+        // The parts' elements (a reduce's partial results; a scatter's pairs).
+        columns: scalar_columns(match &split.part_result {
+            Type::Seq(e) => e,
+            t => t,
+        })?,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
     })
 }
@@ -395,12 +408,12 @@ impl CompiledSite for FissionSite {
                 drop(keep);
                 return Ok(Run { report, ..run });
             }
-            Combined::Histogram { merge, .. } => {
-                let mut bins_arena = Arena::default();
-                let partials = self.concat(&runs, &mut bins_arena)?;
+            Combined::Histogram { merge: program, .. } | Combined::Apply(program) => {
+                let mut parts_arena = Arena::default();
+                let partials = self.concat(&runs, &mut parts_arena)?;
                 drop(runs);
-                let run = merge.run(&base.with(&partials, None, &[]))?;
-                drop(bins_arena);
+                let run = program.run(&base.with(&partials, None, &[]))?;
+                drop(parts_arena);
                 return Ok(Run { report, ..run });
             }
             Combined::Scan { carries, fixup } => {

@@ -77,6 +77,12 @@ pub enum Combine {
         /// `create(dest.len(), |b| fold of op over dest[b] and PARTIALS[c * m + b])`.
         merge: Expr,
     },
+    /// `scatter`: each part computes the (index, value) pairs of its range; `apply`
+    /// writes them ([`PARTIALS`], every part's pairs in order) into the destination.
+    Scatter {
+        /// `scatter(dest, PARTIALS.0, PARTIALS.1)`.
+        apply: Expr,
+    },
     /// `scan`: `carries` scans the parts' totals ([`PARTIALS`]); `fixup` combines each
     /// element after the first part with the carry into its part (captures: the site's,
     /// then [`SCANNED`], [`CARRIES`] and [`CHUNK`]).
@@ -302,6 +308,7 @@ fn tail_of<'a>(
         ParOp::Reduce | ParOp::Scan => &[2],
         ParOp::Filter => &[1],
         ParOp::ReduceByIndex => &[3, 4],
+        ParOp::Scatter => &[1, 2],
         other => {
             return Err(format!(
                 "`{}` is not split across devices yet",
@@ -424,9 +431,14 @@ fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
     if t.op == ParOp::Create {
         return block(t.prefix, ranged(&t.inputs[0]));
     }
+    if t.op == ParOp::Scatter {
+        return block(t.prefix, scatter_pairs(t, sliced));
+    }
     let mut args = t.args.to_vec();
     for x in &t.inputs {
-        args[x.arg.expect("an operation's input is an argument")] = ranged(x);
+        if let Some(k) = x.arg {
+            args[k] = ranged(x);
+        }
     }
     if t.op == ParOp::ReduceByIndex {
         args[0] = Expr::SeqRepeat(
@@ -442,6 +454,34 @@ fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
             loc: t.loc,
         },
     )
+}
+
+/// A scatter's part: the (index, value) pairs of its range, `create(HI - LO, |j| { let
+/// i = LO + j; (is[i], vs[i]) })`, which the combine writes into the destination.
+fn scatter_pairs(t: &Tail<'_>, sliced: &[String]) -> Expr {
+    let j = "accel#j";
+    let mut stmts = Vec::new();
+    let mut pair = Vec::new();
+    for x in &t.inputs {
+        let mut element = x.element.clone();
+        reindex(&mut element, sliced, &x.i, j);
+        stmts.push(let_usize(
+            &x.i,
+            binary(BinOp::Add, Expr::var(LO), Expr::var(j)),
+        ));
+        pair.push(element);
+    }
+    Expr::Par {
+        op: ParOp::Create,
+        args: vec![
+            binary(BinOp::Sub, Expr::var(HI), Expr::var(LO)),
+            Expr::Lambda {
+                params: vec![(Pat::bind(j), usize_ty())],
+                body: Box::new(block(&stmts, Expr::Tuple(pair))),
+            },
+        ],
+        loc: t.loc,
+    }
 }
 
 /// How the parts' results make the site's.
@@ -465,6 +505,33 @@ fn combine(t: &Tail<'_>) -> Combine {
             fixup: block(t.prefix, scan_fixup(&t.args[0], t.loc)),
         },
         ParOp::Filter => Combine::Filter,
+        ParOp::Scatter => {
+            let field = |f: &str| {
+                let k = "accel#k";
+                Expr::Par {
+                    op: ParOp::Create,
+                    args: vec![
+                        len_of(Expr::var(PARTIALS)),
+                        Expr::Lambda {
+                            params: vec![(Pat::bind(k), usize_ty())],
+                            body: Box::new(Expr::Field(
+                                Box::new(index(Expr::var(PARTIALS), Expr::var(k))),
+                                f.into(),
+                            )),
+                        },
+                    ],
+                    loc: t.loc,
+                }
+            };
+            let apply = Expr::Par {
+                op: ParOp::Scatter,
+                args: vec![t.args[0].clone(), field("0"), field("1")],
+                loc: t.loc,
+            };
+            Combine::Scatter {
+                apply: block(t.prefix, apply),
+            }
+        }
         ParOp::ReduceByIndex => Combine::Histogram {
             bins: block(t.prefix, len_of(t.args[0].clone())),
             merge: block(t.prefix, histogram_merge(t)),
@@ -572,6 +639,7 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
         part: part(&t, &sliced),
         part_result: match t.op {
             ParOp::Reduce => t.elem.clone(),
+            ParOp::Scatter => Type::Seq(Box::new(Type::Tuple(vec![usize_ty(), t.elem.clone()]))),
             _ => Type::Seq(Box::new(t.elem.clone())),
         },
         elem: t.elem.clone(),

@@ -181,13 +181,45 @@ fn what_is_not_split_says_why() {
         split(&two, &caps, &f32s()).unwrap_err(),
         "it runs parallel operations before its last one"
     );
+    let writes = Expr::par(
+        ParOp::ParallelLoop,
+        vec![
+            Expr::int(4),
+            Expr::Lambda {
+                params: vec![(Pat::bind("i"), usize_ty())],
+                body: Box::new(Expr::Tuple(vec![])),
+            },
+        ],
+    );
+    assert_eq!(
+        split(&writes, &caps, &Type::Unit).unwrap_err(),
+        "`parallel_loop` is not split across devices yet"
+    );
+    // A scatter's parts compute their (index, value) pairs; the combine writes them.
+    let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
+    let with_is = vec![("xs".to_string(), f32s()), ("is".to_string(), usizes)];
     let scatter = Expr::par(
         ParOp::Scatter,
         vec![Expr::var("xs"), Expr::var("is"), Expr::var("xs")],
     );
+    let s = split(&scatter, &with_is, &f32s()).unwrap();
     assert_eq!(
-        split(&scatter, &caps, &f32s()).unwrap_err(),
-        "`scatter` is not split across devices yet"
+        s.part_result,
+        Type::Seq(Box::new(Type::Tuple(vec![
+            usize_ty(),
+            Type::Scalar(ScalarType::F32)
+        ])))
+    );
+    // `xs` is also the destination: not sliced.
+    assert_eq!(s.sliced, vec!["is".to_string()]);
+    let Combine::Scatter { apply } = &s.combine else {
+        panic!("{:?}", s.combine)
+    };
+    assert!(
+        apply
+            .to_string()
+            .starts_with("(scatter xs (create (.len accel#partials)"),
+        "{apply}"
     );
     let nested = Type::Seq(Box::new(f32s()));
     let rows = map_of("xs", Expr::var("xs"));
