@@ -2,7 +2,7 @@
 """Draws the parts of one site's last run in an ACCEL_TRACE file as an SVG timeline: one
 lane per device, one bar per part (its range in the bar's title), so a reader sees which
 device ran what and where one waited.
-Usage: scripts/trace-timeline.py TRACE.json OUT.svg [SITE-SUBSTRING]"""
+Usage: scripts/trace-timeline.py TRACE.json OUT.svg [SITE-SUBSTRING] [--title TITLE]"""
 import json
 import sys
 
@@ -15,8 +15,14 @@ def events(path):
 
 
 def main():
-    trace, out = sys.argv[1], sys.argv[2]
-    only = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    title = None
+    if "--title" in args:
+        k = args.index("--title")
+        title = args[k + 1]
+        del args[k : k + 2]
+    trace, out = args[0], args[1]
+    only = args[2] if len(args) > 2 else None
     evs = events(trace)
     parts = [e for e in evs if e.get("cat") == "part"]
     # The last run of the site (of any site, without SITE-SUBSTRING) that ran parts.
@@ -33,17 +39,17 @@ def main():
         d = p["args"]["device"]
         if d not in devices:
             devices.append(d)
-    devices.sort(key=lambda d: (d != "cpu", d))
+    # Lanes in the order the trace first names them.
     t0 = min(p["ts"] for p in parts)
     t1 = max(p["ts"] + p["dur"] for p in parts)
-    width, lane, left, top = 900, 34, 80, 30
+    width, lane, left, top = 900, 34, 12 + 7 * max(len(d) for d in devices), 30
     scale = (width - left - 20) / max(t1 - t0, 1e-9)
     colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948"]
     height = top + lane * len(devices) + 40
     svg = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{left}" y="18">parts of one site by device; {len(parts)} parts, {(t1 - t0) / 1e3:.1f} ms</text>',
+        f'<text x="{left}" y="18">{title or "parts of one site by device"}; {len(parts)} parts, {(t1 - t0) / 1e3:.1f} ms</text>',
     ]
     for k, d in enumerate(devices):
         y = top + k * lane

@@ -81,20 +81,52 @@ mod tests {
     /// Two workers, the second twice as slow (sleeping, so the machine's load barely
     /// matters): the queue finishes within 10% of the balanced time, where an even split
     /// takes 1.5x; the best of three runs counts.
+    /// A part's span on a lane of the timeline: (lane, part, start, end) in microseconds.
+    type Span = (String, usize, f64, f64);
+
+    /// `ACCEL_BALANCE_TRACE=FILE`: the test's last queue run and its even split as trace
+    /// events, the timeline in the guide (`scripts/trace-timeline.py` draws it).
+    fn write_trace(spans: &[Span]) {
+        let Some(path) = std::env::var_os("ACCEL_BALANCE_TRACE") else {
+            return;
+        };
+        let events: Vec<serde_json::Value> = spans
+            .iter()
+            .map(|(lane, c, start, end)| {
+                serde_json::json!({
+                    "name": format!("part {c} on {lane}"), "cat": "part", "ph": "X",
+                    "pid": 1, "tid": 1, "ts": start, "dur": end - start,
+                    "args": { "device": lane, "lo": c * 1000, "hi": (c + 1) * 1000 },
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&events).expect("events serialize");
+        std::fs::write(path, text).expect("the trace file is written");
+    }
+
     #[test]
     fn a_device_twice_as_slow_takes_half_as_many_parts() {
         let (count, fast) = (30, Duration::from_millis(10));
         let cost = |w: usize| if w == 0 { fast } else { 2 * fast };
+        let lane = |w: usize| if w == 0 { "fast" } else { "slow (2x)" };
         // 30 parts at 1/10 + 1/20 parts a millisecond.
         let balanced = fast * 20;
         let mut best = Duration::MAX;
+        let spans = Mutex::new(Vec::<Span>::new());
         for _ in 0..3 {
+            spans.lock().unwrap().clear();
             let start = Instant::now();
+            let at = |t: Instant| t.duration_since(start).as_secs_f64() * 1e6;
             let done = run(
                 count,
                 2,
                 &|w, c| {
+                    let t = Instant::now();
                     std::thread::sleep(cost(w));
+                    spans
+                        .lock()
+                        .unwrap()
+                        .push((lane(w).into(), c, at(t), at(Instant::now())));
                     c
                 },
                 &|_| false,
@@ -107,13 +139,27 @@ mod tests {
         }
         let even = {
             let start = Instant::now();
+            let at = |t: Instant| t.duration_since(start).as_secs_f64() * 1e6;
+            let spans = &spans;
             std::thread::scope(|s| {
                 for w in 0..2 {
-                    s.spawn(move || (0..count / 2).for_each(|_| std::thread::sleep(cost(w))));
+                    s.spawn(move || {
+                        for k in 0..count / 2 {
+                            let t = Instant::now();
+                            std::thread::sleep(cost(w));
+                            let lane = format!("even split: {}", lane(w));
+                            let c = w * count / 2 + k;
+                            spans
+                                .lock()
+                                .unwrap()
+                                .push((lane, c, at(t), at(Instant::now())));
+                        }
+                    });
                 }
             });
             start.elapsed()
         };
+        write_trace(&spans.into_inner().unwrap());
         let (ratio, even_ratio) = (
             best.as_secs_f64() / balanced.as_secs_f64(),
             even.as_secs_f64() / balanced.as_secs_f64(),
