@@ -581,3 +581,40 @@ fn a_site_of_several_operations_splits_them_one_after_another() {
         }
     }
 }
+
+#[test]
+fn indices_and_values_of_different_lengths_fail_as_on_one_device() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let is: Vec<usize> = (0..3_000).map(|k| k % 5).collect();
+    let vs: Vec<i64> = (0..2_999).collect();
+    let dest = vec![0i64; 5];
+    let message = |e: AccelError| e.to_string().split_once(": ").map(|(_, m)| m.to_string());
+    let split = on_both(|| {
+        (
+            try_accelerate!(reduce_by_index(dest.clone(), |a, b| a + b, 0, &is, &vs)),
+            try_accelerate!(scatter(&dest, &is, &vs)),
+        )
+    });
+    let one = with_mode(Mode::Cpu, || {
+        (
+            try_accelerate!(reduce_by_index(dest.clone(), |a, b| a + b, 0, &is, &vs)),
+            try_accelerate!(scatter(&dest, &is, &vs)),
+        )
+    });
+    let histogram = message(split.0.unwrap_err());
+    assert_eq!(
+        histogram.as_deref(),
+        Some("reduce_by_index lengths differ: 3000 indices vs 2999 values")
+    );
+    assert_eq!(histogram, message(one.0.unwrap_err()));
+    let scattered = message(split.1.unwrap_err());
+    assert_eq!(
+        scattered.as_deref(),
+        Some("scatter lengths differ: 3000 indices vs 2999 values")
+    );
+    assert_eq!(scattered, message(one.1.unwrap_err()));
+}

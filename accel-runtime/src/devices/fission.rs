@@ -16,10 +16,11 @@ use super::derived::Deriving;
 use super::queue::{self, Done};
 use super::Device;
 use crate::backend::abi::{Arena, Marshal, Touch};
+use crate::backend::failure::{Failure, FailureKind};
 use crate::backend::layout::{self, size_of, Word};
 use crate::backend::{trace, Backend, CompiledSite, Run};
 use accel_ir::passes::fission::{self, Combine, CARRIES, CHUNK, HI, LO, PARTIALS, SCANNED};
-use accel_ir::{ScalarType, Type};
+use accel_ir::{ParOp, ScalarType, Type};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -29,6 +30,9 @@ pub struct FissionSite {
     parts: Vec<(Device, Arc<dyn CompiledSite>)>,
     /// The operation's size (on the CPU).
     length: Arc<dyn CompiledSite>,
+    /// What two inputs of different lengths are (the indices' and the values' of a
+    /// histogram or a scatter): the failure one device reports.
+    lengths_differ: Option<FailureKind>,
     combine: Combined,
     /// The captures each part gets only its range of.
     sliced: Vec<Sliced>,
@@ -93,6 +97,11 @@ pub fn compile(
     let start = Instant::now();
     let fe = d.front;
     let split = fission::split(&fe.fused, &fe.captures, &fe.result)?;
+    // One length, or the indices' and the values' (`reduce_by_index`, `scatter`).
+    let length_t = match &split.length {
+        accel_ir::Expr::Tuple(ns) => Type::Tuple(vec![Type::Scalar(ScalarType::Usize); ns.len()]),
+        _ => Type::Scalar(ScalarType::Usize),
+    };
     let usize_t = Type::Scalar(ScalarType::Usize);
     let elems = Type::Seq(Box::new(split.elem.clone()));
     let range = [(LO, usize_t.clone()), (HI, usize_t.clone())];
@@ -146,7 +155,12 @@ pub fn compile(
     };
     Ok(FissionSite {
         parts,
-        length: d.on(cpu, LENGTH, &split.length, &[], usize_t)?,
+        length: d.on(cpu, LENGTH, &split.length, &[], length_t)?,
+        lengths_differ: match split.op {
+            ParOp::ReduceByIndex => Some(FailureKind::HistogramLengths),
+            ParOp::Scatter => Some(FailureKind::ScatterLengths),
+            _ => None,
+        },
         combine,
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
         // The parts' elements (a reduce's partial results; a scatter's pairs).
@@ -372,7 +386,13 @@ impl CompiledSite for FissionSite {
     }
 
     fn run(&self, captures: &Marshal<'_>) -> Result<Run, String> {
-        let n = self.length.run(captures)?.words[0] as usize;
+        let lengths = self.length.run(captures)?.words;
+        let n = lengths[0] as usize;
+        if let (Some(kind), [a, b]) = (self.lengths_differ, &lengths[..]) {
+            if a != b {
+                return Err(Failure::new(kind, *a, *b).describe());
+            }
+        }
         let chunk = self.chunk(captures, n)?;
         let base = Base::of(captures);
         let parts = self.run_parts(&base, n, chunk);

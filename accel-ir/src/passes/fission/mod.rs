@@ -39,8 +39,12 @@ pub const CHUNK: &str = "accel#chunk";
 /// A site split into programs the device scheduler runs.
 #[derive(Debug, Clone)]
 pub struct Split {
-    /// The size of the operation's index space (`usize`), from the site's captures.
+    /// The size of the operation's index space (`usize`), from the site's captures; for an
+    /// operation of two inputs (`reduce_by_index`, `scatter`: indices and values) the
+    /// tuple of their lengths, which must be equal.
     pub length: Expr,
+    /// The operation split (which names the lengths that differ).
+    pub op: ParOp,
     /// The operation over the indices `LO..HI`, from the site's captures, `LO` and `HI`.
     pub part: Expr,
     /// The part program's result type.
@@ -265,19 +269,14 @@ struct Tail<'a> {
 }
 
 impl Tail<'_> {
-    /// The size of the index space: the inputs' length (checked equal).
+    /// The size of the index space: the input's length; for several inputs, a tuple of
+    /// their lengths, which the runtime checks are equal (naming the operation, as it
+    /// does on one device).
     fn length(&self) -> Expr {
-        let mut n = self.inputs[0].n.clone();
-        for other in &self.inputs[1..] {
-            if other.n != n {
-                n = Expr::Assoc {
-                    ty: "accel".into(),
-                    func: "same_len".into(),
-                    args: vec![n, other.n.clone()],
-                };
-            }
+        match &self.inputs[..] {
+            [one] => one.n.clone(),
+            all => Expr::Tuple(all.iter().map(|x| x.n.clone()).collect()),
         }
-        n
     }
 }
 
@@ -636,6 +635,7 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
     let sliced = sliced(&t, captures);
     Ok(Split {
         length: block(t.prefix, t.length()),
+        op: t.op,
         part: part(&t, &sliced),
         part_result: match t.op {
             ParOp::Reduce => t.elem.clone(),
