@@ -618,3 +618,53 @@ fn indices_and_values_of_different_lengths_fail_as_on_one_device() {
     );
     assert_eq!(scattered, message(one.1.unwrap_err()));
 }
+
+#[test]
+fn rows_made_by_create_concatenate_row_by_row() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for n in [0usize, 999, 2_345] {
+            let rows: Vec<Vec<i64>> = (0..n).map(|i| ints(3, i as u64)).collect();
+            let doubled: Vec<Vec<i64>> = rows
+                .iter()
+                .map(|r| r.iter().map(|x| x * 2).collect())
+                .collect();
+            let made: Vec<Vec<usize>> = (0..n)
+                .map(|i| (0..4).map(|j| i * 4 + j).collect())
+                .collect();
+            let (d, m) = on(&devices, || {
+                (
+                    accelerate!(map(|row| map(|x| x * 2, &row), &rows)),
+                    accelerate!(create(n, |i| create(4, |j| i * 4 + j))),
+                )
+            });
+            assert_eq!(d, doubled, "n = {n} on {devices:?}");
+            assert_eq!(m, made, "n = {n} on {devices:?}");
+        }
+    }
+    // Rows of one length in each part, of another in later parts: irregular, as on one
+    // device.
+    let split = on_both(|| {
+        try_accelerate!(create(3_000, |i| create(
+            if i < 2_000 { 2 } else { 3 },
+            |j| j
+        )))
+    });
+    let one = with_mode(Mode::Cpu, || {
+        try_accelerate!(create(3_000, |i| create(
+            if i < 2_000 { 2 } else { 3 },
+            |j| j
+        )))
+    });
+    let message = |e: AccelError| e.to_string().split_once(": ").map(|(_, m)| m.to_string());
+    let split = message(split.unwrap_err());
+    assert_eq!(
+        split.as_deref(),
+        Some("a produced sequence of sequences is irregular: row 0 has 2 elements, another row 3")
+    );
+    assert_eq!(split, message(one.unwrap_err()));
+}

@@ -36,15 +36,22 @@ pub struct FissionSite {
     combine: Combined,
     /// The captures each part gets only its range of.
     sliced: Vec<Sliced>,
-    /// The scalar type of each column of the result's elements.
+    /// The scalar type of each column of the parts' elements (of their rows' elements,
+    /// when they are rows).
     columns: Vec<ScalarType>,
+    /// Whether the parts' elements are rows (`create` of rows).
+    rows: bool,
     compile_ms: f64,
 }
 
 /// A capture handed to each part as its range `lo..hi` only.
 struct Sliced {
-    /// Its first word among the captures' (its length; its columns follow).
+    /// Its first word among the captures' (its length; its columns follow, after its
+    /// rows' length for rows).
     word: usize,
+    /// Whether its elements are rows (of one length: a row of the range is that many
+    /// elements of each column).
+    rows: bool,
     /// Its columns' element sizes.
     sizes: Vec<usize>,
 }
@@ -163,9 +170,13 @@ pub fn compile(
         },
         combine,
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
-        // The parts' elements (a reduce's partial results; a scatter's pairs).
+        // The parts' elements (a reduce's partial results; a scatter's pairs; rows).
+        rows: matches!(&split.part_result, Type::Seq(e) if matches!(**e, Type::Seq(_))),
         columns: scalar_columns(match &split.part_result {
-            Type::Seq(e) => e,
+            Type::Seq(e) => match &**e {
+                Type::Seq(r) => r,
+                e => e,
+            },
             t => t,
         })?,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
@@ -190,8 +201,12 @@ fn sliced_captures(captures: &[(String, Type)], sliced: &[String]) -> Result<Vec
             let Type::Seq(e) = t else {
                 return Err(format!("`{name}` is sliced but is a {t}"));
             };
+            let (rows, e) = match &**e {
+                Type::Seq(r) => (true, &**r),
+                e => (false, e),
+            };
             let sizes = scalar_columns(e)?.into_iter().map(size_of).collect();
-            out.push(Sliced { word, sizes });
+            out.push(Sliced { word, rows, sizes });
         }
         word += layout::words(t)?.len();
     }
@@ -241,8 +256,13 @@ impl Base {
         if let Some((lo, hi)) = range {
             for s in sliced {
                 words[s.word] = (hi - lo) as u64;
+                let (first, per_row) = if s.rows {
+                    (s.word + 2, words[s.word + 1] as usize)
+                } else {
+                    (s.word + 1, 1)
+                };
                 for (k, size) in s.sizes.iter().enumerate() {
-                    words[s.word + 1 + k] += (lo * size) as u64;
+                    words[first + k] += (lo * per_row * size) as u64;
                 }
             }
         }
@@ -314,8 +334,23 @@ impl FissionSite {
     /// Concatenates sequence results (each `[len, columns...]`) into new columns of
     /// `arena`: the words of the whole.
     fn concat(&self, runs: &[Run], arena: &mut Arena) -> Result<Vec<u64>, String> {
-        let total: usize = runs.iter().map(|r| r.words[0] as usize).sum();
-        let mut words = vec![total as u64];
+        let rows: usize = runs.iter().map(|r| r.words[0] as usize).sum();
+        let mut words = vec![rows as u64];
+        // Rows: every part's rows are as long as the first non-empty part's (else the
+        // result is irregular, as one device would find it).
+        let per_row = if self.rows {
+            let mut lengths = runs.iter().filter(|r| r.words[0] > 0).map(|r| r.words[1]);
+            let first = lengths.next().unwrap_or(0);
+            if let Some(other) = lengths.find(|&l| l != first) {
+                return Err(Failure::new(FailureKind::Irregular, first, other).describe());
+            }
+            words.push(first);
+            first as usize
+        } else {
+            1
+        };
+        let total = rows * per_row;
+        let first_column = if self.rows { 2 } else { 1 };
         for (k, s) in self.columns.iter().enumerate() {
             let size = size_of(*s);
             let dst = if total == 0 {
@@ -331,13 +366,13 @@ impl FissionSite {
             }
             let mut at = 0;
             for r in runs {
-                let bytes = r.words[0] as usize * size;
+                let bytes = r.words[0] as usize * per_row * size;
                 if bytes > 0 {
-                    // SAFETY: the part's column holds `len` elements of `size` bytes; `dst`
-                    // has room for `total` of them and this part's go at `at`.
+                    // SAFETY: the part's column holds `len * per_row` elements of `size`
+                    // bytes; `dst` has room for `total` of them and this part's go at `at`.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
-                            r.words[1 + k] as *const u8,
+                            r.words[first_column + k] as *const u8,
                             dst.add(at),
                             bytes,
                         )

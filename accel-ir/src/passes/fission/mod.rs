@@ -52,7 +52,7 @@ pub struct Split {
     /// The element type of the result (of a `reduce`'s operands: its result).
     pub elem: Type,
     /// The captures handed to a part as `xs[lo..hi]` (their names; sequences of flat
-    /// elements).
+    /// elements or of rows of them).
     pub sliced: Vec<String>,
     /// How the parts' results make the site's.
     pub combine: Combine,
@@ -343,9 +343,12 @@ fn tail_of<'a>(
     }) else {
         return Err(format!("its result is a {result}"));
     };
-    if !flat(&elem) {
+    // A `create` may make rows (a regular sequence of sequences: parts concatenate row
+    // by row); every other operation's elements are flat.
+    let rows = *op == ParOp::Create && matches!(&*elem, Type::Seq(e) if flat(e));
+    if !flat(&elem) && !rows {
         return Err(format!(
-            "its elements are {elem} (only flat elements are split)"
+            "its elements are {elem} (only flat elements, and rows of them made by `create`, are split)"
         ));
     }
     if inputs.iter().any(|x| has_par(&x.n)) {
@@ -387,7 +390,7 @@ fn sliced(t: &Tail<'_>, captures: &[(String, Type)]) -> Vec<String> {
     captures
         .iter()
         .filter(|(x, ty)| {
-            matches!(ty, Type::Seq(e) if flat(e))
+            matches!(ty, Type::Seq(e) if flat(e) || matches!(&**e, Type::Seq(r) if flat(r)))
                 && bounded.contains(x)
                 && elsewhere.iter().all(|e| uses(e, x, "").0 == 0)
                 && t.inputs.iter().all(|input| {
