@@ -405,85 +405,70 @@ fn sliced(t: &Tail<'_>, captures: &[(String, Type)]) -> Vec<String> {
         .collect()
 }
 
-/// The operation over `LO..HI`: index `j` of the part is `i = LO + j` of the whole, and
-/// a sliced capture is read at `j`. A histogram's part starts from bins of `ne`.
-fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
-    let j = "accel#j";
-    let ranged = |x: &Input| {
-        let mut element = x.element.clone();
-        reindex(&mut element, sliced, &x.i, j);
-        Expr::Par {
-            op: ParOp::Create,
-            args: vec![
-                binary(BinOp::Sub, Expr::var(HI), Expr::var(LO)),
-                Expr::Lambda {
-                    params: vec![(Pat::bind(j), usize_ty())],
-                    body: Box::new(block(
-                        &[let_usize(
-                            &x.i,
-                            binary(BinOp::Add, Expr::var(LO), Expr::var(j)),
-                        )],
-                        element,
-                    )),
-                },
-            ],
-            loc: t.loc,
-        }
-    };
-    if t.op == ParOp::Create {
-        return block(t.prefix, ranged(&t.inputs[0]));
-    }
-    if t.op == ParOp::Scatter {
-        return block(t.prefix, scatter_pairs(t, sliced));
-    }
-    let mut args = t.args.to_vec();
-    for x in &t.inputs {
-        if let Some(k) = x.arg {
-            args[k] = ranged(x);
-        }
-    }
-    if t.op == ParOp::ReduceByIndex {
-        args[0] = Expr::SeqRepeat(
-            Box::new(t.args[2].clone()),
-            Box::new(len_of(t.args[0].clone())),
-        );
-    }
-    block(
-        t.prefix,
-        Expr::Par {
-            op: t.op,
-            args,
-            loc: t.loc,
-        },
-    )
+/// The part's index.
+const J: &str = "accel#j";
+
+/// An input's element over the part's range: `let i = LO + j;` and the element, reading
+/// a sliced capture at `j`.
+fn ranged(x: &Input, sliced: &[String]) -> (Stmt, Expr) {
+    let mut element = x.element.clone();
+    reindex(&mut element, sliced, &x.i, J);
+    let i = let_usize(&x.i, binary(BinOp::Add, Expr::var(LO), Expr::var(J)));
+    (i, element)
 }
 
-/// A scatter's part: the (index, value) pairs of its range, `create(HI - LO, |j| { let
-/// i = LO + j; (is[i], vs[i]) })`, which the combine writes into the destination.
-fn scatter_pairs(t: &Tail<'_>, sliced: &[String]) -> Expr {
-    let j = "accel#j";
-    let mut stmts = Vec::new();
-    let mut pair = Vec::new();
-    for x in &t.inputs {
-        let mut element = x.element.clone();
-        reindex(&mut element, sliced, &x.i, j);
-        stmts.push(let_usize(
-            &x.i,
-            binary(BinOp::Add, Expr::var(LO), Expr::var(j)),
-        ));
-        pair.push(element);
-    }
+/// `create(HI - LO, |j| { stmts; element })`.
+fn over_range(stmts: &[Stmt], element: Expr, loc: crate::Loc) -> Expr {
     Expr::Par {
         op: ParOp::Create,
         args: vec![
             binary(BinOp::Sub, Expr::var(HI), Expr::var(LO)),
             Expr::Lambda {
-                params: vec![(Pat::bind(j), usize_ty())],
-                body: Box::new(block(&stmts, Expr::Tuple(pair))),
+                params: vec![(Pat::bind(J), usize_ty())],
+                body: Box::new(block(stmts, element)),
             },
         ],
-        loc: t.loc,
+        loc,
     }
+}
+
+/// The operation over `LO..HI`: index `j` of the part is `i = LO + j` of the whole, and
+/// a sliced capture is read at `j`. A histogram's part starts from bins of `ne`; a
+/// scatter's part is the (index, value) pairs of its range, `create(HI - LO, |j| { let
+/// i = LO + j; (is[i], vs[i]) })`, which the combine writes into the destination.
+fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
+    let input = |x: &Input| {
+        let (i, element) = ranged(x, sliced);
+        over_range(&[i], element, t.loc)
+    };
+    let whole = match t.op {
+        ParOp::Create => input(&t.inputs[0]),
+        ParOp::Scatter => {
+            let (lets, pair): (Vec<Stmt>, Vec<Expr>) =
+                t.inputs.iter().map(|x| ranged(x, sliced)).unzip();
+            over_range(&lets, Expr::Tuple(pair), t.loc)
+        }
+        op => {
+            let mut args = t.args.to_vec();
+            for x in &t.inputs {
+                if let Some(k) = x.arg {
+                    args[k] = input(x);
+                }
+            }
+            if op == ParOp::ReduceByIndex {
+                args[0] = Expr::SeqRepeat(
+                    Box::new(t.args[2].clone()),
+                    Box::new(len_of(t.args[0].clone())),
+                );
+            }
+            Expr::Par {
+                op,
+                args,
+                loc: t.loc,
+            }
+        }
+    };
+    block(t.prefix, whole)
 }
 
 /// How the parts' results make the site's.
