@@ -668,3 +668,40 @@ fn rows_made_by_create_concatenate_row_by_row() {
     );
     assert_eq!(split, message(one.unwrap_err()));
 }
+
+/// The child of `accel_devices_splits_sites_of_a_whole_process`.
+#[test]
+#[ignore]
+fn environment_child() {
+    let xs: Vec<i64> = (0..20_000).collect();
+    let s = accelerate!(reduce(|a, b| a + b, 0, map(|x| x * 3, &xs)));
+    println!("sum {s}");
+}
+
+#[test]
+fn accel_devices_splits_sites_of_a_whole_process() {
+    if !common::emulator_present() {
+        return;
+    }
+    let env = [
+        ("ACCEL_DEVICES", "cuda:0, cuda:1, cpu"),
+        ("ACCEL_CUDA_EMULATOR", "1"),
+        ("ACCEL_CUDA_EMULATOR_DEVICES", "2"),
+        ("ACCEL_DEVICE_CHUNK", "5000"),
+        ("ACCEL_LOG", "1"),
+    ];
+    let (ok, out, err) = common::run_child("environment_child", &env);
+    assert!(ok, "{err}");
+    assert!(out.contains("sum 599970000"), "{out}");
+    let site = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "map(|x| x * 3, &xs)",
+    );
+    assert!(
+        err.contains(&format!("{site}: devices: compiled"))
+            && err.contains("(split across cuda:0, cuda:1, cpu)"),
+        "{err}"
+    );
+    assert!(err.contains("4 parts of up to 5000 (cuda:0 "), "{err}");
+}

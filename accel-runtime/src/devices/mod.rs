@@ -52,7 +52,8 @@ impl Device {
     }
 
     /// Parses a list as `ACCEL_DEVICES` takes it: `cpu`, `cuda` (the first GPU),
-    /// `cuda:N`, or `all` (the CPU and every GPU this build can use), separated by commas.
+    /// `cuda:N`, or `all` (every GPU this build can use, then the CPU), separated by
+    /// commas.
     pub fn parse_list(list: &str) -> Result<Vec<Device>, String> {
         let mut devices = Vec::new();
         for word in list.split(',').map(str::trim) {
@@ -103,15 +104,13 @@ impl Device {
     }
 }
 
-/// The CPU, and every GPU that is usable.
+/// Every GPU that is usable, then the CPU (the first device listed starts with the first
+/// part: a GPU, where there is one).
 fn all() -> Vec<Device> {
     #[cfg(feature = "cuda")]
     if crate::cuda::available().is_ok() {
         let count = crate::cuda::gpu_count().unwrap_or(1);
-        return [Device::Cpu]
-            .into_iter()
-            .chain((0..count).map(Device::Cuda))
-            .collect();
+        return (0..count).map(Device::Cuda).chain([Device::Cpu]).collect();
     }
     vec![Device::Cpu]
 }
