@@ -251,13 +251,17 @@ fn what_does_not_split_runs_on_the_first_device_and_says_so() {
     }
     small_parts();
     let _one = one_at_a_time();
+    // Each iteration writes a row, but not provably its own (`2_999 - i`).
     let t = Tensor::<i64>::zeros(&[3_000]);
-    on_both(|| accelerate!(parallel_loop(3_000, |i| t.set([i], i as i64 * 2))));
-    assert_eq!(t.to_vec(), (0..3_000).map(|i| i * 2).collect::<Vec<i64>>());
+    on_both(|| accelerate!(parallel_loop(3_000, |i| t.set([2_999 - i], i as i64 * 2))));
+    assert_eq!(
+        t.to_vec(),
+        (0..3_000).rev().map(|i| i * 2).collect::<Vec<i64>>()
+    );
     let here = common::site_of(
         "devices.rs",
         include_str!("devices.rs"),
-        "t.set([i], i as i64 * 2)",
+        "t.set([2_999 - i], i as i64 * 2)",
     );
     let stats = site_stats();
     let stat = stats
@@ -704,4 +708,37 @@ fn accel_devices_splits_sites_of_a_whole_process() {
         "{err}"
     );
     assert!(err.contains("4 parts of up to 5000 (cuda:0 "), "{err}");
+}
+
+#[test]
+fn a_loop_whose_iterations_write_their_own_rows_splits_by_rows() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for n in [1usize, 999, 3_210] {
+            let xs = ints(n, 15);
+            // Rows of a matrix (the ODE case study's shape) and a vector, written by the
+            // iteration of their index; every part's rows land, whichever device ran it.
+            let m = Tensor::<i64>::zeros(&[n, 3]);
+            let v = Tensor::<i64>::zeros(&[n]);
+            on(&devices, || {
+                accelerate!(parallel_loop(n, |i| {
+                    for j in 0..3 {
+                        m.set([i, j], xs[i] * 10 + j as i64);
+                    }
+                    v.set([i], xs[i] - 1);
+                }))
+            });
+            let expect_m: Vec<i64> = xs
+                .iter()
+                .flat_map(|x| (0..3).map(move |j| x * 10 + j))
+                .collect();
+            let expect_v: Vec<i64> = xs.iter().map(|x| x - 1).collect();
+            assert_eq!(m.to_vec(), expect_m, "n = {n} on {devices:?}");
+            assert_eq!(v.to_vec(), expect_v, "n = {n} on {devices:?}");
+        }
+    }
 }

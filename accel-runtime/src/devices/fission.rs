@@ -36,6 +36,9 @@ pub struct FissionSite {
     combine: Combined,
     /// The captures each part gets only its range of.
     sliced: Vec<Sliced>,
+    /// The first word and element size of each captured tensor a loop's parts write,
+    /// each only its range's rows.
+    written: Vec<(usize, usize)>,
     /// The scalar type of each column of the parts' elements (of their rows' elements,
     /// when they are rows).
     columns: Vec<ScalarType>,
@@ -59,6 +62,8 @@ struct Sliced {
 /// The combine programs (on the CPU).
 enum Combined {
     Concat,
+    /// A loop's parts wrote their rows in place.
+    Nothing,
     Reduce(Arc<dyn CompiledSite>),
     /// A program over the parts' results concatenated (a scatter's pairs).
     Apply(Arc<dyn CompiledSite>),
@@ -134,6 +139,7 @@ pub fn compile(
     let partials = [(PARTIALS, elems.clone())];
     let combine = match &split.combine {
         Combine::Concat | Combine::Filter => Combined::Concat,
+        Combine::Nothing => Combined::Nothing,
         Combine::Reduce { partials: body } => {
             Combined::Reduce(d.on(cpu, COMBINE, body, &partials, split.elem.clone())?)
         }
@@ -170,6 +176,7 @@ pub fn compile(
         },
         combine,
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
+        written: written_tensors(&fe.captures, &split.written)?,
         // The parts' elements (a reduce's partial results; a scatter's pairs; rows).
         rows: matches!(&split.part_result, Type::Seq(e) if matches!(**e, Type::Seq(_))),
         columns: scalar_columns(match &split.part_result {
@@ -190,6 +197,28 @@ fn resident<T>(f: impl FnOnce() -> T) -> T {
     return crate::cuda::with_resident_inputs(f);
     #[cfg(not(feature = "cuda"))]
     f()
+}
+
+/// Where the `written` tensors' words are among `captures`', with their elements' size.
+fn written_tensors(
+    captures: &[(String, Type)],
+    written: &[String],
+) -> Result<Vec<(usize, usize)>, String> {
+    let mut out = Vec::new();
+    let mut word = 0;
+    for (name, t) in captures {
+        if written.contains(name) {
+            let Type::Tensor(e) = t else {
+                return Err(format!("`{name}` is written as a tensor but is a {t}"));
+            };
+            let [s] = scalar_columns(e)?[..] else {
+                return Err(format!("`{name}` is a tensor of {e}"));
+            };
+            out.push((word, size_of(s)));
+        }
+        word += layout::words(t)?.len();
+    }
+    Ok(out)
 }
 
 /// Where the `sliced` captures' words are among `captures`', with their columns' sizes.
@@ -281,12 +310,29 @@ impl FissionSite {
     /// Runs parts `0..count` of `chunk` elements (the last shorter) from one queue, each
     /// device taking the next part when it is free.
     fn run_parts(&self, base: &Base, n: usize, chunk: usize) -> Done<Result<Run, String>> {
+        // A loop's GPU parts read the tensors from copies made now, before any part
+        // writes them.
+        let gpus = self.parts.iter().any(|(d, _)| matches!(d, Device::Cuda(_)));
+        let copies: Vec<(usize, Vec<u8>)> = if gpus && !self.written.is_empty() {
+            base.tensor_buffers
+                .iter()
+                .map(|&(b, bytes)| {
+                    // SAFETY: the caller's marshal holds the buffer's lock for the call; it
+                    // has `bytes` bytes, and no part runs yet.
+                    let data = unsafe { std::slice::from_raw_parts(b as *const u8, bytes) };
+                    (b, data.to_vec())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let part = |w: usize, c: usize| {
             let (device, code) = &self.parts[w];
             let (lo, hi) = (c * chunk, n.min((c + 1) * chunk));
             let m = base.with(&[lo as u64, hi as u64], Some((lo, hi)), &self.sliced);
             let traced = trace::enabled().then(Instant::now);
-            let run = device.enter(|| code.run(&m));
+            let run = device
+                .enter(|| self.write_back(*device, &m.words, (lo, hi), &copies, || code.run(&m)));
             if let Some(t) = traced {
                 trace::complete(
                     &format!("part {c} on {device}"),
@@ -329,6 +375,46 @@ impl FissionSite {
         let m = bins.run(captures)?.words[0] as usize;
         let parts = (n / m.max(1)).max(1);
         Ok(chunk.max(n.div_ceil(parts)))
+    }
+
+    /// Runs `f`, a part over `lo..hi` on `device`: on a GPU, the tensors a loop writes are
+    /// copied to it from `copies` (made before the parts started: other devices write the
+    /// buffers meanwhile) and back for the rows `lo..hi` only (the other rows are other
+    /// parts').
+    fn write_back<T>(
+        &self,
+        device: Device,
+        words: &[u64],
+        (lo, hi): (usize, usize),
+        copies: &[(usize, Vec<u8>)],
+        f: impl FnOnce() -> T,
+    ) -> T {
+        #[cfg(feature = "cuda")]
+        if matches!(device, Device::Cuda(_)) && !self.written.is_empty() {
+            let write_back = self
+                .written
+                .iter()
+                .map(|&(at, size)| {
+                    let (ptr, rank) = (words[at] as usize, words[at + 1] as usize);
+                    let dims = &words[at + 2..at + 2 + rank.min(crate::backend::abi::MAX_RANK)];
+                    let rows = dims.first().map_or(0, |&d| d as usize);
+                    let row: usize = dims.iter().skip(1).map(|&d| d as usize).product();
+                    let bytes = row * size;
+                    (ptr + lo.min(rows) * bytes, ptr + hi.min(rows) * bytes)
+                })
+                .collect();
+            let upload_from = copies
+                .iter()
+                .map(|(base, c)| (*base, c.as_ptr() as usize))
+                .collect();
+            let io = crate::cuda::PartTensors {
+                write_back,
+                upload_from,
+            };
+            return crate::cuda::with_part_tensors(io, f);
+        }
+        let _ = (device, words, lo, hi, copies);
+        f()
     }
 
     /// Concatenates sequence results (each `[len, columns...]`) into new columns of
@@ -451,6 +537,7 @@ impl CompiledSite for FissionSite {
         let mut arena = Arena::default();
         let words = match &self.combine {
             Combined::Concat => self.concat(&runs, &mut arena)?,
+            Combined::Nothing => Vec::new(),
             Combined::Reduce(partials) => {
                 let mut keep = Vec::new();
                 let cols = columns_of(

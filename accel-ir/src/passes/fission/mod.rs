@@ -56,6 +56,10 @@ pub struct Split {
     pub sliced: Vec<String>,
     /// How the parts' results make the site's.
     pub combine: Combine,
+    /// The captured tensors a `parallel_loop` writes: each iteration only the row of its
+    /// index (every `set` indexes the tensor's first axis with the loop's index), so a
+    /// part writes only its range's rows.
+    pub written: Vec<String>,
 }
 
 /// How the parts' results make the site's result.
@@ -63,6 +67,8 @@ pub struct Split {
 pub enum Combine {
     /// `create`, `map`, `map2`: the parts' sequences, concatenated in index order.
     Concat,
+    /// `parallel_loop`: the parts write their rows of the tensors in place; no value.
+    Nothing,
     /// `filter`: the parts' sequences, concatenated in index order (of uneven lengths).
     Filter,
     /// `reduce`: `reduce` is this program over the parts' results ([`PARTIALS`], a
@@ -303,7 +309,7 @@ fn tail_of<'a>(
         return Err("it does not end in a parallel operation".into());
     };
     let input_args: &[usize] = match op {
-        ParOp::Create => &[],
+        ParOp::Create | ParOp::ParallelLoop => &[],
         ParOp::Reduce | ParOp::Scan => &[2],
         ParOp::Filter => &[1],
         ParOp::ReduceByIndex => &[3, 4],
@@ -315,12 +321,17 @@ fn tail_of<'a>(
             ))
         }
     };
-    let inputs = if *op == ParOp::Create {
-        let (n, i, e) = delayed(tail).ok_or("its `create` does not name its index")?;
+    let inputs = if matches!(op, ParOp::Create | ParOp::ParallelLoop) {
+        let Some((Pat::Bind { name: i, .. }, e)) = (match &args[1] {
+            Expr::Lambda { params, body } if params.len() == 1 => Some((&params[0].0, &**body)),
+            _ => None,
+        }) else {
+            return Err(format!("its `{}` does not name its index", op.name()));
+        };
         vec![Input {
             arg: None,
-            n: n.clone(),
-            i: i.to_string(),
+            n: args[0].clone(),
+            i: i.clone(),
             element: e.clone(),
         }]
     } else {
@@ -339,6 +350,8 @@ fn tail_of<'a>(
     };
     let Type::Seq(elem) = (match op {
         ParOp::Reduce => Type::Seq(Box::new(result.clone())),
+        // A loop's iterations make no value: what they write is the result.
+        ParOp::ParallelLoop => Type::Seq(Box::new(Type::Unit)),
         _ => result.clone(),
     }) else {
         return Err(format!("its result is a {result}"));
@@ -346,7 +359,7 @@ fn tail_of<'a>(
     // A `create` may make rows (a regular sequence of sequences: parts concatenate row
     // by row); every other operation's elements are flat.
     let rows = *op == ParOp::Create && matches!(&*elem, Type::Seq(e) if flat(e));
-    if !flat(&elem) && !rows {
+    if !flat(&elem) && !rows && *op != ParOp::ParallelLoop {
         return Err(format!(
             "its elements are {elem} (only flat elements, and rows of them made by `create`, are split)"
         ));
@@ -417,10 +430,10 @@ fn ranged(x: &Input, sliced: &[String]) -> (Stmt, Expr) {
     (i, element)
 }
 
-/// `create(HI - LO, |j| { stmts; element })`.
-fn over_range(stmts: &[Stmt], element: Expr, loc: crate::Loc) -> Expr {
+/// `create(HI - LO, |j| { stmts; element })` (or a `parallel_loop` over the range).
+fn over_range(op: ParOp, stmts: &[Stmt], element: Expr, loc: crate::Loc) -> Expr {
     Expr::Par {
-        op: ParOp::Create,
+        op,
         args: vec![
             binary(BinOp::Sub, Expr::var(HI), Expr::var(LO)),
             Expr::Lambda {
@@ -439,14 +452,18 @@ fn over_range(stmts: &[Stmt], element: Expr, loc: crate::Loc) -> Expr {
 fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
     let input = |x: &Input| {
         let (i, element) = ranged(x, sliced);
-        over_range(&[i], element, t.loc)
+        over_range(ParOp::Create, &[i], element, t.loc)
     };
     let whole = match t.op {
         ParOp::Create => input(&t.inputs[0]),
+        ParOp::ParallelLoop => {
+            let (i, body) = ranged(&t.inputs[0], sliced);
+            over_range(ParOp::ParallelLoop, &[i], body, t.loc)
+        }
         ParOp::Scatter => {
             let (lets, pair): (Vec<Stmt>, Vec<Expr>) =
                 t.inputs.iter().map(|x| ranged(x, sliced)).unzip();
-            over_range(&lets, Expr::Tuple(pair), t.loc)
+            over_range(ParOp::Create, &lets, Expr::Tuple(pair), t.loc)
         }
         op => {
             let mut args = t.args.to_vec();
@@ -492,6 +509,7 @@ fn combine(t: &Tail<'_>) -> Combine {
             fixup: block(t.prefix, scan_fixup(&t.args[0], t.loc)),
         },
         ParOp::Filter => Combine::Filter,
+        ParOp::ParallelLoop => Combine::Nothing,
         ParOp::Scatter => {
             let field = |f: &str| {
                 let k = "accel#k";
@@ -616,23 +634,69 @@ fn scan_fixup(op: &Expr, loc: crate::Loc) -> Expr {
     }
 }
 
+/// The captured tensors a loop's iterations write, where each writes only the row of its
+/// index: every `t.set([i, ..], v)` names a captured tensor and indexes its first axis
+/// with the loop's index `i`. Otherwise the loop is not split.
+fn own_rows(body: &Input, captures: &[(String, Type)]) -> Result<Vec<String>, String> {
+    let mut written = Vec::new();
+    let mut why = None;
+    body.element.walk(&mut |e| {
+        let Expr::Method { recv, method, args } = e else {
+            return;
+        };
+        if method != "set" {
+            return;
+        }
+        let tensor = match &**recv {
+            Expr::Var(t) if captures.iter().any(|(c, ty)| c == t && matches!(ty, Type::Tensor(_))) => t,
+            _ => {
+                why.get_or_insert("it writes a tensor that is not a captured one");
+                return;
+            }
+        };
+        let first = match args.first() {
+            Some(Expr::Array(idx)) | Some(Expr::Tuple(idx)) => idx.first(),
+            _ => None,
+        };
+        if !matches!(first, Some(Expr::Var(v)) if *v == body.i) {
+            why.get_or_insert(
+                "its writes are not provably its iterations' own (each `set` must index its tensor's first axis with the loop's index)",
+            );
+            return;
+        }
+        if !written.contains(tensor) {
+            written.push(tensor.clone());
+        }
+    });
+    match why {
+        Some(why) => Err(why.to_string()),
+        None => Ok(written),
+    }
+}
+
 /// Splits a fused site (`body`, with its captures and result type) for the device
 /// scheduler, or says why it runs on one device.
 pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<Split, String> {
     let t = tail_of(body, captures, result)?;
     let sliced = sliced(&t, captures);
+    let written = match t.op {
+        ParOp::ParallelLoop => own_rows(&t.inputs[0], captures)?,
+        _ => Vec::new(),
+    };
     Ok(Split {
         length: block(t.prefix, t.length()),
         op: t.op,
         part: part(&t, &sliced),
         part_result: match t.op {
             ParOp::Reduce => t.elem.clone(),
+            ParOp::ParallelLoop => Type::Unit,
             ParOp::Scatter => Type::Seq(Box::new(Type::Tuple(vec![usize_ty(), t.elem.clone()]))),
             _ => Type::Seq(Box::new(t.elem.clone())),
         },
         elem: t.elem.clone(),
         sliced,
         combine: combine(&t),
+        written,
     })
 }
 

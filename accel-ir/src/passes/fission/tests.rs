@@ -178,20 +178,42 @@ fn what_is_not_split_says_why() {
         split(&two, &caps, &f32s()).unwrap_err(),
         "it runs parallel operations before its last one"
     );
-    let writes = Expr::par(
-        ParOp::ParallelLoop,
-        vec![
-            Expr::int(4),
-            Expr::Lambda {
-                params: vec![(Pat::bind("i"), usize_ty())],
-                body: Box::new(Expr::Tuple(vec![])),
-            },
-        ],
+    // A loop splits where every `set` writes the row of its iteration's index.
+    let tensor = Type::Tensor(Box::new(Type::Scalar(ScalarType::F32)));
+    let with_t = vec![("t".to_string(), tensor)];
+    let writes_at = |row: Expr| {
+        Expr::par(
+            ParOp::ParallelLoop,
+            vec![
+                Expr::Lit(crate::Lit::Int(4, Some(ScalarType::Usize))),
+                Expr::Lambda {
+                    params: vec![(Pat::bind("i"), usize_ty())],
+                    body: Box::new(Expr::Method {
+                        recv: Box::new(Expr::var("t")),
+                        method: "set".into(),
+                        args: vec![
+                            Expr::Array(vec![row, Expr::int(0)]),
+                            Expr::Lit(crate::Lit::Float(1.0, Some(ScalarType::F32))),
+                        ],
+                    }),
+                },
+            ],
+        )
+    };
+    let own = split(&writes_at(Expr::var("i")), &with_t, &Type::Unit).unwrap();
+    assert_eq!(own.written, vec!["t".to_string()]);
+    assert!(matches!(own.combine, Combine::Nothing));
+    assert!(
+        own.part
+            .to_string()
+            .starts_with("(parallel_loop (- accel#hi accel#lo)"),
+        "{}",
+        own.part
     );
-    assert_eq!(
-        split(&writes, &caps, &Type::Unit).unwrap_err(),
-        "`parallel_loop` is not split across devices yet"
-    );
+    let next = binary(BinOp::Add, Expr::var("i"), Expr::int(1));
+    assert!(split(&writes_at(next), &with_t, &Type::Unit)
+        .unwrap_err()
+        .contains("not provably its iterations' own"));
     // A scatter's parts compute their (index, value) pairs; the combine writes them.
     let usizes = Type::Seq(Box::new(Type::Scalar(ScalarType::Usize)));
     let with_is = vec![("xs".to_string(), f32s()), ("is".to_string(), usizes)];

@@ -30,6 +30,37 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// How the runs of one part of a loop split across devices move its tensors.
+#[derive(Clone, Default)]
+pub struct PartTensors {
+    /// The host ranges copied back after the run (the part's rows).
+    pub write_back: Vec<(usize, usize)>,
+    /// Tensor buffers (by host base address) copied to the device from a copy made
+    /// before the parts started (at its address): other devices write the buffer itself
+    /// meanwhile.
+    pub upload_from: Vec<(usize, usize)>,
+}
+
+thread_local! {
+    /// How this thread's runs move their tensors (every buffer whole when none).
+    static PART_TENSORS: std::cell::RefCell<Option<PartTensors>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with the runs on this thread moving their tensors as `io` says (a part of a
+/// loop split across devices owns only its rows).
+pub fn with_part_tensors<T>(io: PartTensors, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<PartTensors>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            PART_TENSORS.with(|w| *w.borrow_mut() = before);
+        }
+    }
+    let _restore = Restore(PART_TENSORS.with(|w| w.borrow_mut().replace(io)));
+    f()
+}
+
 /// Runs `f` with input columns kept on the device from one run to the next on this thread
 /// (the parts a GPU runs of one call of a split site read its inputs from one copy), and
 /// frees them after it. Only captured sequences are kept: they are values no kernel
@@ -138,12 +169,19 @@ impl Run<'_, '_> {
         buffers: &[(usize, usize)],
     ) -> R<Vec<(usize, usize, u64)>> {
         let mut roots = Vec::new();
+        let copies = PART_TENSORS.with(|w| w.borrow().as_ref().map(|p| p.upload_from.clone()));
         for &(base, bytes) in buffers {
+            let from = copies
+                .iter()
+                .flatten()
+                .find(|(b, _)| *b == base)
+                .map_or(base, |&(_, copy)| copy);
             let data: &[u8] = if bytes == 0 {
                 &[]
             } else {
-                // SAFETY: the marshal holds the buffer's lock for the run; it has `bytes` bytes.
-                unsafe { std::slice::from_raw_parts(base as *const u8, bytes) }
+                // SAFETY: the marshal holds the buffer's lock for the run; it has `bytes`
+                // bytes, and so has a copy of it made for a split loop's parts.
+                unsafe { std::slice::from_raw_parts(from as *const u8, bytes) }
             };
             let buf = self.session.upload(data)?;
             self.bytes_in += bytes;
@@ -153,15 +191,22 @@ impl Run<'_, '_> {
         Ok(roots)
     }
 
-    /// Copies the tensors the kernels wrote back to their host buffers.
+    /// Copies the tensors the kernels wrote back to their host buffers (only the host
+    /// ranges [`with_part_tensors`] names, when it does).
     pub(crate) fn download_tensor_buffers(&mut self, roots: &[(usize, usize, u64)]) -> R<()> {
+        let windows = PART_TENSORS.with(|w| w.borrow().as_ref().map(|p| p.write_back.clone()));
         for &(base, bytes, dev) in roots {
-            if bytes > 0 {
-                // SAFETY: the marshal holds the buffer's lock until after the run; the buffer
-                // has `bytes` bytes and nothing else reads it meanwhile.
-                let dst = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, bytes) };
-                self.session.download(dev, dst)?;
-                self.bytes_out += bytes;
+            let whole = [(base, base + bytes)];
+            for &(from, to) in windows.as_deref().unwrap_or(&whole) {
+                let (from, to) = (from.max(base), to.min(base + bytes));
+                if from < to {
+                    // SAFETY: the marshal holds the buffer's lock until after the run; the
+                    // range lies in the buffer, and only this part writes it meanwhile (a
+                    // loop split across devices writes each part's rows on one device).
+                    let dst = unsafe { std::slice::from_raw_parts_mut(from as *mut u8, to - from) };
+                    self.session.download(dev + (from - base) as u64, dst)?;
+                    self.bytes_out += to - from;
+                }
             }
         }
         Ok(())
