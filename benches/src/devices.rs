@@ -49,7 +49,7 @@ fn main() -> Result<(), String> {
             [all, vec![Device::Cpu]].concat(),
         ));
     }
-    let runs = if small { 2 } else { 5 };
+    let runs = if small { 2 } else { 3 };
     let mut table = String::from("| benchmark | size | devices | ms | vs GPU alone | max difference from one device |\n|---|---|---|---:|---:|---:|\n");
     let mut rows = Vec::new();
 
@@ -66,7 +66,7 @@ fn main() -> Result<(), String> {
             (&mut table, &mut rows),
         )
     });
-    let bodies = if small { 256 } else { 65_536 };
+    let bodies = if small { 256 } else { 32_768 };
     let [px, py, pz, pm] = accel_bench::bodies(bodies);
     wanted("n-body").then(|| {
         measure(
