@@ -742,3 +742,39 @@ fn a_loop_whose_iterations_write_their_own_rows_splits_by_rows() {
         }
     }
 }
+
+#[test]
+fn a_gpu_receives_the_tensors_a_loop_writes_once_per_call() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    let gpus = [Device::Cuda(0), Device::Cuda(1)];
+    if !runnable(&gpus) {
+        eprintln!("[accel tests] SKIPPED: two GPUs: fewer here and no emulator");
+        return;
+    }
+    // Eight parts over two GPUs: the tensor goes to each GPU once (not to each part),
+    // and each part copies back only its rows.
+    let n = 8_000usize;
+    let xs: Vec<i64> = (0..n as i64).collect();
+    let v = Tensor::<i64>::zeros(&[n]);
+    let before = accel_runtime::cuda::bytes_uploaded();
+    on(&gpus, || {
+        accelerate!(parallel_loop(n, |i| v.set([i], xs[i] * 3)))
+    });
+    let uploaded = accel_runtime::cuda::bytes_uploaded() - before;
+    assert_eq!(v.to_vec(), xs.iter().map(|x| x * 3).collect::<Vec<i64>>());
+    let bytes = n * 8;
+    // `xs` and the tensor once per GPU (`xs` is not sliced: the loop's size is `n`, not
+    // `xs.len()`), an error word per part; per part, they would be 16 times their size.
+    assert!(
+        uploaded <= 4 * bytes + 8 * 32,
+        "{uploaded} bytes for {bytes} and a tensor of {bytes}"
+    );
+    assert!(
+        uploaded > 2 * bytes,
+        "{uploaded} bytes: both GPUs ran parts"
+    );
+}

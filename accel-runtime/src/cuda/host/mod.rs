@@ -61,10 +61,11 @@ pub fn with_part_tensors<T>(io: PartTensors, f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Runs `f` with input columns kept on the device from one run to the next on this thread
-/// (the parts a GPU runs of one call of a split site read its inputs from one copy), and
-/// frees them after it. Only captured sequences are kept: they are values no kernel
-/// writes, and the caller holds them unchanged for the call.
+/// Runs `f` with inputs kept on the device from one run to the next on this thread (the
+/// parts a GPU runs of one call of a split site read them from one copy), and frees them
+/// after it: captured sequences (values no kernel writes, which the caller holds
+/// unchanged for the call) and tensors (which only a loop splits write, each part its own
+/// rows, copied back by rows: the device's copy gathers its parts' rows).
 pub fn with_resident_inputs<T>(f: impl FnOnce() -> T) -> T {
     struct Restore(Option<Vec<Resident>>);
     impl Drop for Restore {
@@ -183,12 +184,34 @@ impl Run<'_, '_> {
                 // bytes, and so has a copy of it made for a split loop's parts.
                 unsafe { std::slice::from_raw_parts(from as *const u8, bytes) }
             };
-            let buf = self.session.upload(data)?;
-            self.bytes_in += bytes;
-            roots.push((base, bytes, buf.ptr));
-            self.hold(buf);
+            roots.push((base, bytes, self.upload_kept(base, data)?));
         }
         Ok(roots)
+    }
+
+    /// The device copy of `data`, the memory at host address `host`: the one this thread
+    /// made earlier in the call of a split site ([`with_resident_inputs`]: a captured
+    /// sequence no kernel writes, or a tensor a loop's parts on this device write, each
+    /// its own rows, copied back by rows), else a new one.
+    fn upload_kept(&mut self, host: usize, data: &[u8]) -> R<u64> {
+        let key = (self.session.gpu().ordinal, host, data.len());
+        let kept = RESIDENT.with(|r| {
+            let r = r.borrow();
+            let found = r.as_ref()?.iter().find(|(k, _)| *k == key);
+            Some(found.map(|(_, b)| b.ptr))
+        });
+        if let Some(Some(p)) = kept {
+            return Ok(p);
+        }
+        let buf = self.session.upload(data)?;
+        self.bytes_in += data.len();
+        let p = buf.ptr;
+        if kept.is_some() {
+            RESIDENT.with(|r| r.borrow_mut().as_mut().map(|r| r.push((key, buf))));
+        } else {
+            self.hold(buf);
+        }
+        Ok(p)
     }
 
     /// Copies the tensors the kernels wrote back to their host buffers (only the host
@@ -280,24 +303,7 @@ impl Run<'_, '_> {
                     // stay alive (borrowed or kept by the marshal) for the whole run.
                     unsafe { std::slice::from_raw_parts(host as *const u8, bytes) }
                 };
-                let key = (self.session.gpu().ordinal, host, bytes);
-                let kept = RESIDENT.with(|r| {
-                    let r = r.borrow();
-                    let found = r.as_ref()?.iter().find(|(k, _)| *k == key);
-                    Some(found.map(|(_, b)| b.ptr))
-                });
-                if let Some(Some(p)) = kept {
-                    return Ok(vec![p]);
-                }
-                let buf = self.session.upload(data)?;
-                self.bytes_in += bytes;
-                let p = buf.ptr;
-                if kept.is_some() {
-                    RESIDENT.with(|r| r.borrow_mut().as_mut().map(|r| r.push((key, buf))));
-                } else {
-                    self.hold(buf);
-                }
-                vec![p]
+                vec![self.upload_kept(host, data)?]
             }
             Type::Seq(inner) => {
                 let n = *words_in.get(*at).ok_or("a row length is missing")?;
