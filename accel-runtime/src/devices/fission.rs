@@ -30,8 +30,8 @@ pub struct FissionSite {
     parts: Vec<(Device, Arc<dyn CompiledSite>)>,
     /// The operation's size (on the CPU).
     length: Arc<dyn CompiledSite>,
-    /// What two inputs of different lengths are (the indices' and the values' of a
-    /// histogram or a scatter): the failure one device reports.
+    /// What two inputs of different lengths are (a `map2`'s; the indices' and the values'
+    /// of a histogram or a scatter): the failure one device reports.
     lengths_differ: Option<FailureKind>,
     combine: Combined,
     /// The captures each part gets only its range of.
@@ -170,6 +170,7 @@ pub fn compile(
         parts,
         length: d.on(cpu, LENGTH, &split.length, &[], length_t)?,
         lengths_differ: match split.op {
+            ParOp::Map2 => Some(FailureKind::Lengths),
             ParOp::ReduceByIndex => Some(FailureKind::HistogramLengths),
             ParOp::Scatter => Some(FailureKind::ScatterLengths),
             _ => None,

@@ -170,7 +170,9 @@ impl CompiledSite for StagedSite {
         }
         let mut result = match &self.last {
             Some(last) => last.run(&with(&words))?,
-            None => kept.pop().expect("a site has stages"),
+            None => kept
+                .pop()
+                .ok_or("a site split into stages has none (a bug in accel)")?,
         };
         // The stages' results the value points into live as long as it does.
         for run in kept {

@@ -65,7 +65,8 @@ pub struct Split {
 /// How the parts' results make the site's result.
 #[derive(Debug, Clone)]
 pub enum Combine {
-    /// `create`, `map`, `map2`: the parts' sequences, concatenated in index order.
+    /// `create`, `map`, `map2`: the parts' sequences, concatenated in index order (a `map`
+    /// fusion left is split as the `create` it stands for).
     Concat,
     /// `parallel_loop`: the parts write their rows of the tensors in place; no value.
     Nothing,
@@ -310,6 +311,9 @@ fn tail_of<'a>(
     };
     let input_args: &[usize] = match op {
         ParOp::Create | ParOp::ParallelLoop => &[],
+        // What fusion left a `map`: its function over its inputs' elements.
+        ParOp::Map => &[1],
+        ParOp::Map2 => &[1, 2],
         ParOp::Reduce | ParOp::Scan => &[2],
         ParOp::Filter => &[1],
         ParOp::ReduceByIndex => &[3, 4],
@@ -358,7 +362,8 @@ fn tail_of<'a>(
     };
     // A `create` may make rows (a regular sequence of sequences: parts concatenate row
     // by row); every other operation's elements are flat.
-    let rows = *op == ParOp::Create && matches!(&*elem, Type::Seq(e) if flat(e));
+    let rows = matches!(op, ParOp::Create | ParOp::Map | ParOp::Map2)
+        && matches!(&*elem, Type::Seq(e) if flat(e));
     if !flat(&elem) && !rows && *op != ParOp::ParallelLoop {
         return Err(format!(
             "its elements are {elem} (only flat elements, and rows of them made by `create`, are split)"
@@ -464,6 +469,12 @@ fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
             let (lets, pair): (Vec<Stmt>, Vec<Expr>) =
                 t.inputs.iter().map(|x| ranged(x, sliced)).unzip();
             over_range(ParOp::Create, &lets, Expr::Tuple(pair), t.loc)
+        }
+        ParOp::Map | ParOp::Map2 => {
+            let (lets, elements): (Vec<Stmt>, Vec<Expr>) =
+                t.inputs.iter().map(|x| ranged(x, sliced)).unzip();
+            let element = Expr::applied(&t.args[0], elements);
+            over_range(ParOp::Create, &lets, element, t.loc)
         }
         op => {
             let mut args = t.args.to_vec();

@@ -259,3 +259,19 @@ fn what_is_not_split_says_why() {
     );
     assert!(split(&both, &caps, &f32s()).unwrap().sliced.is_empty());
 }
+
+#[test]
+fn a_map_fusion_left_splits_as_the_create_it_stands_for() {
+    let double = Expr::Lambda {
+        params: vec![(Pat::bind("x"), Type::Scalar(ScalarType::F32))],
+        body: Box::new(binary(BinOp::Mul, Expr::var("x"), Expr::var("x"))),
+    };
+    let body = Expr::par(ParOp::Map, vec![double, Expr::var("xs")]);
+    let caps = vec![("xs".to_string(), f32s())];
+    let s = split(&body, &caps, &f32s()).unwrap();
+    assert!(matches!(s.combine, Combine::Concat));
+    assert_eq!(s.sliced, vec!["xs".to_string()]);
+    let part = print_expr(&s.part);
+    assert!(part.starts_with("(create (- accel#hi accel#lo)"), "{part}");
+    assert!(part.contains("(let x: f32 (index xs accel#j))"), "{part}");
+}
