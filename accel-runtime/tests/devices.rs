@@ -562,7 +562,7 @@ fn a_site_of_several_operations_splits_them_one_after_another() {
                     }),
                     accelerate!((
                         reduce(|a: i64, b: i64| a.max(b), i64::MIN, &xs),
-                        reduce(|a: i64, b: i64| a.min(b), i64::MAX, &ys)
+                        reduce(|a: i64, b: i64| a.min(b), i64::MAX, &ys) * 2 / 2
                     )),
                     accelerate!(reduce(
                         |a: i64, b: i64| a.max(b),
@@ -577,11 +577,16 @@ fn a_site_of_several_operations_splits_them_one_after_another() {
                     )),
                 )
             });
-            let on = format!("n = {n} on {devices:?}");
-            assert_eq!(centred, expect_centred, "{on}");
-            assert_eq!(kept_sum, expect_kept, "{on}");
-            assert_eq!(pair, expect_pair, "{on}");
-            assert_eq!(busiest, expect_busiest, "{on}");
+            let at = format!("n = {n} on {devices:?}");
+            assert_eq!(centred, expect_centred, "{at}");
+            assert_eq!(kept_sum, expect_kept, "{at}");
+            assert_eq!(pair, expect_pair, "{at}");
+            assert_eq!(busiest, expect_busiest, "{at}");
+            // One operation with more after it: a stage, then the rest on the CPU.
+            let twice = on(&devices, || {
+                accelerate!(reduce(|a, b| a + b, 0, &xs) * 2 + 1)
+            });
+            assert_eq!(twice, total * 2 + 1, "{at}");
         }
     }
 }

@@ -63,8 +63,10 @@ pub fn compile(
         t.learn_records(&mut records);
     }
     fe.result.learn_records(&mut records);
+    // Stages help where there are several operations, or one with more after it
+    // (`reduce(..) * 2`); a lone operation that did not split will not split as a stage.
     let staged = match stages(&fe.fused, &fe.captures, &records) {
-        Ok(s) if s.stages.len() > 1 => s,
+        Ok(s) if s.stages.len() > 1 || s.last != Expr::Var(stage_name(0)) => s,
         _ => return Err(why),
     };
     let mut captures = fe.captures.clone();
@@ -118,8 +120,9 @@ pub fn compile(
     };
     Ok(StagedSite {
         summary: format!(
-            "{} stages, {split} split across {}",
+            "{} stage{}, {split} split across {}",
             codes.len(),
+            if codes.len() == 1 { "" } else { "s" },
             names.join(", ")
         ),
         stages: codes,
