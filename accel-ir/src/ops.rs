@@ -251,11 +251,17 @@ pub fn delayed(e: &Expr) -> Option<(&Expr, &str, &Expr)> {
     else {
         return None;
     };
-    let Expr::Lambda { params, body } = args.get(1)? else {
-        return None;
-    };
-    match params.first() {
-        Some((Pat::Bind { name, .. }, _)) => Some((&args[0], name, body)),
+    let (p, body) = one_param(args.get(1)?)?;
+    Some((&args[0], p, body))
+}
+
+/// A closure of one parameter that is a plain name (`|i| body`): its name and body.
+pub fn one_param(f: &Expr) -> Option<(&str, &Expr)> {
+    match f {
+        Expr::Lambda { params, body } => match &params[..] {
+            [(Pat::Bind { name, .. }, _)] => Some((name, body)),
+            _ => None,
+        },
         _ => None,
     }
 }

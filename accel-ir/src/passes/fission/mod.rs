@@ -19,7 +19,7 @@
 //! Runs on the fused, typed body (unique names); the programs it makes are typed too.
 
 use crate::expr::{BinOp, Expr, ParOp, Pat, Stmt};
-use crate::ops::delayed;
+use crate::ops::{delayed, one_param};
 use crate::types::{ScalarType, Type};
 
 /// The first index of the range a part computes (a `usize` capture of the part program).
@@ -326,16 +326,13 @@ fn tail_of<'a>(
         }
     };
     let inputs = if matches!(op, ParOp::Create | ParOp::ParallelLoop) {
-        let Some((Pat::Bind { name: i, .. }, e)) = (match &args[1] {
-            Expr::Lambda { params, body } if params.len() == 1 => Some((&params[0].0, &**body)),
-            _ => None,
-        }) else {
+        let Some((i, e)) = one_param(&args[1]) else {
             return Err(format!("its `{}` does not name its index", op.name()));
         };
         vec![Input {
             arg: None,
             n: args[0].clone(),
-            i: i.clone(),
+            i: i.to_string(),
             element: e.clone(),
         }]
     } else {

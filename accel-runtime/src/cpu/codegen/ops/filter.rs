@@ -19,8 +19,8 @@
 use super::super::cx::*;
 use super::super::proofs::Proofs;
 use super::map::Producer;
-use accel_ir::ops::Filter;
-use accel_ir::{Expr, ParOp, Pat, ScalarType, Type};
+use accel_ir::ops::{one_param, Filter};
+use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types as ct;
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -198,26 +198,16 @@ impl FnCx<'_, '_> {
         let Some(Producer::Create(c)) = Producer::of(op.xs) else {
             return None;
         };
-        let Expr::Lambda { params, body } = c.f else {
-            return None;
-        };
-        let (Some((Pat::Bind { name: index, .. }, _)), 1) = (params.first(), params.len()) else {
-            return None;
-        };
-        if !matches!(&**body, Expr::Var(x) if x == index) {
+        let (index, element) = one_param(c.f)?;
+        if !matches!(element, Expr::Var(x) if x == index) {
             return None;
         }
-        let Expr::Lambda { params, body } = op.p else {
-            return None;
-        };
-        let (Some((Pat::Bind { name, .. }, _)), 1) = (params.first(), params.len()) else {
-            return None;
-        };
+        let (name, body) = one_param(op.p)?;
         let proofs = Proofs {
             indexed: self.indexed_by(body, name),
             shifted: self.shifted_loads(body, name),
             ..Proofs::default()
         };
-        Some((name.clone(), proofs))
+        Some((name.to_string(), proofs))
     }
 }

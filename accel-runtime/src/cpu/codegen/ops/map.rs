@@ -5,7 +5,7 @@
 use super::super::cx::*;
 use super::super::proofs::Proofs;
 use crate::backend::failure::FailureKind;
-use accel_ir::ops::{Create, Map, Map2, OpView};
+use accel_ir::ops::{one_param, Create, Map, Map2, OpView};
 use accel_ir::{Expr, ParOp, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value};
@@ -175,12 +175,9 @@ impl FnCx<'_, '_> {
             // Versioned on the sequences the element indexes by the index (beyond those
             // the length already covers): N-body's `ys[i]` in its inner loop.
             let (param, indexed) = match p {
-                Producer::Create(Create {
-                    f: Expr::Lambda { params, body },
-                    ..
-                }) => match params.first() {
-                    Some((Pat::Bind { name, .. }, _)) => (name.clone(), f.indexed_by(body, name)),
-                    _ => (String::new(), vec![]),
+                Producer::Create(Create { f: lambda, .. }) => match one_param(lambda) {
+                    Some((name, body)) => (name.to_string(), f.indexed_by(body, name)),
+                    None => (String::new(), vec![]),
                 },
                 _ => (String::new(), vec![]),
             };
