@@ -458,6 +458,15 @@ impl Expr {
         Expr::FnRef(name.to_string())
     }
 
+    /// `xs.len()`, as the front end writes it and the backends read it.
+    pub fn len_of(xs: Expr) -> Expr {
+        Expr::Method {
+            recv: Box::new(xs),
+            method: "len".into(),
+            args: vec![],
+        }
+    }
+
     /// An unsuffixed integer literal.
     pub fn int(value: u64) -> Expr {
         Expr::Lit(Lit::Int(value, None))

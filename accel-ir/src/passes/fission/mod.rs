@@ -117,14 +117,6 @@ fn index(xs: Expr, i: Expr) -> Expr {
     Expr::Index(Box::new(xs), Box::new(i))
 }
 
-fn len_of(xs: Expr) -> Expr {
-    Expr::Method {
-        recv: Box::new(xs),
-        method: "len".into(),
-        args: vec![],
-    }
-}
-
 fn let_usize(name: &str, init: Expr) -> Stmt {
     Stmt::Let {
         pat: Pat::bind(name),
@@ -198,7 +190,7 @@ fn input(
         {
             let i = format!("accel#i{arg}");
             return Ok((
-                len_of(s.clone()),
+                Expr::len_of(s.clone()),
                 i.clone(),
                 index(s.clone(), Expr::var(&i)),
             ));
@@ -483,7 +475,7 @@ fn part(t: &Tail<'_>, sliced: &[String]) -> Expr {
             if op == ParOp::ReduceByIndex {
                 args[0] = Expr::SeqRepeat(
                     Box::new(t.args[2].clone()),
-                    Box::new(len_of(t.args[0].clone())),
+                    Box::new(Expr::len_of(t.args[0].clone())),
                 );
             }
             Expr::Par {
@@ -524,7 +516,7 @@ fn combine(t: &Tail<'_>) -> Combine {
                 Expr::Par {
                     op: ParOp::Create,
                     args: vec![
-                        len_of(Expr::var(PARTIALS)),
+                        Expr::len_of(Expr::var(PARTIALS)),
                         Expr::Lambda {
                             params: vec![(Pat::bind(k), usize_ty())],
                             body: Box::new(Expr::Field(
@@ -546,7 +538,7 @@ fn combine(t: &Tail<'_>) -> Combine {
             }
         }
         ParOp::ReduceByIndex => Combine::Histogram {
-            bins: block(t.prefix, len_of(t.args[0].clone())),
+            bins: block(t.prefix, Expr::len_of(t.args[0].clone())),
             merge: block(t.prefix, histogram_merge(t)),
         },
         _ => Combine::Concat,
@@ -557,7 +549,7 @@ fn combine(t: &Tail<'_>) -> Combine {
 /// / d.len() { acc = op(acc, PARTIALS[c * d.len() + b]); } acc }) }`.
 fn histogram_merge(t: &Tail<'_>) -> Expr {
     let (d, b, c, acc) = ("accel#dest", "accel#b", "accel#c", "accel#acc");
-    let bins = || len_of(Expr::var(d));
+    let bins = || Expr::len_of(Expr::var(d));
     let at = binary(
         BinOp::Add,
         binary(BinOp::Mul, Expr::var(c), bins()),
@@ -584,7 +576,11 @@ fn histogram_merge(t: &Tail<'_>) -> Expr {
             Stmt::Expr(Expr::For {
                 var: c.into(),
                 lo: Box::new(zero),
-                hi: Box::new(binary(BinOp::Div, len_of(Expr::var(PARTIALS)), bins())),
+                hi: Box::new(binary(
+                    BinOp::Div,
+                    Expr::len_of(Expr::var(PARTIALS)),
+                    bins(),
+                )),
                 body: Box::new(step),
             }),
         ],
@@ -632,7 +628,7 @@ fn scan_fixup(op: &Expr, loc: crate::Loc) -> Expr {
     Expr::Par {
         op: ParOp::Create,
         args: vec![
-            len_of(Expr::var(SCANNED)),
+            Expr::len_of(Expr::var(SCANNED)),
             Expr::Lambda {
                 params: vec![(Pat::bind(k), usize_ty())],
                 body: Box::new(element),

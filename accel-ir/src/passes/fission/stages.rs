@@ -222,11 +222,7 @@ mod tests {
         Expr::par(
             ParOp::Create,
             vec![
-                Expr::Method {
-                    recv: Box::new(Expr::var("xs")),
-                    method: "len".into(),
-                    args: vec![],
-                },
+                Expr::len_of(Expr::var("xs")),
                 Expr::Lambda {
                     params: vec![(Pat::bind("i"), Type::Scalar(ScalarType::Usize))],
                     body: Box::new(Expr::Binary(

@@ -13,7 +13,7 @@ fn map_of(xs: &str, elem: Expr) -> Expr {
     Expr::par(
         ParOp::Create,
         vec![
-            len_of(Expr::var(xs)),
+            Expr::len_of(Expr::var(xs)),
             Expr::Lambda {
                 params: vec![(Pat::bind("i"), usize_ty())],
                 body: Box::new(elem),

@@ -33,14 +33,6 @@ fn usize_ty() -> Type {
     Type::Scalar(ScalarType::Usize)
 }
 
-fn len_of(xs: Expr) -> Expr {
-    Expr::Method {
-        recv: Box::new(xs),
-        method: "len".into(),
-        args: vec![],
-    }
-}
-
 /// `create(n, |i: usize| body)`.
 fn delayed_array(n: Expr, i: &str, body: Expr, loc: crate::Loc) -> Expr {
     Expr::Par {
@@ -116,7 +108,7 @@ impl Fuser {
                 args,
                 ..
             } if trivial(&args[0]) => Some(args[0].clone()),
-            Expr::Var(_) => Some(len_of(xs.clone())),
+            Expr::Var(_) => Some(Expr::len_of(xs.clone())),
             Expr::Slice { hi, .. } if Self::prefix_in_bounds(xs) => Some((**hi).clone()),
             _ => None,
         }
@@ -401,7 +393,7 @@ impl Fuser {
                 Some(Expr::Par {
                     op: ParOp::Create,
                     args: vec![
-                        len_of(xs.clone()),
+                        Expr::len_of(xs.clone()),
                         Expr::Lambda {
                             params: vec![(Pat::bind(&i), usize_ty())],
                             body: Box::new(Expr::Index(

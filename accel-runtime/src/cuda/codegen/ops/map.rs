@@ -41,11 +41,7 @@ impl Gen {
             });
             values.push(Expr::var(&name));
         }
-        let len = |xs: &Expr| Expr::Method {
-            recv: Box::new(xs.clone()),
-            method: "len".into(),
-            args: vec![],
-        };
+        let len = |xs: &Expr| Expr::len_of(xs.clone());
         let n = if values.len() == 2 {
             Expr::Assoc {
                 ty: "accel".into(),

@@ -245,11 +245,7 @@ pub(super) fn delayed_input(xs: &Expr) -> Option<(Expr, Expr)> {
             ..
         } => Some((args[0].clone(), args[1].clone())),
         Expr::Var(_) => Some((
-            Expr::Method {
-                recv: Box::new(xs.clone()),
-                method: "len".into(),
-                args: vec![],
-            },
+            Expr::len_of(xs.clone()),
             Expr::Lambda {
                 params: vec![(Pat::bind("accel#i"), Type::Scalar(ScalarType::Usize))],
                 body: Box::new(Expr::Index(
