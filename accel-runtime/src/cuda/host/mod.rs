@@ -50,15 +50,7 @@ thread_local! {
 /// Runs `f` with the runs on this thread moving their tensors as `io` says (a part of a
 /// loop split across devices owns only its rows).
 pub fn with_part_tensors<T>(io: PartTensors, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<PartTensors>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let before = self.0.take();
-            PART_TENSORS.with(|w| *w.borrow_mut() = before);
-        }
-    }
-    let _restore = Restore(PART_TENSORS.with(|w| w.borrow_mut().replace(io)));
-    f()
+    crate::backend::scoped::with_ref_cell(&PART_TENSORS, Some(io), f)
 }
 
 /// Runs `f` with inputs kept on the device from one run to the next on this thread (the
@@ -67,16 +59,8 @@ pub fn with_part_tensors<T>(io: PartTensors, f: impl FnOnce() -> T) -> T {
 /// unchanged for the call) and tensors (which only a loop splits write, each part its own
 /// rows, copied back by rows: the device's copy gathers its parts' rows).
 pub fn with_resident_inputs<T>(f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Vec<Resident>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let before = self.0.take();
-            // The copies are freed here, on the thread whose context made them.
-            let _mine = RESIDENT.with(|r| r.replace(before));
-        }
-    }
-    let _restore = Restore(RESIDENT.with(|r| r.replace(Some(Vec::new()))));
-    f()
+    // The copies are freed at its end, on the thread whose context made them.
+    crate::backend::scoped::with_ref_cell(&RESIDENT, Some(Vec::new()), f)
 }
 
 /// One run of a compiled site on the GPU.
