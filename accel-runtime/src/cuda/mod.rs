@@ -195,11 +195,7 @@ fn compile(site: SiteKey, front: &FrontEnd) -> Result<Arc<CudaSite>, String> {
 }
 
 /// Each launch's kernels, loaded on `gpu`.
-fn load(
-    gpu: &device::Gpu,
-    program: &codegen::Program,
-    ptx: &str,
-) -> Result<Vec<Vec<Kernel>>, String> {
+fn load(gpu: &device::Gpu, program: &codegen::Program, ptx: &str) -> Result<Kernels, String> {
     program
         .launches
         .iter()

@@ -1,6 +1,8 @@
 //! The programs a site split across devices is made of (its stages, each stage's length,
-//! part and combine programs), each compiled by a backend under an identity of its own.
+//! part and combine programs), each compiled by a backend under an identity of its own,
+//! and the captures they run on.
 
+use crate::backend::abi::Marshal;
 use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, SiteKey};
 use accel_ir::{Expr, Type};
 use std::collections::HashMap;
@@ -72,4 +74,76 @@ impl Deriving<'_> {
 /// The identity the "not split" notice of `site` is given once for.
 pub fn notice_id(site: usize) -> usize {
     derived_id(site, usize::MAX, 0)
+}
+
+/// What a run of one of a split site's programs needs of the site's marshaled captures
+/// (shared by the devices' threads; the captures themselves stay locked by the caller's
+/// marshal meanwhile).
+pub struct Base {
+    words: Vec<u64>,
+    buffers: std::collections::HashMap<usize, usize>,
+    tensor_buffers: Vec<(usize, usize)>,
+    bytes: usize,
+}
+
+/// A capture handed to each part as its range `lo..hi` only.
+pub struct Sliced {
+    /// Its first word among the captures' (its length; its columns follow, after its
+    /// rows' length for rows).
+    pub word: usize,
+    /// Whether its elements are rows (of one length: a row of the range is that many
+    /// elements of each column).
+    pub rows: bool,
+    /// Its columns' element sizes.
+    pub sizes: Vec<usize>,
+}
+
+impl Base {
+    pub fn of(m: &Marshal<'_>) -> Base {
+        Base {
+            words: m.words.clone(),
+            buffers: m.buffers.clone(),
+            tensor_buffers: m.tensor_buffers.clone(),
+            bytes: m.bytes,
+        }
+    }
+
+    /// The tensor buffers the captures view: host address and size.
+    pub fn tensor_buffers(&self) -> &[(usize, usize)] {
+        &self.tensor_buffers
+    }
+
+    /// A marshal of the site's captures with `extra` words after them.
+    pub fn with(&self, extra: &[u64]) -> Marshal<'static> {
+        self.marshal([&self.words[..], extra].concat())
+    }
+
+    /// A marshal of the captures for the part `lo..hi`: the `sliced` ones cut to it, then
+    /// `lo` and `hi`.
+    pub fn part(&self, lo: usize, hi: usize, sliced: &[Sliced]) -> Marshal<'static> {
+        let mut words = self.words.clone();
+        for s in sliced {
+            words[s.word] = (hi - lo) as u64;
+            let (first, per_row) = if s.rows {
+                (s.word + 2, words[s.word + 1] as usize)
+            } else {
+                (s.word + 1, 1)
+            };
+            for (k, size) in s.sizes.iter().enumerate() {
+                words[first + k] += (lo * per_row * size) as u64;
+            }
+        }
+        words.extend_from_slice(&[lo as u64, hi as u64]);
+        self.marshal(words)
+    }
+
+    fn marshal(&self, words: Vec<u64>) -> Marshal<'static> {
+        Marshal {
+            words,
+            buffers: self.buffers.clone(),
+            tensor_buffers: self.tensor_buffers.clone(),
+            bytes: self.bytes,
+            ..Marshal::default()
+        }
+    }
 }

@@ -12,7 +12,7 @@
 //! in index order is the site's. Each part's result is its own memory until the combine
 //! copies it out, so nothing a failed run wrote reaches the caller.
 
-use super::derived::Deriving;
+use super::derived::{Base, Deriving, Sliced};
 use super::queue::{self, Done};
 use super::Device;
 use crate::backend::abi::{Arena, Marshal, Touch};
@@ -45,18 +45,6 @@ pub struct FissionSite {
     /// Whether the parts' elements are rows (`create` of rows).
     rows: bool,
     compile_ms: f64,
-}
-
-/// A capture handed to each part as its range `lo..hi` only.
-struct Sliced {
-    /// Its first word among the captures' (its length; its columns follow, after its
-    /// rows' length for rows).
-    word: usize,
-    /// Whether its elements are rows (of one length: a row of the range is that many
-    /// elements of each column).
-    rows: bool,
-    /// Its columns' element sizes.
-    sizes: Vec<usize>,
 }
 
 /// The combine programs (on the CPU).
@@ -135,6 +123,11 @@ pub fn compile(
                 .map(|code| (device, code))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // The parts' elements: a reduce's partial results, a scatter's pairs, rows.
+    let part_elem = match &split.part_result {
+        Type::Seq(e) => &**e,
+        t => t,
+    };
     let cpu = backend_of(Device::Cpu);
     let partials = [(PARTIALS, elems.clone())];
     let combine = match &split.combine {
@@ -144,10 +137,7 @@ pub fn compile(
             Combined::Reduce(d.on(cpu, COMBINE, body, &partials, split.elem.clone())?)
         }
         Combine::Scatter { apply } => {
-            let pairs = Type::Seq(Box::new(match &split.part_result {
-                Type::Seq(e) => (**e).clone(),
-                t => t.clone(),
-            }));
+            let pairs = Type::Seq(Box::new(part_elem.clone()));
             Combined::Apply(d.on(cpu, COMBINE, apply, &[(PARTIALS, pairs)], elems.clone())?)
         }
         Combine::Histogram { bins, merge } => Combined::Histogram {
@@ -178,14 +168,10 @@ pub fn compile(
         combine,
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
         written: written_tensors(&fe.captures, &split.written)?,
-        // The parts' elements (a reduce's partial results; a scatter's pairs; rows).
-        rows: matches!(&split.part_result, Type::Seq(e) if matches!(**e, Type::Seq(_))),
-        columns: scalar_columns(match &split.part_result {
-            Type::Seq(e) => match &**e {
-                Type::Seq(r) => r,
-                e => e,
-            },
-            t => t,
+        rows: matches!(part_elem, Type::Seq(_)),
+        columns: scalar_columns(match part_elem {
+            Type::Seq(row) => row,
+            e => e,
         })?,
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
     })
@@ -254,59 +240,6 @@ fn scalar_columns(elem: &Type) -> Result<Vec<ScalarType>, String> {
         .collect()
 }
 
-/// What a part's run needs of the site's marshaled captures (shared by the devices'
-/// threads; the captures themselves stay locked by the caller's marshal meanwhile).
-struct Base {
-    words: Vec<u64>,
-    buffers: std::collections::HashMap<usize, usize>,
-    tensor_buffers: Vec<(usize, usize)>,
-    bytes: usize,
-}
-
-impl Base {
-    fn of(m: &Marshal<'_>) -> Base {
-        Base {
-            words: m.words.clone(),
-            buffers: m.buffers.clone(),
-            tensor_buffers: m.tensor_buffers.clone(),
-            bytes: m.bytes,
-        }
-    }
-
-    /// A marshal of the site's captures with `extra` words after them, the `sliced` ones
-    /// cut to `lo..hi` when `range` is given.
-    fn with(
-        &self,
-        extra: &[u64],
-        range: Option<(usize, usize)>,
-        sliced: &[Sliced],
-    ) -> Marshal<'static> {
-        let mut words = Vec::with_capacity(self.words.len() + extra.len());
-        words.extend_from_slice(&self.words);
-        if let Some((lo, hi)) = range {
-            for s in sliced {
-                words[s.word] = (hi - lo) as u64;
-                let (first, per_row) = if s.rows {
-                    (s.word + 2, words[s.word + 1] as usize)
-                } else {
-                    (s.word + 1, 1)
-                };
-                for (k, size) in s.sizes.iter().enumerate() {
-                    words[first + k] += (lo * per_row * size) as u64;
-                }
-            }
-        }
-        words.extend_from_slice(extra);
-        Marshal {
-            words,
-            buffers: self.buffers.clone(),
-            tensor_buffers: self.tensor_buffers.clone(),
-            bytes: self.bytes,
-            ..Marshal::default()
-        }
-    }
-}
-
 impl FissionSite {
     /// Runs parts `0..count` of `chunk` elements (the last shorter) from one queue, each
     /// device taking the next part when it is free.
@@ -315,7 +248,7 @@ impl FissionSite {
         // writes them.
         let gpus = self.parts.iter().any(|(d, _)| matches!(d, Device::Cuda(_)));
         let copies: Vec<(usize, Vec<u8>)> = if gpus && !self.written.is_empty() {
-            base.tensor_buffers
+            base.tensor_buffers()
                 .iter()
                 .map(|&(b, bytes)| {
                     // SAFETY: the caller's marshal holds the buffer's lock for the call; it
@@ -330,7 +263,7 @@ impl FissionSite {
         let part = |w: usize, c: usize| {
             let (device, code) = &self.parts[w];
             let (lo, hi) = (c * chunk, n.min((c + 1) * chunk));
-            let m = base.with(&[lo as u64, hi as u64], Some((lo, hi)), &self.sliced);
+            let m = base.part(lo, hi, &self.sliced);
             let traced = trace::enabled().then(Instant::now);
             let run = device
                 .enter(|| self.write_back(*device, &m.words, (lo, hi), &copies, || code.run(&m)));
@@ -547,7 +480,7 @@ impl CompiledSite for FissionSite {
                     count,
                     &mut keep,
                 );
-                let run = partials.run(&base.with(&cols, None, &[]))?;
+                let run = partials.run(&base.with(&cols))?;
                 drop(keep);
                 return Ok(Run { report, ..run });
             }
@@ -555,7 +488,7 @@ impl CompiledSite for FissionSite {
                 let mut parts_arena = Arena::default();
                 let partials = self.concat(&runs, &mut parts_arena)?;
                 drop(runs);
-                let run = program.run(&base.with(&partials, None, &[]))?;
+                let run = program.run(&base.with(&partials))?;
                 drop(parts_arena);
                 return Ok(Run { report, ..run });
             }
@@ -585,11 +518,11 @@ impl CompiledSite for FissionSite {
                         count,
                         &mut keep,
                     );
-                    let carried = carries.run(&base.with(&totals, None, &[]))?;
+                    let carried = carries.run(&base.with(&totals))?;
                     let mut scanned_arena = Arena::default();
                     let scanned = self.concat(&runs, &mut scanned_arena)?;
                     let extra = [scanned, carried.words.clone(), vec![chunk as u64]].concat();
-                    let run = fixup.run(&base.with(&extra, None, &[]))?;
+                    let run = fixup.run(&base.with(&extra))?;
                     drop((keep, carried, scanned_arena));
                     return Ok(Run { report, ..run });
                 }

@@ -4,7 +4,7 @@
 //! the first device where it cannot, each stage's result handed to the later stages as a
 //! capture, and the site's last expression computed on the CPU from them.
 
-use super::derived::Deriving;
+use super::derived::{Base, Deriving};
 use super::fission;
 use super::Device;
 use crate::backend::abi::Marshal;
@@ -145,18 +145,13 @@ impl CompiledSite for StagedSite {
         if let ([(code, _)], None) = (&self.stages[..], &self.last) {
             return code.run(captures);
         }
-        let with = |words: &[u64]| Marshal {
-            words: words.to_vec(),
-            buffers: captures.buffers.clone(),
-            tensor_buffers: captures.tensor_buffers.clone(),
-            bytes: captures.bytes,
-            ..Marshal::default()
-        };
-        let mut words = captures.words.clone();
+        let base = Base::of(captures);
+        // The stages' results so far, after the captures.
+        let mut words = Vec::new();
         let mut kept = Vec::new();
         let mut reports = Vec::new();
         for (k, (code, split)) in self.stages.iter().enumerate() {
-            let m = with(&words);
+            let m = base.with(&words);
             let run = if *split {
                 code.run(&m)?
             } else {
@@ -172,7 +167,7 @@ impl CompiledSite for StagedSite {
             kept.push(run);
         }
         let mut result = match &self.last {
-            Some(last) => last.run(&with(&words))?,
+            Some(last) => last.run(&base.with(&words))?,
             None => kept
                 .pop()
                 .ok_or("a site split into stages has none (a bug in accel)")?,
