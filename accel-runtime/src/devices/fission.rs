@@ -131,7 +131,7 @@ pub fn compile(
     let cpu = backend_of(Device::Cpu);
     let partials = [(PARTIALS, elems.clone())];
     let combine = match &split.combine {
-        Combine::Concat | Combine::Filter => Combined::Concat,
+        Combine::Concat => Combined::Concat,
         Combine::Nothing => Combined::Nothing,
         Combine::Reduce { partials: body } => {
             Combined::Reduce(d.on(cpu, COMBINE, body, &partials, split.elem.clone())?)

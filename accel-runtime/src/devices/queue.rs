@@ -14,9 +14,9 @@ pub struct Done<R> {
 }
 
 /// Runs parts `0..count` on `workers` workers: worker 0 (which runs part 0) on this
-/// thread, each other one on
-/// a thread of its own, which runs its loop inside `on_thread` (for what a thread must
-/// inherit from the caller's, such as the emulator standing in for the GPU). `part(w, c)`
+/// thread, each other one on a thread of its own, which runs its loop inside `on_thread`
+/// (for what a thread must inherit from the caller's, such as the emulator standing in
+/// for the GPU). `part(w, c)`
 /// runs part `c` on worker `w`; after a part for which `failed` holds, no later part
 /// starts (earlier ones still run, so the first failure in index order is known).
 pub fn run<R: Send>(

@@ -65,13 +65,12 @@ pub struct Split {
 /// How the parts' results make the site's result.
 #[derive(Debug, Clone)]
 pub enum Combine {
-    /// `create`, `map`, `map2`: the parts' sequences, concatenated in index order (a `map`
-    /// fusion left is split as the `create` it stands for).
+    /// `create`, `map`, `map2` and `filter`: the parts' sequences (a filter's of uneven
+    /// lengths), concatenated in index order (a `map` fusion left is split as the `create`
+    /// it stands for).
     Concat,
     /// `parallel_loop`: the parts write their rows of the tensors in place; no value.
     Nothing,
-    /// `filter`: the parts' sequences, concatenated in index order (of uneven lengths).
-    Filter,
     /// `reduce`: `reduce` is this program over the parts' results ([`PARTIALS`], a
     /// sequence of `elem`, appended to the site's captures).
     Reduce {
@@ -508,7 +507,6 @@ fn combine(t: &Tail<'_>) -> Combine {
             carries: over_partials(ParOp::Scan),
             fixup: block(t.prefix, scan_fixup(&t.args[0], t.loc)),
         },
-        ParOp::Filter => Combine::Filter,
         ParOp::ParallelLoop => Combine::Nothing,
         ParOp::Scatter => {
             let field = |f: &str| {
