@@ -62,35 +62,53 @@ rm -rf .gpu/bin
 
 cat > .gpu/run.sh <<'RUN'
 #!/usr/bin/env bash
-# Runs on the GPU machine (see scripts/gpu-prepare.sh). NVRTC: the machine's own.
+# Runs on the GPU machine (see scripts/gpu-prepare.sh). NVRTC: the machine's own. The
+# device tool brings back at most 8 files from $OUT, so everything printed goes to
+# $OUT/run.log as it happens, and every step's own files (logs, benchmark results) are
+# packed into $OUT/results.tgz after each step: a run stopped at its limit still returns
+# what the steps before it wrote. Each step has a time limit of its own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=/tmp/accel-gpu/bin
-rm -rf /tmp/accel-gpu && mkdir -p /tmp/accel-gpu && tar xzf .gpu/bin.tgz -C /tmp/accel-gpu
-out="${OUT:-.gpu/out}"
-mkdir -p "$out"
+root=/tmp/accel-gpu
+bin=$root/bin
+rm -rf $root && mkdir -p $root/out && tar xzf .gpu/bin.tgz -C $root
+OUT="${OUT:-$PWD/.gpu/out}"
+mkdir -p "$OUT"
+out=$root/out
+exec > >(tee -a "$OUT/run.log") 2>&1
+status=0
+step() { # step NAME SECONDS COMMAND...: runs COMMAND with a limit, logs its outcome, packs results
+    local name=$1 limit=$2 start rc
+    shift 2
+    echo "== $name ($(date +%T), limit ${limit}s)"
+    start=$(date +%s)
+    timeout --kill-after=5 "$limit" "$@"
+    rc=$?
+    echo "== $name: exit $rc after $(( $(date +%s) - start ))s"
+    [ $rc -eq 0 ] || status=1
+    tar czf "$OUT/results.tgz.tmp" -C $out . && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"
+}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # Embedded kernels first, before NVRTC's folder joins the library path: every site's log
 # line should say "PTX from the embedded bundle".
-echo "== accel-aot-example"
-ACCEL_MODE=cuda ACCEL_LOG=1 "$bin/accel-aot-example" 2>"$out/aot.log" | tee -a "$out/examples.log"
-grep "cuda: compiled" "$out/aot.log" || true
-lib=$(find / -name 'libnvrtc.so.1[23]*' -not -path '*/proc/*' 2>/dev/null | head -1)
+step accel-aot-example 30 bash -c "ACCEL_MODE=cuda ACCEL_LOG=1 '$bin/accel-aot-example' 2>'$out/aot.log'; rc=\$?; grep 'cuda: compiled' '$out/aot.log'; exit \$rc"
+lib=$(find / -name 'libnvrtc.so.1[23]*' -not -path '/proc/*' 2>/dev/null | head -1)
 [ -n "$lib" ] && export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-status=0
+echo "NVRTC: ${lib:-not found}"
+# The differential tests: every site in debug, cpu and cuda mode, cuda on the GPU.
 for t in "$bin"/test-*; do
-    echo "== $t"
-    "$t" --test-threads=4 2>&1 | tail -25 | tee -a "$out/tests.log" || status=1
+    n=$(basename "$t")
+    step "$n" 90 bash -c "'$t' --test-threads=8 >'$out/$n.log' 2>&1; rc=\$?; grep -E '^test result|FAILED|panicked|SKIPPED' '$out/$n.log' | head -40; exit \$rc"
 done
-for e in "quickstart" "aliasing" "particles" "ode" "viterbi" "nn"; do
-    echo "== $e"
-    ACCEL_LOG=1 "$bin/$e" 2>"$out/$e.log" | tee -a "$out/examples.log" || status=1
-    grep -c "cuda: ran" "$out/$e.log" || true
+for e in quickstart aliasing particles ode viterbi nn; do
+    step "$e" 30 bash -c "ACCEL_LOG=1 '$bin/$e' 2>'$out/$e.log'; rc=\$?; echo \"sites run by cuda: \$(grep -c 'cuda: ran' '$out/$e.log')\"; exit \$rc"
 done
-"$bin/gpu_suite" --out "$out" || status=1
-# One site on the GPU(s) and the CPU together (devices.md).
-"$bin/devices" --out "$out" || status=1
-"$bin/suite" --no-peers --out "$out" || status=1
+step gpu_suite 60 "$bin/gpu_suite" --out "$out"
+# One site on the GPU and the CPU together (devices.md).
+step devices 90 "$bin/devices" --out "$out"
+# Where a split's time goes: a trace of Mandelbrot on the GPU and the CPU (opens in Perfetto).
+step devices-trace 60 env ACCEL_TRACE="$out/devices-trace.json" "$bin/devices" --only mandelbrot
+step suite 90 "$bin/suite" --no-peers --out "$out"
 exit $status
 RUN
 chmod +x .gpu/run.sh

@@ -204,6 +204,41 @@ pub struct DevBuf {
     /// Its size.
     pub bytes: usize,
     emulated: bool,
+    /// The GPU it was allocated on (its ordinal).
+    device: u32,
+}
+
+/// Freed device memory kept for the next allocation of the same size on the same GPU: a
+/// site called in a loop allocates the same buffers every call, and `cuMemAlloc` and
+/// `cuMemFree` of large buffers cost far more than a small kernel's run (`cuMemFree` also
+/// waits for the whole device). At most [`CACHE_LIMIT`] bytes are kept; an allocation that
+/// fails frees what its GPU keeps and tries again.
+static CACHE: Mutex<Vec<(u32, usize, u64)>> = Mutex::new(Vec::new());
+static CACHED_BYTES: AtomicUsize = AtomicUsize::new(0);
+const CACHE_LIMIT: usize = 4 << 30;
+
+/// A kept buffer of exactly `bytes` on GPU `device`.
+fn cached(device: u32, bytes: usize) -> Option<u64> {
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let k = cache
+        .iter()
+        .rposition(|&(d, b, _)| d == device && b == bytes)?;
+    CACHED_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+    Some(cache.swap_remove(k).2)
+}
+
+/// Frees every buffer GPU `device` keeps (its context is current).
+fn release_cached(device: u32) {
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.retain(|&(d, bytes, ptr)| {
+        if d != device {
+            return true;
+        }
+        CACHED_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+        // SAFETY: `ptr` came from `malloc_sync` on this device and no `DevBuf` holds it.
+        let _ = unsafe { result::free_sync(ptr) };
+        false
+    });
 }
 
 fn emulated_layout(bytes: usize) -> std::alloc::Layout {
@@ -233,12 +268,19 @@ impl Drop for DevBuf {
             return;
         }
         BYTES_IN_USE.fetch_sub(self.bytes, Ordering::Relaxed);
+        if !self.emulated && CACHED_BYTES.load(Ordering::Relaxed) + self.bytes <= CACHE_LIMIT {
+            CACHED_BYTES.fetch_add(self.bytes, Ordering::Relaxed);
+            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            cache.push((self.device, self.bytes, self.ptr));
+            return;
+        }
         if self.emulated {
             // SAFETY: allocated by `Session::alloc` with this layout, freed once, here.
             unsafe { std::alloc::dealloc(self.ptr as *mut u8, emulated_layout(self.bytes)) };
         } else {
             // SAFETY: `ptr` was returned by `malloc_sync` and is freed once, here; no kernel
-            // using it is still running (every run synchronises before its buffers drop).
+            // using it is still running (every run synchronises before its buffers drop;
+            // for the same reason a kept buffer can be handed out again at once).
             let _ = unsafe { result::free_sync(self.ptr) };
         }
     }
@@ -331,6 +373,7 @@ impl Session<'_> {
                 ptr: 0,
                 bytes: 0,
                 emulated,
+                device: self.gpu.ordinal,
             });
         }
         if let Some(message) = super::fault::allocation_failure(bytes) {
@@ -343,9 +386,17 @@ impl Session<'_> {
                 return Err(format!("could not allocate {bytes} bytes"));
             }
             p as u64
+        } else if let Some(ptr) = cached(self.gpu.ordinal, bytes) {
+            ptr
         } else {
-            // SAFETY: allocates in the current context; the buffer frees itself on drop.
-            unsafe { result::malloc_sync(bytes) }
+            // SAFETY: allocates in the current context (this session's GPU's); the buffer
+            // frees itself on drop (or is kept for reuse, see `CACHE`).
+            let fresh = || unsafe { result::malloc_sync(bytes) };
+            fresh()
+                .or_else(|_| {
+                    release_cached(self.gpu.ordinal);
+                    fresh()
+                })
                 .map_err(|e| format!("could not allocate {bytes} bytes on the GPU: {e}"))?
         };
         BYTES_IN_USE.fetch_add(bytes, Ordering::Relaxed);
@@ -353,6 +404,7 @@ impl Session<'_> {
             ptr,
             bytes,
             emulated,
+            device: self.gpu.ordinal,
         })
     }
 

@@ -276,6 +276,27 @@ fn host_isa(tier: Tier) -> R<cranelift_codegen::isa::OwnedTargetIsa> {
         .map_err(|e| e.to_string())
 }
 
+/// Address space reserved for one module's code and data (reserved, not committed: pages
+/// are mapped as the module grows).
+const JIT_RESERVE: usize = 256 << 20;
+
+/// A JIT module for `isa` whose functions and data all lie in one reservation of
+/// [`JIT_RESERVE`] bytes, with the runtime's helpers as its external symbols. The
+/// functions of a site call each other with 32-bit relative calls; Cranelift's default
+/// memory provider takes each function's pages from the allocator of the thread that
+/// compiled it, and on a machine with many cores two threads' arenas can lie more than
+/// 2 GiB apart (a panic in the relocation, first seen on a 16-core GPU machine).
+pub(crate) fn jit_module(isa: cranelift_codegen::isa::OwnedTargetIsa) -> R<JITModule> {
+    let arena = cranelift_jit::ArenaMemoryProvider::new_with_size(JIT_RESERVE)
+        .map_err(|e| format!("cannot reserve memory for compiled code: {e}"))?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    jb.memory_provider(Box::new(arena));
+    for h in helpers() {
+        jb.symbol(h.name, h.address);
+    }
+    Ok(JITModule::new(jb))
+}
+
 /// Compiles a typed, fused site body whose free variables are `captures` at `tier`; with
 /// `listing`, the result carries each function's machine code as text.
 pub fn compile(
@@ -309,12 +330,8 @@ fn compile_with(
     // Functions compile as they are generated, on the pool at the quick tier (the first
     // call waits for them); the background's optimized compile takes one core.
     let pipeline = pipeline::Pipeline::new(isa.clone(), tier == Tier::Quick);
-    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for h in helpers() {
-        jb.symbol(h.name, h.address);
-    }
     let mut g = Gen::for_site(
-        JITModule::new(jb),
+        jit_module(isa)?,
         records_of(captures, result),
         tier,
         pipeline,

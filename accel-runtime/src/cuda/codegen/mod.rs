@@ -30,8 +30,8 @@
 //! Nothing traps: indices are bounds-checked, integer division is checked, casts saturate
 //! like Rust's `as`; the first failure is recorded in an error word the host reads, and
 //! the failing thread goes on with a zero (the run's results are then discarded). Floats
-//! follow CUDA's arithmetic: its math functions, and (as nvcc compiles) `a * b + c` may be
-//! one fused multiply-add; `ACCEL_CUDA_FMAD=0` keeps Rust's two roundings.
+//! follow CUDA's math functions; `a * b + c` rounds twice as in Rust (no fused
+//! multiply-add unless `ACCEL_CUDA_FMAD=1`, see `nvrtc::fmad`).
 
 mod control;
 mod expr;

@@ -3,12 +3,10 @@
 
 use super::super::cx::{FnCx, Gen, R};
 use super::Math;
-use crate::cpu::helpers::helpers;
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::{types as ct, AbiParam, InstBuilder, MemFlagsData};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 use std::collections::HashMap;
 
@@ -49,12 +47,8 @@ impl MathProbe {
             .iter()
             .filter(|f| f.name == "has_fma" || f.name == "has_avx")
             .all(|f| f.as_bool() == Some(true));
-        let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-        for h in helpers() {
-            jb.symbol(h.name, h.address);
-        }
         let mut g = Gen {
-            module: JITModule::new(jb),
+            module: crate::cpu::codegen::jit_module(isa)?,
             helpers: HashMap::new(),
             records: HashMap::new(),
             kernels: 0,
