@@ -9,11 +9,16 @@ cd "$(dirname "$0")/.."
 rm -rf .gpu
 mkdir -p .gpu/bin
 
-# The test binaries that run sites in every mode (cuda on the GPU when there is one).
-cargo test --release --all-features -p accel-runtime \
-    --test constructs --test cpu_backend --test cuda_backend --test listings --test api \
-    --test devices \
-    --no-run --message-format=json 2>/dev/null |
+# The test binaries that run sites in every mode (cuda on the GPU when there is one), and
+# the corpus's differential test (its 45 programs at test sizes).
+{
+    cargo test --release --all-features -p accel-runtime \
+        --test constructs --test cpu_backend --test cuda_backend --test listings --test api \
+        --test devices \
+        --no-run --message-format=json 2>/dev/null
+    cargo test --release --features cuda -p accel-corpus --test differential \
+        --no-run --message-format=json 2>/dev/null
+} |
     python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -24,6 +29,13 @@ for line in sys.stdin:
     cp "$exe" ".gpu/bin/test-$name"
 done
 cargo build --release -p accel-bench --features cuda --bin gpu_suite --bin devices
+cargo build --release -p accel-corpus --features cuda --bin corpus
+# Random programs (the fuzzer's batches, seeds FUZZ_SEEDS, 40 programs each), built here
+# and checked on the CPU; there they run in the cuda mode on the GPU.
+for seed in ${FUZZ_SEEDS:-31 32}; do
+    cargo run --release -p accel-fuzz -- --seed "$seed" --programs 40 --modes cpu --no-reduce --no-save
+    cp "target/debug/accel-fuzz-seed$seed" ".gpu/bin/fuzz-seed$seed"
+done
 cargo build --release -p accel-examples --features cuda
 # Build-time kernels: their PTX is compiled here, so NVRTC must be found: the one on
 # LD_LIBRARY_PATH or the system's, else NVIDIA's wheel in target/cuda-tools (as CI installs
@@ -52,12 +64,12 @@ if ! python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); sys.exit(0 
     echo "gpu-prepare: $bundle embeds no PTX (NVRTC was not found at build time)" >&2
     exit 1
 fi
-for b in gpu_suite devices quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
+for b in gpu_suite devices corpus quickstart aliasing particles ode viterbi nn suite accel-aot-example; do
     cp "target/release/$b" .gpu/bin/
 done
 strip .gpu/bin/* 2>/dev/null || true
-# Compressed, they fit the device tool's carry limit (64 MiB).
-tar czf .gpu/bin.tgz -C .gpu bin
+# Compressed with xz, they fit the device tool's carry limit (64 MiB with the working tree).
+tar cf - -C .gpu bin | xz -T2 -6 > .gpu/bin.txz
 rm -rf .gpu/bin
 
 cat > .gpu/run.sh <<'RUN'
@@ -71,15 +83,26 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=/tmp/accel-gpu
 bin=$root/bin
-rm -rf $root && mkdir -p $root/out && tar xzf .gpu/bin.tgz -C $root
+rm -rf $root && mkdir -p $root/out
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/bin.txz $root
 OUT="${OUT:-$PWD/.gpu/out}"
 mkdir -p "$OUT"
 out=$root/out
 exec > >(tee -a "$OUT/run.log") 2>&1
 status=0
+# Every step ends by the deadline (RUN_BUDGET seconds from now, default 400: the device
+# tool's calls have a limit, and what a killed call printed last is lost).
+deadline=$(( $(date +%s) + ${RUN_BUDGET:-400} ))
 step() { # step NAME SECONDS COMMAND...: runs COMMAND with a limit, logs its outcome, packs results
-    local name=$1 limit=$2 start rc
+    local name=$1 limit=$2 start rc left
     shift 2
+    left=$(( deadline - $(date +%s) - 5 ))
+    if [ $left -lt 10 ]; then
+        echo "== $name: not run (the run's deadline)"
+        status=1
+        return
+    fi
+    [ $limit -gt $left ] && limit=$left
     echo "== $name ($(date +%T), limit ${limit}s)"
     start=$(date +%s)
     timeout --kill-after=5 "$limit" "$@"
@@ -103,11 +126,18 @@ done
 for e in quickstart aliasing particles ode viterbi nn; do
     step "$e" 30 bash -c "ACCEL_LOG=1 '$bin/$e' 2>'$out/$e.log'; rc=\$?; echo \"sites run by cuda: \$(grep -c 'cuda: ran' '$out/$e.log')\"; exit \$rc"
 done
+# Random programs: each compared in the cuda mode (on the GPU) with debug mode.
+for f in "$bin"/fuzz-seed*; do
+    n=$(basename "$f")
+    step "$n" 60 bash -c "'$f' --modes cuda --only \$(seq -s, 0 39) --jobs 8 >'$out/$n.log' 2>&1; rc=\$?; grep -c '^P [0-9]* ok' '$out/$n.log'; grep -v '^P [0-9]* ok' '$out/$n.log' | head -30; exit \$rc"
+done
 step gpu_suite 60 "$bin/gpu_suite" --out "$out"
 # One site on the GPU and the CPU together (devices.md).
 step devices 90 "$bin/devices" --out "$out"
 # Where a split's time goes: a trace of Mandelbrot on the GPU and the CPU (opens in Perfetto).
 step devices-trace 60 env ACCEL_TRACE="$out/devices-trace.json" "$bin/devices" --only mandelbrot
+# The corpus with its accel forms on the GPU, against rayon on this machine's cores.
+step corpus-cuda 150 "$bin/corpus" --quick --mode cuda --out "$out"
 step suite 90 "$bin/suite" --no-peers --out "$out"
 exit $status
 RUN

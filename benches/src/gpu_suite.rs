@@ -57,6 +57,7 @@ fn main() -> Result<(), String> {
     );
     streams(bandwidth, &mut table, &mut rows);
     black_scholes(gpu, &mut table, &mut rows)?;
+    copies(gpu, &mut table, &mut rows)?;
     print!("{table}");
     if let Some(dir) = out {
         let preamble = format!(
@@ -104,6 +105,65 @@ fn streams(bandwidth: f64, table: &mut String, rows: &mut Vec<serde_json::Value>
             "end_to_end_ms": total, "gb_per_s": gbs, "copy_gb_per_s": bandwidth}),
         );
     }
+}
+
+/// Copies of 256 MiB between ordinary host memory and the GPU: to the GPU directly and
+/// through the backend's pinned buffers (its default for large copies), back directly;
+/// each the median of [`RUNS`].
+fn copies(
+    gpu: &device::Gpu,
+    table: &mut String,
+    rows: &mut Vec<serde_json::Value>,
+) -> Result<(), String> {
+    let bytes = 1usize << 28;
+    let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
+    let mut back = vec![0u8; bytes];
+    let mut timed = |staged: bool| -> Result<(f64, f64), String> {
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS + 1 {
+            let session = gpu.enter()?;
+            let mut copy = || -> Result<(f64, f64), String> {
+                let start = Instant::now();
+                let buf = session.upload(&data)?;
+                let up = start.elapsed().as_secs_f64() * 1e3;
+                let start = Instant::now();
+                session.download(buf.ptr, &mut back)?;
+                Ok((up, start.elapsed().as_secs_f64() * 1e3))
+            };
+            let (u, d) = if staged {
+                copy()?
+            } else {
+                device::without_staging(copy)?
+            };
+            up.push(u);
+            down.push(d);
+        }
+        up.remove(0);
+        down.remove(0);
+        assert!(back == data, "the copies changed the data");
+        Ok((median(up), median(down)))
+    };
+    let (direct_up, direct_down) = timed(false)?;
+    let (staged_up, _) = timed(true)?;
+    let gbs = |ms: f64| bytes as f64 / (ms / 1e3) / 1e9;
+    table.push_str(&format!(
+        "\n| copy of 256 MiB | direct (ms) | GB/s | through pinned buffers (ms) | GB/s | ratio |\n|---|---:|---:|---:|---:|---:|\n\
+         | host to GPU | {direct_up:.1} | {:.1} | {staged_up:.1} | {:.1} | {:.2} |\n\
+         | GPU to host | {direct_down:.1} | {:.1} | (copies back go directly) | | |\n",
+        gbs(direct_up),
+        gbs(staged_up),
+        staged_up / direct_up,
+        gbs(direct_down),
+    ));
+    rows.push(
+        serde_json::json!({"benchmark": "copy host to GPU", "bytes": bytes,
+        "direct_ms": direct_up, "staged_ms": staged_up}),
+    );
+    rows.push(
+        serde_json::json!({"benchmark": "copy GPU to host", "bytes": bytes,
+        "direct_ms": direct_down}),
+    );
+    Ok(())
 }
 
 /// Black-Scholes: the accel kernel and the hand-written one on the same data.

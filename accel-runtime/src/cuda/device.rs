@@ -3,6 +3,7 @@
 //! ([`super::emulator`]) for tests on machines without a GPU.
 
 use super::emulator::{self, EmuKernel};
+use super::staging::{self, Staging};
 use cudarc::driver::{result, sys};
 use std::cell::Cell;
 use std::ffi::{c_void, CString};
@@ -25,6 +26,8 @@ pub struct Gpu {
     /// One site runs on the device at a time (kernels of a site share its error word and
     /// their launches are ordered on the default stream).
     lock: Mutex<()>,
+    /// Pinned buffers for large copies, made on first use (or why they could not be).
+    staging: Mutex<Option<Result<Staging, String>>>,
 }
 
 // SAFETY: a CUDA context handle may be used from any thread once made current there
@@ -35,6 +38,9 @@ unsafe impl Sync for Gpu {}
 
 thread_local! {
     static EMULATE: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread's large copies may go through pinned buffers (benchmarks
+    /// compare both ways).
+    static STAGING_ON: Cell<bool> = const { Cell::new(true) };
     static CURRENT: Cell<u32> = const { Cell::new(0) };
 }
 
@@ -49,6 +55,12 @@ pub fn emulating() -> bool {
     static ENV: OnceLock<bool> = OnceLock::new();
     EMULATE.with(Cell::get)
         || *ENV.get_or_init(|| std::env::var("ACCEL_CUDA_EMULATOR").is_ok_and(|v| v == "1"))
+}
+
+/// Runs `f` with large copies to the GPU on this thread going directly from the caller's
+/// memory, not through pinned buffers (the GPU benchmark compares both).
+pub fn without_staging<R>(f: impl FnOnce() -> R) -> R {
+    crate::backend::scoped::with_cell(&STAGING_ON, false, f)
 }
 
 /// Runs `f` with GPU `ordinal` as this thread's GPU (what sites run on; the first GPU
@@ -113,6 +125,7 @@ pub fn gpu_at(ordinal: u32) -> Result<&'static Gpu, String> {
                         multiprocessors: 1,
                         threads: 32,
                         lock: Mutex::new(()),
+                        staging: Mutex::new(None),
                     })
                     .collect())
             })
@@ -194,6 +207,7 @@ fn init(ordinal: u32) -> Result<Gpu, String> {
         multiprocessors,
         threads: super::codegen::BLOCK,
         lock: Mutex::new(()),
+        staging: Mutex::new(None),
     })
 }
 
@@ -419,12 +433,31 @@ impl Session<'_> {
         if buf.emulated {
             // SAFETY: `buf` has room for exactly `data.len()` bytes and is not `data`.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr as *mut u8, data.len()) };
+        } else if let Some(done) = self.staged(data.len(), |s| s.upload(buf.ptr, data)) {
+            done?;
         } else {
             // SAFETY: `buf` has room for exactly `data.len()` bytes.
             unsafe { result::memcpy_htod_sync(buf.ptr, data) }
                 .map_err(|e| format!("copy to the GPU failed: {e}"))?;
         }
         Ok(buf)
+    }
+
+    /// Runs a copy of `bytes` to the GPU through its pinned buffers when it is large
+    /// enough and staging is on and possible; `None` when the copy should go directly.
+    fn staged(
+        &self,
+        bytes: usize,
+        copy: impl FnOnce(&mut Staging) -> Result<(), String>,
+    ) -> Option<Result<(), String>> {
+        if bytes < staging::STAGED_MIN || !staging::enabled() || !STAGING_ON.with(Cell::get) {
+            return None;
+        }
+        let mut slot = self.gpu.staging.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.get_or_insert_with(Staging::new) {
+            Ok(s) => Some(copy(s)),
+            Err(_) => None,
+        }
     }
 
     /// Copies `out.len()` bytes from device address `src` (waits for running kernels).

@@ -18,6 +18,7 @@ pub mod emulator;
 pub mod fault;
 pub mod host;
 pub mod nvrtc;
+mod staging;
 
 use crate::backend::abi::{Arena, Marshal};
 use crate::backend::cache::CompileCache;

@@ -73,6 +73,9 @@ const COMBINE: usize = 3;
 const FIXUP: usize = 4;
 const BINS: usize = 5;
 
+/// Bytes one thread copies at a time when the parts' results are concatenated.
+const COPY_PIECE: usize = 1 << 20;
+
 /// Elements per part: `ACCEL_DEVICE_CHUNK`, else `n / 64` rounded up to a multiple of
 /// 1024 and at least 65,536 (enough parts for a fast device to take more, each long
 /// enough to keep a GPU busy).
@@ -376,7 +379,9 @@ impl FissionSite {
             let dst = if total == 0 {
                 arena.alloc(0, 64)
             } else {
-                arena.alloc_own(total * size, 64, Touch::Whole)
+                // Aligned as the element: the result adopts this memory rather than
+                // copying it (`abi::take_column`).
+                arena.alloc_own(total * size, size, Touch::Whole)
             };
             if dst.is_null() {
                 return Err(format!(
@@ -384,22 +389,35 @@ impl FissionSite {
                     total * size
                 ));
             }
+            // Pieces of at most a MiB (source address, offset in `dst`, bytes), copied on
+            // the pool: one thread copying a large result into fresh pages took longer
+            // than computing it on a GPU and the CPU.
+            let mut pieces = Vec::new();
             let mut at = 0;
             for r in runs {
                 let bytes = r.words[0] as usize * per_row * size;
-                if bytes > 0 {
-                    // SAFETY: the part's column holds `len * per_row` elements of `size`
-                    // bytes; `dst` has room for `total` of them and this part's go at `at`.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            r.words[first_column + k] as *const u8,
-                            dst.add(at),
-                            bytes,
-                        )
-                    };
+                let src = r.words[first_column + k] as usize;
+                for off in (0..bytes).step_by(COPY_PIECE) {
+                    pieces.push((src + off, at + off, COPY_PIECE.min(bytes - off)));
                 }
                 at += bytes;
             }
+            let to = dst as usize;
+            crate::cpu::pool::on_pool(|| {
+                use rayon::prelude::*;
+                pieces.par_iter().for_each(|&(src, off, bytes)| {
+                    // SAFETY: each part's column holds `len * per_row` elements of `size`
+                    // bytes (`src..src + bytes` lies in it); `dst` has room for `total` of
+                    // them, and the pieces' ranges `off..off + bytes` do not overlap.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src as *const u8,
+                            (to as *mut u8).add(off),
+                            bytes,
+                        )
+                    };
+                });
+            })?;
             words.push(dst as u64);
         }
         Ok(words)

@@ -1,9 +1,10 @@
 //! The corpus run: every program's forms timed side by side, interleaved (accel, rayon,
 //! sequential, and the library where there is one, in turn), medians and ratios in one
-//! table. The accel form runs in `cpu` mode, so a site the backend cannot compile is an
-//! error in the table, never a silent sequential run.
+//! table. The accel form runs in `cpu` mode (or, `--mode cuda` with the `cuda` feature, on
+//! the GPU), so a site the backend cannot compile is an error in the table, never a silent
+//! sequential run.
 //!
-//! `cargo run --release -p accel-corpus -- [--only NAME[,NAME..]] [--quick] [--out DIR]`
+//! `cargo run --release -p accel-corpus -- [--only NAME[,NAME..]] [--quick] [--mode cpu|cuda] [--out DIR]`
 
 use accel_corpus::{programs, Case, Form, Scale};
 use accel_runtime::prelude::*;
@@ -36,9 +37,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The mode the accel forms run in: `--mode cpu` (the default) or `--mode cuda`.
+static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
+
 fn accel(case: &dyn Case) -> Result<Box<dyn std::any::Any>, String> {
+    let mode = *MODE.get().unwrap_or(&Mode::Cpu);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        with_mode(Mode::Cpu, || case.run(Form::Accel))
+        with_mode(mode, || case.run(Form::Accel))
     }));
     run.map_err(|e| {
         e.downcast_ref::<String>()
@@ -172,6 +177,15 @@ fn main() {
             .cloned()
     };
     let quick = args.iter().any(|a| a == "--quick");
+    let mode = match value("--mode").as_deref() {
+        None | Some("cpu") => Mode::Cpu,
+        Some("cuda") => Mode::Cuda,
+        Some(other) => {
+            eprintln!("corpus: --mode {other}: the modes are cpu and cuda");
+            std::process::exit(2);
+        }
+    };
+    MODE.set(mode).expect("the mode is set once");
     let out_dir = value("--out");
     let only: Option<Vec<String>> =
         value("--only").map(|s| s.split(',').map(str::to_string).collect());
@@ -221,18 +235,27 @@ fn main() {
     }
     let threads = accel_runtime::num_threads();
     let preamble = format!(
-        "One run of `cargo run --release -p accel-corpus{}` on {threads} thread(s). Medians of interleaved runs (accel in `cpu` mode, rayon, sequential, each in turn); ratios below 1 mean accel is faster. \"first call extra\" is the accel form's first call minus its median: compiling its sites.\n\n",
-        if quick { " -- --quick" } else { "" }
+        "One run of `cargo run --release -p accel-corpus{}{}` on {threads} thread(s). Medians of interleaved runs (accel in `{mode}` mode, rayon, sequential, each in turn); ratios below 1 mean accel is faster. \"first call extra\" is the accel form's first call minus its median: compiling its sites.\n\n",
+        if mode == Mode::Cuda { " --features cuda" } else { "" },
+        match (quick, mode) {
+            (false, Mode::Cpu) => String::new(),
+            (quick, mode) => format!(" --{}{}", if quick { " --quick" } else { "" }, if mode == Mode::Cuda { " --mode cuda" } else { "" }),
+        }
     );
+    let stem = if mode == Mode::Cuda {
+        "corpus-cuda"
+    } else {
+        "corpus"
+    };
     let text = format!("{preamble}{}\n{}", summary(&rows), table(&rows));
     println!("{text}");
     if let Some(dir) = out_dir {
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir}: {e}"));
         std::fs::write(
-            format!("{dir}/corpus.md"),
+            format!("{dir}/{stem}.md"),
             format!("# The corpus\n\n{text}"),
         )
-        .unwrap_or_else(|e| panic!("cannot write {dir}/corpus.md: {e}"));
+        .unwrap_or_else(|e| panic!("cannot write {dir}/{stem}.md: {e}"));
         let json: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
@@ -245,9 +268,9 @@ fn main() {
             })
             .collect();
         std::fs::write(
-            format!("{dir}/corpus.json"),
+            format!("{dir}/{stem}.json"),
             serde_json::to_string_pretty(&json).expect("rows serialize"),
         )
-        .unwrap_or_else(|e| panic!("cannot write {dir}/corpus.json: {e}"));
+        .unwrap_or_else(|e| panic!("cannot write {dir}/{stem}.json: {e}"));
     }
 }
