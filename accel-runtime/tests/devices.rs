@@ -712,7 +712,10 @@ fn accel_devices_splits_sites_of_a_whole_process() {
             && err.contains("(split across cuda:0, cuda:1, cpu)"),
         "{err}"
     );
-    assert!(err.contains("4 parts of up to 5000 (cuda:0 "), "{err}");
+    assert!(
+        err.contains("4 chunks of up to 5000 in 4 parts (cuda:0 "),
+        "{err}"
+    );
 }
 
 #[test]

@@ -244,8 +244,10 @@ fn scalar_columns(elem: &Type) -> Result<Vec<ScalarType>, String> {
 }
 
 impl FissionSite {
-    /// Runs parts `0..count` of `chunk` elements (the last shorter) from one queue, each
-    /// device taking the next part when it is free.
+    /// Runs chunks `0..count` of `chunk` elements (the last shorter) from one queue, each
+    /// device taking the next chunks when it is free: one at a time, or where the combine
+    /// concatenates (results do not depend on where parts begin) as many as keep its
+    /// parts from running short (see [`queue::run`]).
     fn run_parts(&self, base: &Base, n: usize, chunk: usize) -> Done<Result<Run, String>> {
         // A loop's GPU parts read the tensors from copies made now, before any part
         // writes them.
@@ -263,9 +265,10 @@ impl FissionSite {
         } else {
             Vec::new()
         };
-        let part = |w: usize, c: usize| {
+        let part = |w: usize, chunks: std::ops::Range<usize>| {
             let (device, code) = &self.parts[w];
-            let (lo, hi) = (c * chunk, n.min((c + 1) * chunk));
+            let c = chunks.start;
+            let (lo, hi) = (c * chunk, n.min(chunks.end * chunk));
             let m = base.part(lo, hi, &self.sliced);
             let traced = trace::enabled().then(Instant::now);
             let run = device
@@ -291,9 +294,14 @@ impl FissionSite {
             resident(work)
         };
         resident(|| {
+            let concatenates = matches!(
+                self.combine,
+                Combined::Concat | Combined::Nothing | Combined::Apply(_)
+            );
             queue::run(
                 n.div_ceil(chunk),
                 self.parts.len(),
+                concatenates,
                 &part,
                 &|r| r.is_err(),
                 &on_thread,
@@ -469,14 +477,18 @@ impl CompiledSite for FissionSite {
         let chunk = self.chunk(captures, n)?;
         let base = Base::of(captures);
         let parts = self.run_parts(&base, n, chunk);
-        let mut runs = Vec::with_capacity(parts.results.len());
-        for run in parts.results {
-            match run {
-                Some(Ok(r)) => runs.push(r),
-                Some(Err(e)) => return Err(e),
-                // Only parts after a failure are not run, and the failure came first.
-                None => return Err("a part of the site did not run".into()),
+        let mut runs = Vec::with_capacity(parts.parts.len());
+        let mut covered = 0;
+        for (chunks, run) in parts.parts {
+            // Only chunks after a failure are not run, and the failure came first.
+            if chunks.start != covered {
+                return Err("a part of the site did not run".into());
             }
+            covered = chunks.end;
+            runs.push(run?);
+        }
+        if covered != n.div_ceil(chunk) {
+            return Err("a part of the site did not run".into());
         }
         let ran: Vec<String> = self
             .parts
@@ -484,7 +496,12 @@ impl CompiledSite for FissionSite {
             .zip(&parts.taken)
             .map(|((d, _), k)| format!("{d} {k}"))
             .collect();
-        let report = format!("{} parts of up to {chunk} ({})", runs.len(), ran.join(", "));
+        let report = format!(
+            "{} chunks of up to {chunk} in {} parts ({})",
+            n.div_ceil(chunk),
+            runs.len(),
+            ran.join(", ")
+        );
         let count = runs.len();
         let mut arena = Arena::default();
         let words = match &self.combine {

@@ -3,58 +3,92 @@
 //! holds the site up by at most one part (a fixed even split waits for the slowest
 //! device's half: 1.5x the balanced time for two devices whose speeds differ by 2x).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-/// What the workers made of parts `0..count`, by part (`None`: not run, only after a
-/// failure), and how many parts each worker ran.
+/// What the workers made of chunks `0..count`: each part run (its chunks and result), in
+/// index order, and how many chunks each worker ran. Chunks no part covers were not run
+/// (only after a failure).
 pub struct Done<R> {
-    pub results: Vec<Option<R>>,
+    pub parts: Vec<(Range<usize>, R)>,
     pub taken: Vec<usize>,
 }
 
-/// Runs parts `0..count` on `workers` workers: worker 0 (which runs part 0) on this
+/// A part that runs shorter than this makes its worker take twice as many chunks next
+/// time (where the site allows it): a GPU's part costs a launch, a wait and small copies
+/// besides its work, about half of a 262,144-element Mandelbrot part on an H100.
+const GROW_BELOW: Duration = Duration::from_millis(2);
+
+/// Runs chunks `0..count` on `workers` workers: worker 0 (which runs chunk 0) on this
 /// thread, each other one on a thread of its own, which runs its loop inside `on_thread`
 /// (for what a thread must inherit from the caller's, such as the emulator standing in
-/// for the GPU). `part(w, c)`
-/// runs part `c` on worker `w`; after a part for which `failed` holds, no later part
-/// starts (earlier ones still run, so the first failure in index order is known).
+/// for the GPU). `part(w, chunks)` runs a part of consecutive chunks on worker `w`. With
+/// `grow`, a worker whose part ran shorter than [`GROW_BELOW`] takes twice as many chunks
+/// next time, but never more than its share of what is left (the results must then not
+/// depend on where parts begin: concatenations, not float reductions). After a part for
+/// which `failed` holds, no later part starts (earlier ones still run, so the first
+/// failure in index order is known).
 pub fn run<R: Send>(
     count: usize,
     workers: usize,
-    part: &(dyn Fn(usize, usize) -> R + Sync),
+    grow: bool,
+    part: &(dyn Fn(usize, Range<usize>) -> R + Sync),
     failed: &(dyn Fn(&R) -> bool + Sync),
     on_thread: &(dyn Fn(&dyn Fn()) + Sync),
 ) -> Done<R> {
     let next = AtomicUsize::new(0);
     let first_failure = AtomicUsize::new(usize::MAX);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..count).map(|_| None).collect());
+    let parts: Mutex<Vec<(Range<usize>, R)>> = Mutex::new(Vec::new());
     let taken: Vec<AtomicUsize> = (0..workers).map(|_| AtomicUsize::new(0)).collect();
-    let run_part = |w: usize, c: usize| {
-        let r = part(w, c);
+    // Runs a part; returns how long it took.
+    let run_part = |w: usize, chunks: Range<usize>| {
+        let start = Instant::now();
+        let r = part(w, chunks.clone());
+        let took = start.elapsed();
         if failed(&r) {
-            first_failure.fetch_min(c, Ordering::Relaxed);
+            first_failure.fetch_min(chunks.start, Ordering::Relaxed);
         }
-        taken[w].fetch_add(1, Ordering::Relaxed);
-        results.lock().unwrap_or_else(|e| e.into_inner())[c] = Some(r);
+        taken[w].fetch_add(chunks.len(), Ordering::Relaxed);
+        parts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((chunks, r));
+        took
     };
-    let work = |w: usize| loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        if c >= count || c > first_failure.load(Ordering::Relaxed) {
-            break;
+    // The next `want` chunks (fewer at the end, at most a worker's share of the rest).
+    let take = |want: usize| {
+        let mut at = next.load(Ordering::Relaxed);
+        loop {
+            if at >= count || at > first_failure.load(Ordering::Relaxed) {
+                return None;
+            }
+            let share = (count - at).div_ceil(2 * workers).max(1);
+            let end = at + want.min(share);
+            match next.compare_exchange_weak(at, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(at..end),
+                Err(now) => at = now,
+            }
         }
-        run_part(w, c);
     };
-    // The first worker (the first device listed) starts with the first part, whoever
+    let work = |w: usize, mut want: usize| {
+        while let Some(chunks) = take(want) {
+            if run_part(w, chunks) < GROW_BELOW && grow {
+                want *= 2;
+            }
+        }
+    };
+    // The first worker (the first device listed) starts with the first chunk, whoever
     // starts first.
-    let first = next.fetch_add(1, Ordering::Relaxed);
+    let first = take(1);
     std::thread::scope(|s| {
         // Threads only help when there are parts for them.
         for w in 1..workers.min(count) {
             let work = &work;
             let spawned = std::thread::Builder::new()
                 .name(format!("accel device {w}"))
-                .spawn_scoped(s, move || on_thread(&|| work(w)));
+                .spawn_scoped(s, move || on_thread(&|| work(w, 1)));
             // Without its thread a device takes no parts; the others take them all.
             if let Err(e) = spawned {
                 crate::backend::log::warning!(
@@ -62,13 +96,18 @@ pub fn run<R: Send>(
                 );
             }
         }
-        if first < count {
-            run_part(0, first);
+        let mut want = 1;
+        if let Some(chunks) = first {
+            if run_part(0, chunks) < GROW_BELOW && grow {
+                want = 2;
+            }
         }
-        work(0);
+        work(0, want);
     });
+    let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
+    parts.sort_by_key(|(chunks, _)| chunks.start);
     Done {
-        results: results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        parts,
         taken: taken.into_iter().map(AtomicUsize::into_inner).collect(),
     }
 }
@@ -120,9 +159,11 @@ mod tests {
             let done = run(
                 count,
                 2,
-                &|w, c| {
+                false,
+                &|w, chunks| {
                     let t = Instant::now();
                     std::thread::sleep(cost(w));
+                    let c = chunks.start;
                     spans
                         .lock()
                         .unwrap()
@@ -133,7 +174,10 @@ mod tests {
                 &|f| f(),
             );
             best = best.min(start.elapsed());
-            assert_eq!(done.results, (0..count).map(Some).collect::<Vec<_>>());
+            assert_eq!(
+                done.parts,
+                (0..count).map(|c| (c..c + 1, c)).collect::<Vec<_>>()
+            );
             assert!((19..=21).contains(&done.taken[0]), "{:?}", done.taken);
             assert_eq!(done.taken.iter().sum::<usize>(), count);
         }
@@ -170,12 +214,62 @@ mod tests {
 
     #[test]
     fn after_a_failure_no_later_part_starts_and_every_earlier_one_runs() {
-        let done = run(100, 2, &|_, c| c, &|c| *c == 10, &|f| f());
+        let done = run(100, 2, false, &|_, c| c.start, &|c| *c == 10, &|f| f());
         for c in 0..=10 {
-            assert_eq!(done.results[c], Some(c));
+            assert_eq!(done.parts[c], (c..c + 1, c));
         }
         // A part taken before the failure was recorded may still run; not many.
-        let after = done.results[11..].iter().filter(|r| r.is_some()).count();
+        let after = done.parts.len() - 11;
         assert!(after <= 1, "{after} parts after the failure ran");
+    }
+
+    /// A device whose parts cost a fixed 200 us besides 5 us per chunk (a GPU's launch and
+    /// wait) takes more chunks at a time as it sees its parts run short, never more than
+    /// its share of what is left; a device whose one chunk takes longer than the threshold
+    /// keeps taking one; every chunk runs once, in parts of consecutive chunks.
+    #[test]
+    fn a_device_with_a_fixed_cost_per_part_takes_more_chunks_at_a_time() {
+        let count = 400;
+        let done = run(
+            count,
+            2,
+            true,
+            &|w, chunks| {
+                let (fixed, per_chunk) = if w == 0 { (200, 5) } else { (0, 2500) };
+                std::thread::sleep(Duration::from_micros(
+                    fixed + per_chunk * chunks.len() as u64,
+                ));
+                (w, chunks.len())
+            },
+            &|_| false,
+            &|f| f(),
+        );
+        let mut at = 0;
+        for (chunks, _) in &done.parts {
+            assert_eq!(chunks.start, at, "{:?}", done.parts);
+            at = chunks.end;
+        }
+        assert_eq!(at, count);
+        let largest = |worker| {
+            done.parts
+                .iter()
+                .filter(|(_, (w, _))| *w == worker)
+                .map(|(_, (_, len))| *len)
+                .max()
+                .unwrap_or(0)
+        };
+        // The fast device's parts grow while they run shorter than 2 ms; the slow one's
+        // (2.5 ms a chunk) do not.
+        assert!(largest(0) >= 16, "{:?}", done.parts);
+        assert!(largest(1) <= 1, "{:?}", done.parts);
+        assert!(done.parts.len() < count / 4, "{} parts", done.parts.len());
+        assert_eq!(done.taken.iter().sum::<usize>(), count);
+    }
+
+    #[test]
+    fn without_growth_every_part_is_one_chunk() {
+        let done = run(50, 3, false, &|_, c| c.len(), &|_| false, &|f| f());
+        assert_eq!(done.parts.len(), 50);
+        assert!(done.parts.iter().all(|(c, len)| c.len() == 1 && *len == 1));
     }
 }
