@@ -369,6 +369,7 @@ impl Run<'_, '_> {
                     // SAFETY: the arena just allocated `bytes` bytes at `host`, nothing else
                     // refers to them yet.
                     let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+                    crate::backend::abi::fault_in(dst);
                     self.session.download(dev, dst)?;
                     self.bytes_out += bytes;
                 }
