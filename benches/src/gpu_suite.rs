@@ -61,7 +61,7 @@ fn main() -> Result<(), String> {
     print!("{table}");
     if let Some(dir) = out {
         let preamble = format!(
-            "Device: {}, {} multiprocessors; measured device-to-device copy bandwidth {bandwidth:.0} GB/s (bytes read + written). Kernel times: median of {RUNS} runs, synchronised around each launch; end to end includes copies to and from the device. Targets: map and reduce at >= 80% of the copy bandwidth; Black-Scholes within 1.2x of the hand-written kernel (ratio = accel / hand-written).\n\n",
+            "Device: {}, {} multiprocessors; measured device-to-device copy bandwidth {bandwidth:.0} GB/s (bytes read + written). Kernel times: median of {RUNS} runs, synchronised around each launch; end to end includes copies to and from the device (the input, unchanged from run to run, is copied once and found again by its hash). Targets: map and reduce at >= 80% of the copy bandwidth; Black-Scholes within 1.2x of the hand-written kernel (ratio = accel / hand-written).\n\n",
             gpu.name, gpu.multiprocessors
         );
         write_results(

@@ -84,26 +84,6 @@ pub fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     let _ = (ptr, bytes);
 }
 
-/// Faults in the pages of `dst` (fresh memory a copy is about to fill) on the pool, one
-/// write per page, so that the copy runs at memory speed instead of taking each page fault
-/// on its own thread: a GPU's copy of a 64 MiB result into fresh pages ran at 3.3 GB/s on
-/// an H100 machine, into pages written before at 11.4. Small buffers are left alone.
-#[cfg(feature = "cuda")]
-pub fn fault_in(dst: &mut [u8]) {
-    const PAGE: usize = 4096;
-    if dst.len() < HUGE_PAGE_ALLOCATION {
-        return;
-    }
-    let _ = crate::cpu::pool::on_pool(|| {
-        use rayon::prelude::*;
-        dst.par_chunks_mut(1 << 20).for_each(|piece| {
-            for b in piece.iter_mut().step_by(PAGE) {
-                *b = 0;
-            }
-        });
-    });
-}
-
 /// How compiled code will write an allocation: what decides whether huge pages pay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Touch {
@@ -535,19 +515,6 @@ pub fn take_column<T: ScalarWord>(u: &mut Unmarshal<'_>, len: usize) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(feature = "cuda")]
-    #[test]
-    fn fault_in_writes_one_byte_of_every_page_of_a_large_buffer_only() {
-        let mut large = vec![7u8; HUGE_PAGE_ALLOCATION + 3 * 4096 + 5];
-        fault_in(&mut large);
-        for (k, b) in large.iter().enumerate() {
-            assert_eq!(*b, if k % 4096 == 0 { 0 } else { 7 }, "byte {k}");
-        }
-        let mut small = vec![7u8; HUGE_PAGE_ALLOCATION - 1];
-        fault_in(&mut small);
-        assert!(small.iter().all(|&b| b == 7));
-    }
 
     #[test]
     fn size_classes_round_up_by_at_most_an_eighth() {

@@ -231,6 +231,19 @@ static CACHE: Mutex<Vec<(u32, usize, u64)>> = Mutex::new(Vec::new());
 static CACHED_BYTES: AtomicUsize = AtomicUsize::new(0);
 const CACHE_LIMIT: usize = 4 << 30;
 
+/// What holds device memory beyond a run (kept inputs) gives it up through these when an
+/// allocation on a GPU fails, before the allocation is tried again.
+static RELEASERS: Mutex<Vec<fn(u32)>> = Mutex::new(Vec::new());
+
+/// Registers `give_up(device)`, called when an allocation on GPU `device` fails (with its
+/// context current), to drop what it keeps there.
+pub(crate) fn on_memory_pressure(give_up: fn(u32)) {
+    let mut releasers = RELEASERS.lock().unwrap_or_else(|e| e.into_inner());
+    if !releasers.contains(&give_up) {
+        releasers.push(give_up);
+    }
+}
+
 /// A kept buffer of exactly `bytes` on GPU `device`.
 fn cached(device: u32, bytes: usize) -> Option<u64> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -408,6 +421,9 @@ impl Session<'_> {
             let fresh = || unsafe { result::malloc_sync(bytes) };
             fresh()
                 .or_else(|_| {
+                    for give_up in RELEASERS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        give_up(self.gpu.ordinal);
+                    }
                     release_cached(self.gpu.ordinal);
                     fresh()
                 })

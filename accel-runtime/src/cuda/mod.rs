@@ -17,6 +17,7 @@ pub mod device;
 pub mod emulator;
 pub mod fault;
 pub mod host;
+pub(crate) mod inputs;
 pub mod nvrtc;
 mod staging;
 
@@ -288,6 +289,7 @@ impl CompiledSite for CudaSite {
             launches: &self.program.launches,
             kernels: &kernels,
             keep: Vec::new(),
+            kept_inputs: Vec::new(),
             err: err_buf.ptr,
             env: HashMap::new(),
             bytes_in: 0,

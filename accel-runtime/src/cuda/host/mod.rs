@@ -4,6 +4,7 @@
 //! host memory.
 
 pub mod eval;
+mod pages;
 pub mod scalar;
 
 use super::codegen::kernel::KernelParams;
@@ -73,6 +74,8 @@ pub struct Run<'a, 'g> {
     pub kernels: &'a [Vec<Kernel>],
     /// Device memory alive until the run ends.
     pub keep: Vec<DevBuf>,
+    /// Captured sequences' device copies kept between calls (`cuda::inputs`).
+    pub kept_inputs: Vec<std::sync::Arc<DevBuf>>,
     /// The error word kernels record failures in: kind, a, b.
     pub err: u64,
     /// The host program's variables.
@@ -198,6 +201,25 @@ impl Run<'_, '_> {
         Ok(p)
     }
 
+    /// The device copy of a captured sequence's column `data` (which no kernel writes):
+    /// the one kept from an earlier call with the same contents ([`crate::cuda::inputs`]),
+    /// except in a split site's call, whose parts share the call's copies
+    /// ([`with_resident_inputs`]).
+    fn upload_input(&mut self, host: usize, data: &[u8]) -> R<u64> {
+        let split = RESIDENT.with(|r| r.borrow().is_some());
+        if !split {
+            if let Some((buf, copied)) = crate::cuda::inputs::kept_copy(self.session, data)? {
+                if copied {
+                    self.bytes_in += data.len();
+                }
+                let p = buf.ptr;
+                self.kept_inputs.push(buf);
+                return Ok(p);
+            }
+        }
+        self.upload_kept(host, data)
+    }
+
     /// Copies the tensors the kernels wrote back to their host buffers (only the host
     /// ranges [`with_part_tensors`] names, when it does).
     pub(crate) fn download_tensor_buffers(&mut self, roots: &[(usize, usize, u64)]) -> R<()> {
@@ -287,7 +309,7 @@ impl Run<'_, '_> {
                     // stay alive (borrowed or kept by the marshal) for the whole run.
                     unsafe { std::slice::from_raw_parts(host as *const u8, bytes) }
                 };
-                vec![self.upload_kept(host, data)?]
+                vec![self.upload_input(host, data)?]
             }
             Type::Seq(inner) => {
                 let n = *words_in.get(*at).ok_or("a row length is missing")?;
@@ -369,7 +391,7 @@ impl Run<'_, '_> {
                     // SAFETY: the arena just allocated `bytes` bytes at `host`, nothing else
                     // refers to them yet.
                     let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
-                    crate::backend::abi::fault_in(dst);
+                    pages::fault_in(dst);
                     self.session.download(dev, dst)?;
                     self.bytes_out += bytes;
                 }

@@ -1,0 +1,146 @@
+//! Captured sequences kept on the GPU between calls. A site called from a Rust loop with
+//! the same large input (Cholesky's and Gram-Schmidt's site per column, a model's weights
+//! in every batch) copied it to the GPU at every call: on an H100 machine thousands of
+//! 32 MB copies made Cholesky 15x slower than rayon. Rust's borrows cannot say that a
+//! `&Vec` passed again is unchanged, so its contents decide: a 128-bit hash (XXH3) of
+//! the bytes, computed on all cores at memory speed (several times a host-to-GPU copy's),
+//! finds the device copy made by an earlier call of any site. Only sequences are kept, of
+//! a MiB or more: kernels never write them (a scatter or histogram copies its
+//! destination first), unlike tensors, which are copied every call.
+
+use super::device::{DevBuf, Session};
+use std::sync::{Arc, Mutex};
+
+/// Inputs smaller than this are copied every call (hashing and bookkeeping would cost
+/// about what the copy does).
+pub const KEPT_MIN: usize = 1 << 20;
+/// Device memory the kept inputs may hold on one GPU, the least recently used given up
+/// first (on the emulator, whose device memory is the tests' host memory, less).
+const KEPT_LIMIT: usize = 4 << 30;
+const KEPT_LIMIT_EMULATED: usize = 256 << 20;
+
+/// A kept input: its GPU, its length and contents' hash, its device copy, when last used.
+struct Kept {
+    device: u32,
+    bytes: usize,
+    hash: u128,
+    buf: Arc<DevBuf>,
+    used: u64,
+}
+
+struct Inputs {
+    kept: Vec<Kept>,
+    clock: u64,
+}
+
+static INPUTS: Mutex<Inputs> = Mutex::new(Inputs {
+    kept: Vec::new(),
+    clock: 0,
+});
+
+/// Whether inputs are kept (`ACCEL_CUDA_KEEP_INPUTS=0` copies every input at every call).
+fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("ACCEL_CUDA_KEEP_INPUTS").map_or(true, |v| v != "0"))
+}
+
+/// The hash of `data`: XXH3-128 of each MiB, computed in parallel, then of their hashes
+/// (the same bytes give the same hash however the work is split).
+fn hash(data: &[u8]) -> u128 {
+    use rayon::prelude::*;
+    use xxhash_rust::xxh3::xxh3_128;
+    // On the caller's rayon pool, else rayon's global one (the CPU backend's pool is a
+    // layer above this one).
+    let pieces: Vec<u128> = data.par_chunks(1 << 20).map(xxh3_128).collect();
+    let words: Vec<u8> = pieces.iter().flat_map(|h| h.to_le_bytes()).collect();
+    xxh3_128(&words) ^ data.len() as u128
+}
+
+/// The device copy of `data` (a captured sequence's column) on the session's GPU, and
+/// whether it was copied now: kept from an earlier call when one with the same contents
+/// is there, else made now and kept. `None` when it is too small to keep, or keeping is
+/// off.
+pub fn kept_copy(
+    session: &Session<'_>,
+    data: &[u8],
+) -> Result<Option<(Arc<DevBuf>, bool)>, String> {
+    if data.len() < KEPT_MIN || !enabled() {
+        return Ok(None);
+    }
+    let device = session.gpu().ordinal;
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| super::device::on_memory_pressure(release));
+    let hash = hash(data);
+    {
+        let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+        inputs.clock += 1;
+        let now = inputs.clock;
+        if let Some(k) = inputs
+            .kept
+            .iter_mut()
+            .find(|k| k.device == device && k.bytes == data.len() && k.hash == hash)
+        {
+            k.used = now;
+            return Ok(Some((k.buf.clone(), false)));
+        }
+    }
+    let buf = Arc::new(session.upload(data)?);
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    inputs.clock += 1;
+    let used = inputs.clock;
+    inputs.kept.push(Kept {
+        device,
+        bytes: data.len(),
+        hash,
+        buf: buf.clone(),
+        used,
+    });
+    // The least recently used of this GPU's go first (its context is current: a copy
+    // given up may be freed now); a run still holding one keeps it until it ends.
+    let limit = if session.gpu().is_emulator() {
+        KEPT_LIMIT_EMULATED
+    } else {
+        KEPT_LIMIT
+    };
+    let on_device = |inputs: &Inputs| -> usize {
+        inputs
+            .kept
+            .iter()
+            .filter(|k| k.device == device)
+            .map(|k| k.bytes)
+            .sum()
+    };
+    while on_device(&inputs) > limit {
+        let oldest = (0..inputs.kept.len())
+            .filter(|&k| inputs.kept[k].device == device)
+            .min_by_key(|&k| inputs.kept[k].used);
+        let Some(oldest) = oldest else { break };
+        inputs.kept.swap_remove(oldest);
+    }
+    Ok(Some((buf, true)))
+}
+
+/// Gives up the inputs kept on GPU `device` (its context is current): its memory runs
+/// short (see `device::on_memory_pressure`).
+fn release(device: u32) {
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    inputs.kept.retain(|k| k.device != device);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash;
+
+    #[test]
+    fn the_hash_depends_on_every_byte_and_the_length_only() {
+        let a: Vec<u8> = (0..3 << 20).map(|i| (i % 253) as u8).collect();
+        let mut b = a.clone();
+        assert_eq!(hash(&a), hash(&b));
+        b[(3 << 20) - 1] ^= 1;
+        assert_ne!(hash(&a), hash(&b));
+        b[(3 << 20) - 1] ^= 1;
+        b[1 << 20] ^= 0x80;
+        assert_ne!(hash(&a), hash(&b));
+        assert_ne!(hash(&a[..1 << 20]), hash(&a[..(1 << 20) + 1]));
+    }
+}

@@ -1,0 +1,54 @@
+//! Captured sequences kept on the GPU between calls (`cuda::inputs`): a large input passed
+//! again with the same contents is not copied again, whichever site and whichever `Vec`
+//! holds it; a changed one is, and the result follows the change. Counted with the
+//! backend's copy counter on the emulator (the GPU when one is lent runs the same code).
+#![cfg(feature = "cuda")]
+
+use accel_runtime::cuda::{bytes_uploaded, with_emulator};
+use accel_runtime::prelude::*;
+
+mod common;
+
+/// What `f` copied to the GPU, and its result, in cuda mode.
+fn uploaded<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    let before = bytes_uploaded();
+    let r = with_mode(Mode::Cuda, f);
+    (bytes_uploaded() - before, r)
+}
+
+#[test]
+fn a_large_input_passed_again_unchanged_stays_on_the_gpu() {
+    if !common::emulator_present() {
+        return;
+    }
+    with_emulator(|| {
+        let n = 300_000;
+        let bytes = n * 8;
+        let mut xs: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+        // Each call also copies its 32-byte error word.
+        let word = 32;
+        let (first, ys) = uploaded(|| accelerate!(map(|x| x * 2.0, &xs)));
+        assert_eq!(first, bytes + word);
+        assert_eq!(ys[n - 1], (n - 1) as f64);
+        let (again, ys) = uploaded(|| accelerate!(map(|x| x * 2.0, &xs)));
+        assert_eq!(again, word);
+        assert_eq!(ys[7], 7.0);
+        // Another site, and another vector with the same contents: the same copy.
+        let copy = xs.clone();
+        let (other, sum) = uploaded(|| accelerate!(reduce(|a, b| a + b, 0.0, &copy)));
+        assert_eq!(other, word);
+        assert_eq!(sum, (0..n).map(|i| i as f64 * 0.5).sum::<f64>());
+        // One element changed: copied again, and the result sees the change.
+        xs[n / 2] = -1.0;
+        let (changed, ys) = uploaded(|| accelerate!(map(|x| x * 2.0, &xs)));
+        assert_eq!(changed, bytes + word);
+        assert_eq!(ys[n / 2], -2.0);
+        assert_eq!(ys[n / 2 + 1], (n / 2 + 1) as f64);
+        // Small inputs are copied at every call.
+        let small: Vec<f64> = vec![1.5; 1000];
+        let (once, _) = uploaded(|| accelerate!(map(|x| x + 1.0, &small)));
+        let (twice, zs) = uploaded(|| accelerate!(map(|x| x + 1.0, &small)));
+        assert_eq!((once, twice), (8000 + word, 8000 + word));
+        assert_eq!(zs, vec![2.5; 1000]);
+    });
+}
