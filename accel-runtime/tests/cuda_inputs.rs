@@ -1,6 +1,7 @@
 //! Captured sequences kept on the GPU between calls (`cuda::inputs`): a large input passed
 //! again with the same contents is not copied again, whichever site and whichever `Vec`
-//! holds it; a changed one is, and the result follows the change. Counted with the
+//! holds it, nor is a large result passed to the next site; a changed one is, and the
+//! result follows the change. Counted with the
 //! backend's copy counter on the emulator (the GPU when one is lent runs the same code).
 #![cfg(feature = "cuda")]
 
@@ -8,6 +9,9 @@ use accel_runtime::cuda::{bytes_uploaded, with_emulator};
 use accel_runtime::prelude::*;
 
 mod common;
+
+/// The tests read the backend's copy counter, so they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// What `f` copied to the GPU, and its result, in cuda mode.
 fn uploaded<R>(f: impl FnOnce() -> R) -> (usize, R) {
@@ -18,6 +22,7 @@ fn uploaded<R>(f: impl FnOnce() -> R) -> (usize, R) {
 
 #[test]
 fn a_large_input_passed_again_unchanged_stays_on_the_gpu() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !common::emulator_present() {
         return;
     }
@@ -50,5 +55,29 @@ fn a_large_input_passed_again_unchanged_stays_on_the_gpu() {
         let (twice, zs) = uploaded(|| accelerate!(map(|x| x + 1.0, &small)));
         assert_eq!((once, twice), (8000 + word, 8000 + word));
         assert_eq!(zs, vec![2.5; 1000]);
+    });
+}
+
+#[test]
+fn a_large_result_passed_to_the_next_site_is_still_on_the_gpu() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !common::emulator_present() {
+        return;
+    }
+    with_emulator(|| {
+        let n = 200_000;
+        let bytes = n * 8;
+        let word = 32;
+        let xs: Vec<i64> = (0..n as i64).collect();
+        let (first, mut ys) = uploaded(|| accelerate!(map(|x| x * 3 + 1, &xs)));
+        assert_eq!(first, bytes + word);
+        let (next, zs) = uploaded(|| accelerate!(map(|y| y - 1, &ys)));
+        assert_eq!(next, word);
+        assert_eq!(zs[n - 1], 3 * (n as i64 - 1));
+        // Changed on the host, the result is copied again.
+        ys[0] = 100;
+        let (changed, zs) = uploaded(|| accelerate!(map(|y| y - 1, &ys)));
+        assert_eq!(changed, bytes + word);
+        assert_eq!(zs[0], 99);
     });
 }

@@ -6,7 +6,9 @@
 //! the bytes, computed on all cores at memory speed (several times a host-to-GPU copy's),
 //! finds the device copy made by an earlier call of any site. Only sequences are kept, of
 //! a MiB or more: kernels never write them (a scatter or histogram copies its
-//! destination first), unlike tensors, which are copied every call.
+//! destination first), unlike tensors, which are copied every call. A sequence result's
+//! device column is kept the same way when it is copied back, so the next site of a
+//! pipeline finds its input there.
 
 use super::device::{DevBuf, Session};
 use std::sync::{Arc, Mutex};
@@ -68,8 +70,7 @@ pub fn kept_copy(
         return Ok(None);
     }
     let device = session.gpu().ordinal;
-    static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| super::device::on_memory_pressure(release));
+    register();
     let hash = hash(data);
     {
         let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
@@ -85,18 +86,53 @@ pub fn kept_copy(
         }
     }
     let buf = Arc::new(session.upload(data)?);
+    keep(session, hash, data.len(), buf.clone());
+    Ok(Some((buf, true)))
+}
+
+/// Keeps `buf`, a result's device column that `data` was just copied from, as if `data`
+/// had been copied there as an input: a later call passing the result on (the next step
+/// of a pipeline of sites) finds it on the GPU.
+pub fn keep_result(session: &Session<'_>, buf: DevBuf, data: &[u8]) {
+    if data.len() < KEPT_MIN || buf.bytes != data.len() || !enabled() {
+        return;
+    }
+    register();
+    let hash = hash(data);
+    let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    let device = session.gpu().ordinal;
+    let known = inputs
+        .kept
+        .iter()
+        .any(|k| k.device == device && k.bytes == data.len() && k.hash == hash);
+    drop(inputs);
+    if !known {
+        keep(session, hash, data.len(), Arc::new(buf));
+    }
+}
+
+/// Registers [`release`] with the device layer, once.
+fn register() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| super::device::on_memory_pressure(release));
+}
+
+/// Keeps `buf` (`bytes` bytes whose contents hash to `hash`) on the session's GPU, giving
+/// up the least recently used of that GPU's kept inputs beyond its limit (its context is
+/// current: a copy given up may be freed now; a run still holding one keeps it until it
+/// ends).
+fn keep(session: &Session<'_>, hash: u128, bytes: usize, buf: Arc<DevBuf>) {
+    let device = session.gpu().ordinal;
     let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
     inputs.clock += 1;
     let used = inputs.clock;
     inputs.kept.push(Kept {
         device,
-        bytes: data.len(),
+        bytes,
         hash,
-        buf: buf.clone(),
+        buf,
         used,
     });
-    // The least recently used of this GPU's go first (its context is current: a copy
-    // given up may be freed now); a run still holding one keeps it until it ends.
     let limit = if session.gpu().is_emulator() {
         KEPT_LIMIT_EMULATED
     } else {
@@ -117,7 +153,6 @@ pub fn kept_copy(
         let Some(oldest) = oldest else { break };
         inputs.kept.swap_remove(oldest);
     }
-    Ok(Some((buf, true)))
 }
 
 /// Gives up the inputs kept on GPU `device` (its context is current): its memory runs

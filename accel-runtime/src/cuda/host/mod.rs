@@ -394,6 +394,19 @@ impl Run<'_, '_> {
                     pages::fault_in(dst);
                     self.session.download(dev, dst)?;
                     self.bytes_out += bytes;
+                    // The column's device buffer outlives the run as a kept input (a next
+                    // site passed this result finds it there).
+                    if bytes >= crate::cuda::inputs::KEPT_MIN {
+                        let mine = self
+                            .keep
+                            .iter()
+                            .position(|b| b.ptr == dev && b.bytes == bytes);
+                        if let Some(k) = mine {
+                            let buf = self.keep.swap_remove(k);
+                            self.held -= buf.bytes;
+                            crate::cuda::inputs::keep_result(self.session, buf, dst);
+                        }
+                    }
                 }
                 out.push(host as u64);
             }
