@@ -202,20 +202,17 @@ impl Run<'_, '_> {
     }
 
     /// The device copy of a captured sequence's column `data` (which no kernel writes):
-    /// the one kept from an earlier call with the same contents ([`crate::cuda::inputs`]),
-    /// except in a split site's call, whose parts share the call's copies
-    /// ([`with_resident_inputs`]).
+    /// the one kept from an earlier call with the same contents (`cuda::inputs`) when it
+    /// is large enough, else the one made earlier in the call of a split site, else a new
+    /// one (see [`Run::upload_kept`]).
     fn upload_input(&mut self, host: usize, data: &[u8]) -> R<u64> {
-        let split = RESIDENT.with(|r| r.borrow().is_some());
-        if !split {
-            if let Some((buf, copied)) = crate::cuda::inputs::kept_copy(self.session, data)? {
-                if copied {
-                    self.bytes_in += data.len();
-                }
-                let p = buf.ptr;
-                self.kept_inputs.push(buf);
-                return Ok(p);
+        if let Some((buf, copied)) = crate::cuda::inputs::kept_copy(self.session, data)? {
+            if copied {
+                self.bytes_in += data.len();
             }
+            let p = buf.ptr;
+            self.kept_inputs.push(buf);
+            return Ok(p);
         }
         self.upload_kept(host, data)
     }
