@@ -290,6 +290,7 @@ impl CompiledSite for CudaSite {
             kernels: &kernels,
             keep: Vec::new(),
             kept_inputs: Vec::new(),
+            bytes_found: 0,
             err: err_buf.ptr,
             env: HashMap::new(),
             bytes_in: 0,
@@ -315,8 +316,8 @@ impl CompiledSite for CudaSite {
         let words = run.download(&value, &mut arena)?;
         run.download_tensor_buffers(&roots)?;
         let report = format!(
-            "{} bytes to the GPU, {} back; at most {} bytes of device memory held",
-            run.bytes_in, run.bytes_out, run.peak
+            "{} bytes to the GPU ({} more found there from earlier calls), {} back; at most {} bytes of device memory held",
+            run.bytes_in, run.bytes_found, run.bytes_out, run.peak
         );
         drop(run);
         drop(err_buf);

@@ -84,6 +84,8 @@ pub struct Run<'a, 'g> {
     pub bytes_in: usize,
     /// Bytes copied back from the device.
     pub bytes_out: usize,
+    /// Bytes of captured sequences found on the device (`cuda::inputs`), not copied.
+    pub bytes_found: usize,
     /// Device memory the run holds now, and the most it held.
     pub held: usize,
     /// The most device memory the run held at once.
@@ -209,6 +211,8 @@ impl Run<'_, '_> {
         if let Some((buf, copied)) = crate::cuda::inputs::kept_copy(self.session, data)? {
             if copied {
                 self.bytes_in += data.len();
+            } else {
+                self.bytes_found += data.len();
             }
             let p = buf.ptr;
             self.kept_inputs.push(buf);
