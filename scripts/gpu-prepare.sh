@@ -136,6 +136,10 @@ step gpu_suite 60 "$bin/gpu_suite" --out "$out"
 step devices 90 "$bin/devices" --out "$out"
 # Where a split's time goes: a trace of Mandelbrot on the GPU and the CPU (opens in Perfetto).
 step devices-trace 60 env ACCEL_TRACE="$out/devices-trace.json" "$bin/devices" --only mandelbrot
+# Inputs kept on the GPU between calls, off and on, on the programs that call a site
+# from a loop with a large input (the A/B the corpus run alone cannot show).
+step keep-inputs-off 60 env ACCEL_CUDA_KEEP_INPUTS=0 "$bin/corpus" --quick --mode cuda --only cholesky,gramschmidt,fluid
+step keep-inputs-on 60 "$bin/corpus" --quick --mode cuda --only cholesky,gramschmidt,fluid
 # The corpus with its accel forms on the GPU, against rayon on this machine's cores.
 step corpus-cuda 150 "$bin/corpus" --quick --mode cuda --out "$out"
 step suite 90 "$bin/suite" --no-peers --out "$out"
