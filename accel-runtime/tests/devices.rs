@@ -366,6 +366,54 @@ fn a_split_site_is_recorded_as_running_on_devices() {
     assert_eq!(stat.ran_on, RanOn::Devices);
 }
 
+#[test]
+fn a_flatten_of_rows_splits_and_irregular_rows_fail_as_on_one_device() {
+    if !device() {
+        return;
+    }
+    small_parts();
+    let _one = one_at_a_time();
+    for devices in device_lists() {
+        for n in [0usize, 1, 999, 1001, 4_321] {
+            let xs = ints(n, 6);
+            let expect: Vec<i64> = xs
+                .iter()
+                .flat_map(|x| (0..3).map(move |k| x * 10 + k as i64))
+                .collect();
+            let flat = on(&devices, || {
+                accelerate!(flatten(
+                    create(xs.len(), |i| create(3, |k| xs[i] * 10 + k as i64))
+                ))
+            });
+            assert_eq!(flat, expect, "n = {n} on {devices:?}");
+        }
+        // Rows of two lengths, in different parts (1000 elements a part): an error, as on
+        // one device, not a concatenation of the parts' own flattenings.
+        let xs = ints(3_000, 7);
+        let split = on(&devices, || {
+            try_accelerate!(flatten(create(xs.len(), |i| create(1 + i / 2_000, |k| xs
+                [i]
+                + k as i64))))
+        });
+        let one = with_mode(Mode::Cpu, || {
+            try_accelerate!(flatten(create(xs.len(), |i| create(1 + i / 2_000, |k| xs
+                [i]
+                + k as i64))))
+        });
+        let (split, one) = (split.unwrap_err(), one.unwrap_err());
+        assert_eq!(split.kind(), ErrorKind::Irregular, "{split}");
+        assert_eq!(one.kind(), ErrorKind::Irregular, "{one}");
+    }
+    let here = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "accelerate!(flatten(create(xs.len()",
+    );
+    let stats = site_stats();
+    let stat = stats.iter().find(|s| s.site == here).expect("its stats");
+    assert_eq!(stat.ran_on, RanOn::Devices);
+}
+
 /// The child of `the_trace_shows_each_part_on_its_device`.
 #[test]
 #[ignore]

@@ -44,6 +44,8 @@ pub struct FissionSite {
     columns: Vec<ScalarType>,
     /// Whether the parts' elements are rows (`create` of rows).
     rows: bool,
+    /// Whether the site's result is those rows flattened (`flatten` of a `create` of rows).
+    flattened: bool,
     compile_ms: f64,
 }
 
@@ -172,6 +174,7 @@ pub fn compile(
         sliced: sliced_captures(&fe.captures, &split.sliced)?,
         written: written_tensors(&fe.captures, &split.written)?,
         rows: matches!(part_elem, Type::Seq(_)),
+        flattened: split.flattened,
         columns: scalar_columns(match part_elem {
             Type::Seq(row) => row,
             e => e,
@@ -505,6 +508,12 @@ impl CompiledSite for FissionSite {
         let count = runs.len();
         let mut arena = Arena::default();
         let words = match &self.combine {
+            Combined::Concat if self.flattened => {
+                // Rows concatenated: [rows, per row, columns..]; flattened, the same
+                // columns of rows * per row elements.
+                let words = self.concat(&runs, &mut arena)?;
+                [vec![words[0] * words[1]], words[2..].to_vec()].concat()
+            }
             Combined::Concat => self.concat(&runs, &mut arena)?,
             Combined::Nothing => Vec::new(),
             Combined::Reduce(partials) => {

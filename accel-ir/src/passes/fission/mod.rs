@@ -60,6 +60,9 @@ pub struct Split {
     /// index (every `set` indexes the tensor's first axis with the loop's index), so a
     /// part writes only its range's rows.
     pub written: Vec<String>,
+    /// Whether the site is the `flatten` of the rows the parts make: the concatenated
+    /// rows' columns are its result.
+    pub flattened: bool,
 }
 
 /// How the parts' results make the site's result.
@@ -679,6 +682,9 @@ fn own_rows(body: &Input, captures: &[(String, Type)]) -> Result<Vec<String>, St
 /// Splits a fused site (`body`, with its captures and result type) for the device
 /// scheduler, or says why it runs on one device.
 pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<Split, String> {
+    if let Some(rows) = flattened(body) {
+        return split_flatten(rows, captures, result);
+    }
     let t = tail_of(body, captures, result)?;
     let sliced = sliced(&t, captures);
     let written = match t.op {
@@ -699,6 +705,50 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
         sliced,
         combine: combine(&t),
         written,
+        flattened: false,
+    })
+}
+
+/// The rows a site ending in `flatten(rows)` flattens (with its statements before), if
+/// it ends so.
+fn flattened(body: &Expr) -> Option<Expr> {
+    let (stmts, tail): (&[Stmt], &Expr) = match body {
+        Expr::Block {
+            stmts,
+            result: Some(r),
+        } => (stmts, r),
+        e => (&[], e),
+    };
+    match tail {
+        Expr::Par {
+            op: ParOp::Flatten,
+            args,
+            ..
+        } => Some(block(stmts, args[0].clone())),
+        _ => None,
+    }
+}
+
+/// A site ending in `flatten(rows)` where `rows` splits as a `create` (or `map`) of rows:
+/// the parts make their rows, which concatenate row by row (every part's rows as long as
+/// the others', as `flatten` requires of the whole), and the rows' columns are the
+/// flattened sequence's ([`Split::flattened`]).
+fn split_flatten(rows: Expr, captures: &[(String, Type)], result: &Type) -> Result<Split, String> {
+    let Type::Seq(elem) = result else {
+        return Err(format!("its result is a {result}"));
+    };
+    let nested = Type::Seq(Box::new(result.clone()));
+    let inner = split(&rows, captures, &nested)
+        .map_err(|why| format!("its `flatten`'s rows do not split: {why}"))?;
+    if !matches!(inner.combine, Combine::Concat) || !flat(elem) {
+        return Err(
+            "`flatten` splits only over rows of flat elements made by `create`, `map` or `map2`"
+                .into(),
+        );
+    }
+    Ok(Split {
+        flattened: true,
+        ..inner
     })
 }
 

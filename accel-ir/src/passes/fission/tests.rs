@@ -275,3 +275,42 @@ fn a_map_fusion_left_splits_as_the_create_it_stands_for() {
     assert!(part.starts_with("(create (- accel#hi accel#lo)"), "{part}");
     assert!(part.contains("(let x: f32 (index xs accel#j))"), "{part}");
 }
+
+#[test]
+fn a_flatten_of_rows_made_by_create_splits_as_its_rows_flattened_after() {
+    // flatten(create(xs.len(), |i| create(3, |k| xs[i]))): the parts make rows, which
+    // concatenate row by row; their columns are the flattened result.
+    let row = Expr::par(
+        ParOp::Create,
+        vec![
+            Expr::int(3),
+            Expr::Lambda {
+                params: vec![(Pat::bind("k"), usize_ty())],
+                body: Box::new(index(Expr::var("xs"), Expr::var("i"))),
+            },
+        ],
+    );
+    let body = Expr::par(ParOp::Flatten, vec![map_of("xs", row)]);
+    let caps = vec![("xs".to_string(), f32s())];
+    let s = split(&body, &caps, &f32s()).unwrap();
+    assert!(s.flattened);
+    assert!(matches!(s.combine, Combine::Concat));
+    assert_eq!(s.part_result, Type::Seq(Box::new(f32s())));
+    assert_eq!(s.elem, f32s());
+    assert_eq!(s.sliced, vec!["xs".to_string()]);
+    assert_eq!(print_expr(&s.length), "(.len xs)");
+    let part = print_expr(&s.part);
+    assert!(part.starts_with("(create (- accel#hi accel#lo)"), "{part}");
+    assert!(part.contains("(index xs accel#j)"), "{part}");
+}
+
+#[test]
+fn a_flatten_of_what_does_not_split_says_why() {
+    let body = Expr::par(ParOp::Flatten, vec![Expr::var("xss")]);
+    let caps = vec![("xss".to_string(), Type::Seq(Box::new(f32s())))];
+    let why = split(&body, &caps, &f32s()).unwrap_err();
+    assert!(
+        why.starts_with("its `flatten`'s rows do not split: "),
+        "{why}"
+    );
+}
