@@ -5,9 +5,10 @@
 //! and the site's last expression read as a capture; each stage can then be split across
 //! devices by itself ([`super::split`]).
 //!
-//! Only operations the site runs unconditionally are staged: one inside an `if`, a loop
-//! or a nested block of the site's own code would run whether or not its branch is
-//! taken, so such a site is not staged. Statements before an operation (`let`s of
+//! Only operations the site runs unconditionally are staged: one inside an `if` or a
+//! loop of the site's own code would run whether or not its branch is taken (or once for
+//! every iteration), so such a site is not staged; a nested block runs unconditionally,
+//! and its operations are staged in order. Statements before an operation (`let`s of
 //! scalars) are repeated in every later stage that may read them: they are pure and
 //! cheap.
 
@@ -83,7 +84,10 @@ impl Stager<'_> {
                 }
                 // Functions' bodies run inside the operation, element by element.
                 for (k, a) in args.iter().enumerate() {
-                    if !value_args(op).contains(&k) && !matches!(a, Expr::Lambda { .. }) && has_par(a) {
+                    if !value_args(op).contains(&k)
+                        && !matches!(a, Expr::Lambda { .. })
+                        && has_par(a)
+                    {
                         return Err("a parallel operation is an argument it cannot stage".into());
                     }
                 }
@@ -102,15 +106,12 @@ impl Stager<'_> {
                 Ok(())
             }
             Expr::Lambda { .. } => Ok(()),
-            Expr::If { .. }
-            | Expr::Match { .. }
-            | Expr::While { .. }
-            | Expr::For { .. }
-            | Expr::Block { .. }
+            Expr::If { .. } | Expr::Match { .. } | Expr::While { .. } | Expr::For { .. }
                 if has_par(e) =>
             {
-                Err("it runs a parallel operation under a condition, in a loop or in a nested block".into())
+                Err("it runs a parallel operation under a condition or in a loop".into())
             }
+            Expr::Block { .. } if has_par(e) => self.extract_block(e),
             _ => {
                 let mut failure = Ok(());
                 e.for_each_child_mut(&mut |c| {
@@ -121,6 +122,35 @@ impl Stager<'_> {
                 failure
             }
         }
+    }
+
+    /// Stages the operations of a nested block (which runs unconditionally) in order, its
+    /// `let`s before them repeated in their stages (and only theirs: the block's names end
+    /// with it).
+    fn extract_block(&mut self, e: &mut Expr) -> Result<(), String> {
+        let Expr::Block { stmts, result } = e else {
+            return Ok(());
+        };
+        let outer = self.prefix.len();
+        for st in stmts.iter_mut() {
+            match st {
+                Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => self.extract(e)?,
+                Stmt::Let { init: None, .. } => {}
+            }
+            self.prefix.push(st.clone());
+        }
+        if let Some(r) = result {
+            self.extract(r)?;
+        }
+        self.prefix.truncate(outer);
+        // What is left of it is scalar `let`s and stages' results: a block whose
+        // value is a name it does not bind is that name (its `let`s are pure).
+        if let Some(Expr::Var(v)) = result.as_deref() {
+            if !stmts.iter().any(|st| binds(st, v)) {
+                *e = Expr::Var(v.clone());
+            }
+        }
+        Ok(())
     }
 
     /// The type of a stage's program, from the captures and the earlier stages'.
@@ -137,6 +167,14 @@ impl Stager<'_> {
                 })
         };
         type_of(body, &vars, self.records).map_err(|e| format!("a stage's type: {e}"))
+    }
+}
+
+/// Whether `st` binds the name `v`.
+fn binds(st: &Stmt, v: &str) -> bool {
+    match st {
+        Stmt::Let { pat, .. } => pat.bound_names().iter().any(|n| n == v),
+        Stmt::Expr(_) => false,
     }
 }
 
@@ -295,6 +333,41 @@ mod tests {
     }
 
     #[test]
+    fn a_nested_block_is_staged_in_order_and_its_names_end_with_it() {
+        // reduce(+, 0.0, { let s = reduce(+, 0.0, xs); create(xs.len(), |i| xs[i] / s) }):
+        // the block's sum, then its map (with `s` bound), then the outer sum over it.
+        let block = Expr::Block {
+            stmts: vec![Stmt::Let {
+                pat: Pat::bind("s"),
+                ty: f64_(),
+                init: Some(sum_of(Expr::var("xs"))),
+            }],
+            result: Some(Box::new(divided(Expr::var("s")))),
+        };
+        let caps = vec![("xs".to_string(), f64s())];
+        let staged = stages(&sum_of(block), &caps, &Records::default()).unwrap();
+        assert_eq!(staged.stages.len(), 3);
+        assert_eq!(
+            staged
+                .stages
+                .iter()
+                .map(|s| s.ty.clone())
+                .collect::<Vec<_>>(),
+            vec![f64_(), f64s(), f64_()]
+        );
+        let map = staged.stages[1].body.to_string();
+        assert!(
+            map.starts_with("(do (let s: f64 accel#stage0) (create"),
+            "{map}"
+        );
+        // The outer sum reads the map's stage directly, without the block's `let`.
+        let sum = staged.stages[2].body.to_string();
+        assert!(sum.starts_with("(reduce "), "{sum}");
+        assert!(sum.ends_with(" accel#stage1)"), "{sum}");
+        assert_eq!(staged.last.to_string(), "accel#stage2");
+    }
+
+    #[test]
     fn an_operation_under_a_condition_is_not_staged() {
         let body = Expr::If {
             cond: Box::new(Expr::Lit(Lit::Bool(true))),
@@ -304,7 +377,7 @@ mod tests {
         let caps = vec![("xs".to_string(), f64s())];
         assert_eq!(
             stages(&body, &caps, &Records::default()).unwrap_err(),
-            "it runs a parallel operation under a condition, in a loop or in a nested block"
+            "it runs a parallel operation under a condition or in a loop"
         );
     }
 }
