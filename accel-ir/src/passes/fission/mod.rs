@@ -281,19 +281,24 @@ impl Tail<'_> {
     }
 }
 
+/// A site's statements before its last expression, and that expression.
+fn statements_and_tail(body: &Expr) -> (&[Stmt], &Expr) {
+    match body {
+        Expr::Block {
+            stmts,
+            result: Some(r),
+        } => (stmts, r),
+        e => (&[], e),
+    }
+}
+
 /// The operation `body` ends in, or why it is not split.
 fn tail_of<'a>(
     body: &'a Expr,
     captures: &[(String, Type)],
     result: &Type,
 ) -> Result<Tail<'a>, String> {
-    let (prefix, tail): (&[Stmt], &Expr) = match body {
-        Expr::Block {
-            stmts,
-            result: Some(r),
-        } => (stmts, r),
-        e => (&[], e),
-    };
+    let (prefix, tail) = statements_and_tail(body);
     if prefix.iter().any(|s| match s {
         Stmt::Let { init, .. } => init.as_ref().is_some_and(has_par),
         Stmt::Expr(e) => has_par(e),
@@ -712,13 +717,7 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
 /// The rows a site ending in `flatten(rows)` flattens (with its statements before), if
 /// it ends so.
 fn flattened(body: &Expr) -> Option<Expr> {
-    let (stmts, tail): (&[Stmt], &Expr) = match body {
-        Expr::Block {
-            stmts,
-            result: Some(r),
-        } => (stmts, r),
-        e => (&[], e),
-    };
+    let (stmts, tail) = statements_and_tail(body);
     match tail {
         Expr::Par {
             op: ParOp::Flatten,

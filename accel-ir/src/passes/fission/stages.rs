@@ -276,17 +276,21 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_normalisation_is_a_sum_then_a_map_that_reads_it() {
-        // { let s = reduce(+, 0.0, xs); create(xs.len(), |i| xs[i] / s) }
-        let body = Expr::Block {
+    /// `{ let s = reduce(+, 0.0, xs); create(xs.len(), |i| xs[i] / s) }`.
+    fn normalised() -> Expr {
+        Expr::Block {
             stmts: vec![Stmt::Let {
                 pat: Pat::bind("s"),
                 ty: f64_(),
                 init: Some(sum_of(Expr::var("xs"))),
             }],
             result: Some(Box::new(divided(Expr::var("s")))),
-        };
+        }
+    }
+
+    #[test]
+    fn a_normalisation_is_a_sum_then_a_map_that_reads_it() {
+        let body = normalised();
         let caps = vec![("xs".to_string(), f64s())];
         let staged = stages(&body, &caps, &Records::default()).unwrap();
         assert_eq!(staged.stages.len(), 2);
@@ -336,14 +340,7 @@ mod tests {
     fn a_nested_block_is_staged_in_order_and_its_names_end_with_it() {
         // reduce(+, 0.0, { let s = reduce(+, 0.0, xs); create(xs.len(), |i| xs[i] / s) }):
         // the block's sum, then its map (with `s` bound), then the outer sum over it.
-        let block = Expr::Block {
-            stmts: vec![Stmt::Let {
-                pat: Pat::bind("s"),
-                ty: f64_(),
-                init: Some(sum_of(Expr::var("xs"))),
-            }],
-            result: Some(Box::new(divided(Expr::var("s")))),
-        };
+        let block = normalised();
         let caps = vec![("xs".to_string(), f64s())];
         let staged = stages(&sum_of(block), &caps, &Records::default()).unwrap();
         assert_eq!(staged.stages.len(), 3);
