@@ -81,3 +81,46 @@ fn a_large_result_passed_to_the_next_site_is_still_on_the_gpu() {
         assert_eq!(zs[0], 99);
     });
 }
+
+/// The child of `the_least_recently_used_input_is_given_up_beyond_the_limit`.
+#[test]
+#[ignore]
+fn limit_child() {
+    // Three inputs of 3 MiB under a limit of 8 MiB: two fit.
+    let n = 3 << 17;
+    let bytes = n * 8;
+    let word = 32;
+    let [a, b, c]: [Vec<i64>; 3] = [1, 2, 3].map(|k| (0..n as i64).map(|x| x * k).collect());
+    let sum = |xs: &Vec<i64>| uploaded(|| accelerate!(reduce(|p, q| p + q, 0, xs)));
+    let expect = |k: i64| k * (n as i64 - 1) * n as i64 / 2;
+    let steps = [
+        (&a, 1, bytes),
+        (&b, 2, bytes),
+        // `a` again (kept): now the most recently used.
+        (&a, 1, 0),
+        // `c` goes past the limit: `b`, the least recently used, is given up.
+        (&c, 3, bytes),
+        (&a, 1, 0),
+        (&b, 2, bytes),
+    ];
+    for (k, (xs, factor, copied)) in steps.into_iter().enumerate() {
+        let (got, s) = sum(xs);
+        assert_eq!(s, expect(factor), "step {k}");
+        assert_eq!(got, copied + word, "step {k}");
+    }
+    println!("limit ok");
+}
+
+#[test]
+fn the_least_recently_used_input_is_given_up_beyond_the_limit() {
+    if !common::emulator_present() {
+        return;
+    }
+    let env = [
+        ("ACCEL_CUDA_EMULATOR", "1"),
+        ("ACCEL_MODE", "cuda"),
+        ("ACCEL_CUDA_KEEP_INPUTS", "8"),
+    ];
+    let (ok, out, err) = common::run_child("limit_child", &env);
+    assert!(ok && out.contains("limit ok"), "{out}\n{err}");
+}

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 /// Inputs smaller than this are copied every call (hashing and bookkeeping would cost
 /// about what the copy does).
 pub const KEPT_MIN: usize = 1 << 20;
-/// Device memory the kept inputs may hold on one GPU, the least recently used given up
-/// first (on the emulator, whose device memory is the tests' host memory, less).
+/// Device memory the kept inputs may hold on one GPU by default, the least recently used
+/// given up first (on the emulator, whose device memory is the tests' host memory, less).
 const KEPT_LIMIT: usize = 4 << 30;
 const KEPT_LIMIT_EMULATED: usize = 256 << 20;
 
@@ -40,10 +40,21 @@ static INPUTS: Mutex<Inputs> = Mutex::new(Inputs {
     clock: 0,
 });
 
+/// `ACCEL_CUDA_KEEP_INPUTS`: the MiB of kept inputs per GPU (`0`: none, every input is
+/// copied at every call), when set to a number.
+fn limit_set() -> Option<usize> {
+    static SET: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *SET.get_or_init(|| {
+        std::env::var("ACCEL_CUDA_KEEP_INPUTS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map(|mib| mib.saturating_mul(1 << 20))
+    })
+}
+
 /// Whether inputs are kept (`ACCEL_CUDA_KEEP_INPUTS=0` copies every input at every call).
 fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("ACCEL_CUDA_KEEP_INPUTS").map_or(true, |v| v != "0"))
+    limit_set() != Some(0)
 }
 
 /// The hash of `data`: XXH3-128 of each MiB, computed in parallel, then of their hashes
@@ -133,11 +144,11 @@ fn keep(session: &Session<'_>, hash: u128, bytes: usize, buf: Arc<DevBuf>) {
         buf,
         used,
     });
-    let limit = if session.gpu().is_emulator() {
+    let limit = limit_set().unwrap_or(if session.gpu().is_emulator() {
         KEPT_LIMIT_EMULATED
     } else {
         KEPT_LIMIT
-    };
+    });
     let on_device = |inputs: &Inputs| -> usize {
         inputs
             .kept
