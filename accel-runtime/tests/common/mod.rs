@@ -3,6 +3,9 @@
 
 use accel_runtime::prelude::*;
 
+#[cfg(feature = "cuda")]
+pub mod devices;
+
 /// Runs a site in debug mode and in cpu mode; they must agree (floats within
 /// `Accel::close_to`'s tolerance, since parallel reductions group differently). Returns
 /// debug mode's result, the reference.
