@@ -2,9 +2,9 @@
 //! the same large input (Cholesky's and Gram-Schmidt's site per column, a model's weights
 //! in every batch) copied it to the GPU at every call: on an H100 machine thousands of
 //! 32 MB copies made Cholesky 15x slower than rayon. Rust's borrows cannot say that a
-//! `&Vec` passed again is unchanged, so its contents decide: a 128-bit hash (XXH3) of
-//! the bytes, computed on all cores at memory speed (several times a host-to-GPU copy's),
-//! finds the device copy made by an earlier call of any site. Only sequences are kept, of
+//! `&Vec` passed again is unchanged, so its contents decide: a 256-bit BLAKE3 hash of
+//! the bytes, computed on all cores faster than a host-to-GPU copy, finds the device copy
+//! made by an earlier call of any site. Only sequences are kept, of
 //! a MiB or more: kernels never write them (a scatter or histogram copies its
 //! destination first), unlike tensors, which are copied every call. A sequence result's
 //! device column is kept the same way when it is copied back, so the next site of a
@@ -25,7 +25,7 @@ const KEPT_LIMIT_EMULATED: usize = 256 << 20;
 struct Kept {
     device: u32,
     bytes: usize,
-    hash: u128,
+    hash: [u8; 32],
     buf: Arc<DevBuf>,
     used: u64,
 }
@@ -57,16 +57,24 @@ fn enabled() -> bool {
     limit_set() != Some(0)
 }
 
-/// The hash of `data`: XXH3-128 of each MiB, computed in parallel, then of their hashes
-/// (the same bytes give the same hash however the work is split).
-fn hash(data: &[u8]) -> u128 {
+/// The hash of `data`: BLAKE3 of each MiB, computed in parallel, then of their hashes and
+/// the length (the same bytes give the same hash however the work is split). A
+/// cryptographic hash: data crafted to collide with what an earlier call kept (another
+/// user's, in a server that reuses its buffers) cannot be found.
+fn hash(data: &[u8]) -> [u8; 32] {
     use rayon::prelude::*;
-    use xxhash_rust::xxh3::xxh3_128;
     // On the caller's rayon pool, else rayon's global one (the CPU backend's pool is a
     // layer above this one).
-    let pieces: Vec<u128> = data.par_chunks(1 << 20).map(xxh3_128).collect();
-    let words: Vec<u8> = pieces.iter().flat_map(|h| h.to_le_bytes()).collect();
-    xxh3_128(&words) ^ data.len() as u128
+    let pieces: Vec<[u8; 32]> = data
+        .par_chunks(1 << 20)
+        .map(|piece| *blake3::hash(piece).as_bytes())
+        .collect();
+    let mut all = blake3::Hasher::new();
+    for p in &pieces {
+        all.update(p);
+    }
+    all.update(&(data.len() as u64).to_le_bytes());
+    *all.finalize().as_bytes()
 }
 
 /// The device copy of `data` (a captured sequence's column) on the session's GPU, and
@@ -132,7 +140,7 @@ fn register() {
 /// up the least recently used of that GPU's kept inputs beyond its limit (its context is
 /// current: a copy given up may be freed now; a run still holding one keeps it until it
 /// ends).
-fn keep(session: &Session<'_>, hash: u128, bytes: usize, buf: Arc<DevBuf>) {
+fn keep(session: &Session<'_>, hash: [u8; 32], bytes: usize, buf: Arc<DevBuf>) {
     let device = session.gpu().ordinal;
     let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
     inputs.clock += 1;
