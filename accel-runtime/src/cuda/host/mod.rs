@@ -396,8 +396,10 @@ impl Run<'_, '_> {
                     self.session.download(dev, dst)?;
                     self.bytes_out += bytes;
                     // The column's device buffer outlives the run as a kept input (a next
-                    // site passed this result finds it there).
-                    if bytes >= crate::cuda::inputs::KEPT_MIN {
+                    // site passed this result finds it there); not a split site's part,
+                    // whose result the caller only sees concatenated with the others'.
+                    let part = RESIDENT.with(|r| r.borrow().is_some());
+                    if bytes >= crate::cuda::inputs::KEPT_MIN && !part {
                         let mine = self
                             .keep
                             .iter()
