@@ -449,7 +449,7 @@ impl Session<'_> {
         if buf.emulated {
             // SAFETY: `buf` has room for exactly `data.len()` bytes and is not `data`.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr as *mut u8, data.len()) };
-        } else if let Some(done) = self.staged(data.len(), |s| s.upload(buf.ptr, data)) {
+        } else if let Some(done) = self.upload_staged(buf.ptr, data) {
             done?;
         } else {
             // SAFETY: `buf` has room for exactly `data.len()` bytes.
@@ -459,19 +459,15 @@ impl Session<'_> {
         Ok(buf)
     }
 
-    /// Runs a copy of `bytes` to the GPU through its pinned buffers when it is large
-    /// enough and staging is on and possible; `None` when the copy should go directly.
-    fn staged(
-        &self,
-        bytes: usize,
-        copy: impl FnOnce(&mut Staging) -> Result<(), String>,
-    ) -> Option<Result<(), String>> {
-        if bytes < staging::STAGED_MIN || !staging::enabled() || !STAGING_ON.with(Cell::get) {
+    /// Copies `data` to device address `dst` through the GPU's pinned buffers when it is
+    /// large enough and staging is on and possible; `None` when it should go directly.
+    fn upload_staged(&self, dst: u64, data: &[u8]) -> Option<Result<(), String>> {
+        if data.len() < staging::STAGED_MIN || !staging::enabled() || !STAGING_ON.with(Cell::get) {
             return None;
         }
         let mut slot = self.gpu.staging.lock().unwrap_or_else(|e| e.into_inner());
         match slot.get_or_insert_with(Staging::new) {
-            Ok(s) => Some(copy(s)),
+            Ok(s) => Some(s.upload(dst, data)),
             Err(_) => None,
         }
     }

@@ -88,21 +88,10 @@ pub fn kept_copy(
     if data.len() < KEPT_MIN || !enabled() {
         return Ok(None);
     }
-    let device = session.gpu().ordinal;
     register();
     let hash = hash(data);
-    {
-        let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-        inputs.clock += 1;
-        let now = inputs.clock;
-        if let Some(k) = inputs
-            .kept
-            .iter_mut()
-            .find(|k| k.device == device && k.bytes == data.len() && k.hash == hash)
-        {
-            k.used = now;
-            return Ok(Some((k.buf.clone(), false)));
-        }
+    if let Some(buf) = lookup(session, data.len(), &hash) {
+        return Ok(Some((buf, false)));
     }
     let buf = Arc::new(session.upload(data)?);
     keep(session, hash, data.len(), buf.clone());
@@ -118,16 +107,24 @@ pub fn keep_result(session: &Session<'_>, buf: DevBuf, data: &[u8]) {
     }
     register();
     let hash = hash(data);
-    let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
-    let device = session.gpu().ordinal;
-    let known = inputs
-        .kept
-        .iter()
-        .any(|k| k.device == device && k.bytes == data.len() && k.hash == hash);
-    drop(inputs);
-    if !known {
+    if lookup(session, data.len(), &hash).is_none() {
         keep(session, hash, data.len(), Arc::new(buf));
     }
+}
+
+/// The kept copy on the session's GPU of `bytes` bytes whose contents hash to `hash`,
+/// now the most recently used, if there is one.
+fn lookup(session: &Session<'_>, bytes: usize, hash: &[u8; 32]) -> Option<Arc<DevBuf>> {
+    let device = session.gpu().ordinal;
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    inputs.clock += 1;
+    let now = inputs.clock;
+    let k = inputs
+        .kept
+        .iter_mut()
+        .find(|k| k.device == device && k.bytes == bytes && k.hash == *hash)?;
+    k.used = now;
+    Some(k.buf.clone())
 }
 
 /// Registers [`release`] with the device layer, once.

@@ -478,6 +478,7 @@ impl CompiledSite for FissionSite {
             }
         }
         let chunk = self.chunk(captures, n)?;
+        let all_chunks = n.div_ceil(chunk);
         let base = Base::of(captures);
         let parts = self.run_parts(&base, n, chunk);
         let mut runs = Vec::with_capacity(parts.parts.len());
@@ -490,7 +491,7 @@ impl CompiledSite for FissionSite {
             covered = chunks.end;
             runs.push(run?);
         }
-        if covered != n.div_ceil(chunk) {
+        if covered != all_chunks {
             return Err("a part of the site did not run".into());
         }
         let ran: Vec<String> = self
@@ -500,8 +501,7 @@ impl CompiledSite for FissionSite {
             .map(|((d, _), k)| format!("{d} {k}"))
             .collect();
         let report = format!(
-            "{} chunks of up to {chunk} in {} parts ({})",
-            n.div_ceil(chunk),
+            "{all_chunks} chunks of up to {chunk} in {} parts ({})",
             runs.len(),
             ran.join(", ")
         );

@@ -72,11 +72,16 @@ pub fn run<R: Send>(
             }
         }
     };
-    let work = |w: usize, mut want: usize| {
-        while let Some(chunks) = take(want) {
-            if run_part(w, chunks) < GROW_BELOW && grow {
+    // A worker's loop, from `first` (the first worker's first chunk) or the queue.
+    let work = |w: usize, first: Option<Range<usize>>| {
+        let mut want = 1;
+        let mut chunks = first.or_else(|| take(want));
+        while let Some(c) = chunks {
+            let took = run_part(w, c);
+            if grow && took < GROW_BELOW {
                 want *= 2;
             }
+            chunks = take(want);
         }
     };
     // The first worker (the first device listed) starts with the first chunk, whoever
@@ -88,7 +93,7 @@ pub fn run<R: Send>(
             let work = &work;
             let spawned = std::thread::Builder::new()
                 .name(format!("accel device {w}"))
-                .spawn_scoped(s, move || on_thread(&|| work(w, 1)));
+                .spawn_scoped(s, move || on_thread(&|| work(w, None)));
             // Without its thread a device takes no parts; the others take them all.
             if let Err(e) = spawned {
                 crate::backend::log::warning!(
@@ -96,13 +101,7 @@ pub fn run<R: Send>(
                 );
             }
         }
-        let mut want = 1;
-        if let Some(chunks) = first {
-            if run_part(0, chunks) < GROW_BELOW && grow {
-                want = 2;
-            }
-        }
-        work(0, want);
+        work(0, first);
     });
     let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
     parts.sort_by_key(|(chunks, _)| chunks.start);
