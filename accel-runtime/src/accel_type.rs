@@ -56,6 +56,12 @@ pub trait Accel: Send + Sync {
         None
     }
 
+    /// Whether the value is a distributed sequence (which only a distributed site runs).
+    #[doc(hidden)]
+    fn is_distributed(&self) -> bool {
+        false
+    }
+
     /// A copy of the value (tensors: another handle to the same memory).
     #[doc(hidden)]
     fn clone_value(&self) -> Self
@@ -518,6 +524,9 @@ impl<T: Accel + ?Sized> Accel for &T {
     fn clone_value(&self) -> Self {
         self
     }
+    fn is_distributed(&self) -> bool {
+        (**self).is_distributed()
+    }
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         (**self).marshal(m)
     }
@@ -548,6 +557,10 @@ pub trait Inspect {
     fn type_key(&self) -> usize;
     /// Appends the value's words for compiled code.
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>);
+    /// Whether the value is a distributed sequence.
+    fn is_distributed(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Inspect + Sync {
@@ -572,6 +585,9 @@ impl<T: Accel> Inspect for T {
     }
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>) {
         self.marshal(m)
+    }
+    fn is_distributed(&self) -> bool {
+        Accel::is_distributed(self)
     }
 }
 

@@ -259,10 +259,15 @@ pub(crate) fn plan<R: Accel>(
 ) -> Result<Plan<R>, AccelError> {
     // Starts the trace's clock (ACCEL_TRACE) before anything is compiled.
     let _ = trace::enabled();
+    crate::dist::site_called();
     let (mode, devices) = mode_and_devices(site)?;
     if mode == Mode::Debug {
         stats::record_first(site.key().id, || site.location(), RanOn::Debug);
         return Ok(Plan::Sequential);
+    }
+    // Before the recent plans: their code must never see a distributed capture.
+    if captures.iter().any(|(_, v)| v.is_distributed()) {
+        return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
     let result_key = R::accel_type as fn() -> Type as usize;
@@ -436,6 +441,85 @@ fn split_plan(
     }
 }
 
+/// The backend name of sites over distributed sequences.
+const DISTRIBUTED: &str = "distributed";
+
+/// A site over distributed sequences: each rank runs its part on the first device named
+/// (else the mode's), compiled on first use. What does not compile runs sequentially on
+/// the gathered sequences where the mode was defaulted, and is an error where it was
+/// chosen.
+fn distributed_plan<R: Accel>(
+    site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
+    mode: Mode,
+    devices: &[Device],
+) -> Result<Plan<R>, AccelError> {
+    type Key = (usize, Vec<Type>, Type, Device, bool);
+    static SITES: CompileCache<Key, devices::distributed::DistSite> = CompileCache::new();
+    #[cfg(feature = "cuda")]
+    let emulating = crate::cuda::device::emulating();
+    #[cfg(not(feature = "cuda"))]
+    let emulating = false;
+    let device = devices.first().copied().unwrap_or(match mode {
+        Mode::Cuda => Device::Cuda(0),
+        _ => Device::Cpu,
+    });
+    let constants = site.constants();
+    let all = all_captures(captures, constants);
+    let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
+    let result = R::accel_type();
+    let key = site.key();
+    let front = || frontend::front_end(site, &types, &result);
+    let cache_key = (key.id, types.clone(), result.clone(), device, emulating);
+    let (compiled, hit) = SITES.get(cache_key, || {
+        devices::distributed::compile(key, &front, device, &backend_of).map(Arc::new)
+    });
+    match compiled {
+        Ok(code) => {
+            if !hit {
+                stats::record(key.id, site.location(), ran_on(backend_of(device).name()), Vec::new());
+                if let Some(why) = code.not_split() {
+                    log::fallback(
+                        devices::notice_id(key.id),
+                        format_args!(
+                            "{}: distributed sequences: the site does not split ({why}); every rank runs all of it on the gathered sequences (ACCEL_LOG=0 silences this)",
+                            site.location()
+                        ),
+                    );
+                }
+                if logging() {
+                    log_compiled(site, Some("first run of the site".into()), DISTRIBUTED, &*code);
+                }
+            }
+            Ok(Plan::Compiled(
+                Compiled {
+                    backend: DISTRIBUTED,
+                    code,
+                },
+                PhantomData,
+            ))
+        }
+        Err(e) if mode::mode_was_chosen() => Err(AccelError::Backend {
+            site: site.location(),
+            kind: compile_kind_of(&e),
+            message: format!("{e} (a site over distributed sequences); run it with ACCEL_MODE=debug, or leave ACCEL_MODE unset to run it sequentially on the gathered sequences"),
+        }),
+        Err(e) => {
+            if !hit {
+                log::fallback(
+                    key.id,
+                    format_args!(
+                        "{}: distributed sequences: {e}; running sequentially on the gathered sequences (ACCEL_LOG=0 silences this)",
+                        site.location()
+                    ),
+                );
+                stats::record(key.id, site.location(), RanOn::Sequential, vec![e]);
+            }
+            Ok(Plan::Sequential)
+        }
+    }
+}
+
 /// What a backend's name says ran a site.
 fn ran_on(backend: &str) -> RanOn {
     if backend == "cuda" {
@@ -533,9 +617,10 @@ pub(crate) fn run_compiled<R: Accel>(
     let constants = site.constants();
     let all = all_captures(captures, constants);
     // Devices named (`cuda:1`): a site that is not split runs on the first.
+    let distributed = c.backend == DISTRIBUTED;
     let run = match devices::selected() {
-        Ok([first, ..]) => first.enter(|| run_marshaled::<R>(&*c.code, &all)),
-        _ => run_marshaled::<R>(&*c.code, &all),
+        Ok([first, ..]) => first.enter(|| run_marshaled::<R>(&*c.code, &all, distributed)),
+        _ => run_marshaled::<R>(&*c.code, &all, distributed),
     };
     if let Some(t) = traced {
         trace::site_ran(&site.location(), c.backend, run.is_ok(), t);
@@ -573,6 +658,7 @@ enum RunFailure {
 fn run_marshaled<R: Accel>(
     code: &dyn CompiledSite,
     captures: &[(&str, &dyn Inspect)],
+    distributed: bool,
 ) -> Result<(R, String), RunFailure> {
     // Room for a few words per capture (a sequence's length and column, a scalar): no
     // growing for most sites.
@@ -585,6 +671,12 @@ fn run_marshaled<R: Accel>(
     }
     if let Some(e) = m.error.take() {
         return Err(RunFailure::Capture(e));
+    }
+    if !distributed && !m.distributed.is_empty() {
+        // One inside another value (a tuple, a record): its words are a part's.
+        return Err(RunFailure::Capture(
+            "a distributed sequence inside another captured value: capture it on its own".into(),
+        ));
     }
     let run = code.run(&m).map_err(RunFailure::Run)?;
     let mut arena = run.arena;

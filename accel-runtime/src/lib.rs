@@ -57,6 +57,8 @@
 extern crate self as accel_runtime;
 
 // The layers, lowest first; imports point down only (tests/architecture.rs checks it).
+// Collectives between the ranks that hold distributed sequences.
+pub mod comm;
 // The backend contract: layout, marshaling, failures, caches, dumps, the traits.
 mod backend;
 // The record of the sites that ran (ACCEL_RECORD), for build-time kernels.
@@ -75,6 +77,8 @@ mod ops;
 mod report;
 mod seq;
 mod structure;
+// Distributed sequences.
+mod dist;
 mod tensor;
 // ndarray arrays as values, results and tensors.
 #[cfg(feature = "ndarray")]
@@ -186,6 +190,7 @@ pub use accel_type::Accel;
 pub use cpu::pool::num_threads;
 pub use devices::{with_devices, Device};
 pub use dispatch::mode;
+pub use dist::DistVec;
 pub use error::{AccelError, ErrorKind};
 pub use mode::{with_mode, Mode, ModeError};
 pub use ops::{

@@ -15,6 +15,7 @@ use syn::visit::Visit;
 /// top-level module and from lower layers only; modules on one layer (the two backends)
 /// may not import each other.
 const LAYERS: &[&[&str]] = &[
+    &["comm"],
     &["backend"],
     &["record"],
     &["error"],
@@ -25,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["checks"],
     &["tensor"],
     &["seq"],
+    &["dist"],
     &["ops", "chains"],
     &["arrays"],
     &["site"],

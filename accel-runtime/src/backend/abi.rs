@@ -41,6 +41,24 @@ pub struct Marshal<'a> {
     pub copied: usize,
     /// Why a value could not be marshaled (the first reason).
     pub error: Option<String>,
+    /// The distributed sequences among the values (their words are this rank's part, see
+    /// [`DistCapture`]).
+    pub distributed: Vec<DistCapture>,
+}
+
+/// A captured distributed sequence: its words are the whole sequence's length and its
+/// columns' addresses shifted back by this rank's start, so that compiled code reading
+/// element `i` of the whole reads this rank's memory for every `i` of the rank's part
+/// (and nothing else may be read: `devices::distributed` decides which captures are).
+pub struct DistCapture {
+    /// Its length word among the captures' words (its columns follow).
+    pub word: usize,
+    /// Its columns' element sizes.
+    pub sizes: Vec<usize>,
+    /// Where each rank's part begins, and the length at the end.
+    pub starts: std::sync::Arc<[usize]>,
+    /// The ranks that hold it.
+    pub comm: std::sync::Arc<dyn crate::comm::Communicator>,
 }
 
 impl Marshal<'_> {

@@ -130,7 +130,9 @@ impl Base {
                 (s.word + 1, 1)
             };
             for (k, size) in s.sizes.iter().enumerate() {
-                words[first + k] += (lo * per_row * size) as u64;
+                // Wrapping: a distributed sequence's address is shifted back by its part's
+                // start (`abi::DistCapture`), and this adds it back.
+                words[first + k] = words[first + k].wrapping_add((lo * per_row * size) as u64);
             }
         }
         words.extend_from_slice(&[lo as u64, hi as u64]);

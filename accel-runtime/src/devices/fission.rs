@@ -27,30 +27,30 @@ use std::time::Instant;
 /// A site compiled for several devices.
 pub struct FissionSite {
     /// The devices, each with its part program.
-    parts: Vec<(Device, Arc<dyn CompiledSite>)>,
+    pub(super) parts: Vec<(Device, Arc<dyn CompiledSite>)>,
     /// The operation's size (on the CPU).
-    length: Arc<dyn CompiledSite>,
+    pub(super) length: Arc<dyn CompiledSite>,
     /// What two inputs of different lengths are (a `map2`'s; the indices' and the values'
     /// of a histogram or a scatter): the failure one device reports.
-    lengths_differ: Option<FailureKind>,
-    combine: Combined,
+    pub(super) lengths_differ: Option<FailureKind>,
+    pub(super) combine: Combined,
     /// The captures each part gets only its range of.
-    sliced: Vec<Sliced>,
+    pub(super) sliced: Vec<Sliced>,
     /// The first word and element size of each captured tensor a loop's parts write,
     /// each only its range's rows.
-    written: Vec<(usize, usize)>,
+    pub(super) written: Vec<(usize, usize)>,
     /// The scalar type of each column of the parts' elements (of their rows' elements,
     /// when they are rows).
-    columns: Vec<ScalarType>,
+    pub(super) columns: Vec<ScalarType>,
     /// Whether the parts' elements are rows (`create` of rows).
-    rows: bool,
+    pub(super) rows: bool,
     /// Whether the site's result is those rows flattened (`flatten` of a `create` of rows).
-    flattened: bool,
-    compile_ms: f64,
+    pub(super) flattened: bool,
+    pub(super) compile_ms: f64,
 }
 
 /// The combine programs (on the CPU).
-enum Combined {
+pub(super) enum Combined {
     Concat,
     /// A loop's parts wrote their rows in place.
     Nothing,
@@ -65,6 +65,8 @@ enum Combined {
     Scan {
         carries: Arc<dyn CompiledSite>,
         fixup: Arc<dyn CompiledSite>,
+        /// One part's scan with the carry into it (compiled for distributed sites only).
+        carry_in: Option<Arc<dyn CompiledSite>>,
     },
 }
 
@@ -74,6 +76,7 @@ const PART: usize = 2;
 const COMBINE: usize = 3;
 const FIXUP: usize = 4;
 const BINS: usize = 5;
+const CARRY_IN: usize = 8;
 
 /// Bytes one thread copies at a time when the parts' results are concatenated.
 const COPY_PIECE: usize = 1 << 20;
@@ -98,6 +101,7 @@ pub fn compile(
     d: &Deriving<'_>,
     devices: &[Device],
     backend_of: &dyn Fn(Device) -> &'static dyn Backend,
+    distributed: bool,
 ) -> Result<FissionSite, String> {
     let start = Instant::now();
     let fe = d.front;
@@ -149,15 +153,24 @@ pub fn compile(
             bins: d.on(cpu, BINS, bins, &[], usize_t.clone())?,
             merge: d.on(cpu, COMBINE, merge, &partials, elems.clone())?,
         },
-        Combine::Scan { carries, fixup } => {
+        Combine::Scan {
+            carries,
+            fixup,
+            carry_in,
+        } => {
             let fixed = [
                 (SCANNED, elems.clone()),
                 (CARRIES, elems.clone()),
                 (CHUNK, usize_t.clone()),
             ];
+            let carry_in = match distributed {
+                true => Some(d.on(cpu, CARRY_IN, carry_in, &fixed[..2], elems.clone())?),
+                false => None,
+            };
             Combined::Scan {
                 carries: d.on(cpu, COMBINE, carries, &partials, elems.clone())?,
                 fixup: d.on(cpu, FIXUP, fixup, &fixed, elems)?,
+                carry_in,
             }
         }
     };
@@ -437,7 +450,7 @@ impl FissionSite {
 
 /// Columns of `count` elements built from each element's scalars, in `keep` (alive while
 /// a combine reads them): their words `[count, columns...]`.
-fn columns_of(
+pub(super) fn columns_of(
     columns: &[ScalarType],
     element: impl Fn(usize, usize, usize) -> [u8; 8],
     count: usize,
@@ -536,7 +549,7 @@ impl CompiledSite for FissionSite {
                 drop(parts_arena);
                 return Ok(Run { report, ..run });
             }
-            Combined::Scan { carries, fixup } => {
+            Combined::Scan { carries, fixup, .. } => {
                 if count == 0 {
                     self.concat(&runs, &mut arena)?
                 } else {

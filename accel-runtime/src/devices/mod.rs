@@ -7,6 +7,7 @@
 //! not split runs on the first device listed, and says why once.
 
 mod derived;
+pub mod distributed;
 mod fission;
 mod queue;
 pub mod staged;

@@ -46,7 +46,7 @@ pub fn compile(
         front: &fe,
     };
     // One operation at the end: split as it is.
-    let why = match fission::compile(&whole, devices, backend_of) {
+    let why = match fission::compile(&whole, devices, backend_of, false) {
         Ok(split) => {
             return Ok(StagedSite {
                 stages: vec![(Arc::new(split), true)],
@@ -83,7 +83,7 @@ pub fn compile(
             stage: k + 1,
             front: &front,
         };
-        let code = match fission::compile(&d, devices, backend_of) {
+        let code = match fission::compile(&d, devices, backend_of, false) {
             Ok(split) => (Arc::new(split) as Arc<dyn CompiledSite>, true),
             Err(_) => {
                 let first = devices[0];

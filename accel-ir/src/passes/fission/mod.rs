@@ -104,6 +104,9 @@ pub enum Combine {
         carries: Expr,
         /// `create(len SCANNED, |i| if i < CHUNK { SCANNED[i] } else { op(CARRIES[i / CHUNK - 1], SCANNED[i]) })`.
         fixup: Expr,
+        /// `create(len SCANNED, |i| op(CARRIES[0], SCANNED[i]))`: one part's scan with the
+        /// carry into it (a distributed site's rank fixes its own part only).
+        carry_in: Expr,
     },
 }
 
@@ -514,6 +517,7 @@ fn combine(t: &Tail<'_>) -> Combine {
         ParOp::Scan => Combine::Scan {
             carries: over_partials(ParOp::Scan),
             fixup: block(t.prefix, scan_fixup(&t.args[0], t.loc)),
+            carry_in: block(t.prefix, scan_carry_in(&t.args[0], t.loc)),
         },
         ParOp::ParallelLoop => Combine::Nothing,
         ParOp::Scatter => {
@@ -638,6 +642,30 @@ fn scan_fixup(op: &Expr, loc: crate::Loc) -> Expr {
             Expr::Lambda {
                 params: vec![(Pat::bind(k), usize_ty())],
                 body: Box::new(element),
+            },
+        ],
+        loc,
+    }
+}
+
+/// `create(len SCANNED, |k| op(CARRIES[0], SCANNED[k]))`.
+fn scan_carry_in(op: &Expr, loc: crate::Loc) -> Expr {
+    let k = "accel#k";
+    let zero = Expr::Lit(crate::expr::Lit::Int(0, Some(ScalarType::Usize)));
+    let carried = Expr::applied(
+        op,
+        vec![
+            index(Expr::var(CARRIES), zero),
+            index(Expr::var(SCANNED), Expr::var(k)),
+        ],
+    );
+    Expr::Par {
+        op: ParOp::Create,
+        args: vec![
+            Expr::len_of(Expr::var(SCANNED)),
+            Expr::Lambda {
+                params: vec![(Pat::bind(k), usize_ty())],
+                body: Box::new(carried),
             },
         ],
         loc,

@@ -95,9 +95,19 @@ fn a_scan_adds_the_carry_into_each_part_after_the_first() {
     );
     let caps = vec![("xs".to_string(), f32s())];
     let s = split(&body, &caps, &f32s()).unwrap();
-    let Combine::Scan { fixup, .. } = &s.combine else {
+    let Combine::Scan {
+        fixup, carry_in, ..
+    } = &s.combine
+    else {
         panic!("{:?}", s.combine)
     };
+    // A distributed site's rank adds its one carry to every element of its part.
+    let carry_in = print_expr(carry_in);
+    assert!(
+        carry_in.contains("(index accel#carries 0usize)"),
+        "{carry_in}"
+    );
+    assert!(!carry_in.contains("accel#chunk"), "{carry_in}");
     let fixup = print_expr(fixup);
     assert!(
         fixup.contains("(if (< accel#k accel#chunk) (index accel#scanned accel#k)"),
