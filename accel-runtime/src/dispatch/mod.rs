@@ -27,6 +27,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+mod distributed;
+use distributed::{distributed_plan, DISTRIBUTED};
+
 /// One backend in a mode's chain, and what happens when it cannot compile a site.
 struct Step {
     backend: &'static dyn Backend,
@@ -437,85 +440,6 @@ fn split_plan(
                 ),
             );
             None
-        }
-    }
-}
-
-/// The backend name of sites over distributed sequences.
-const DISTRIBUTED: &str = "distributed";
-
-/// A site over distributed sequences: each rank runs its part on the first device named
-/// (else the mode's), compiled on first use. What does not compile runs sequentially on
-/// the gathered sequences where the mode was defaulted, and is an error where it was
-/// chosen.
-fn distributed_plan<R: Accel>(
-    site: &'static SiteDesc,
-    captures: &[(&str, &dyn Inspect)],
-    mode: Mode,
-    devices: &[Device],
-) -> Result<Plan<R>, AccelError> {
-    type Key = (usize, Vec<Type>, Type, Device, bool);
-    static SITES: CompileCache<Key, devices::distributed::DistSite> = CompileCache::new();
-    #[cfg(feature = "cuda")]
-    let emulating = crate::cuda::device::emulating();
-    #[cfg(not(feature = "cuda"))]
-    let emulating = false;
-    let device = devices.first().copied().unwrap_or(match mode {
-        Mode::Cuda => Device::Cuda(0),
-        _ => Device::Cpu,
-    });
-    let constants = site.constants();
-    let all = all_captures(captures, constants);
-    let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
-    let result = R::accel_type();
-    let key = site.key();
-    let front = || frontend::front_end(site, &types, &result);
-    let cache_key = (key.id, types.clone(), result.clone(), device, emulating);
-    let (compiled, hit) = SITES.get(cache_key, || {
-        devices::distributed::compile(key, &front, device, &backend_of).map(Arc::new)
-    });
-    match compiled {
-        Ok(code) => {
-            if !hit {
-                stats::record(key.id, site.location(), ran_on(backend_of(device).name()), Vec::new());
-                if let Some(why) = code.not_split() {
-                    log::fallback(
-                        devices::notice_id(key.id),
-                        format_args!(
-                            "{}: distributed sequences: the site does not split ({why}); every rank runs all of it on the gathered sequences (ACCEL_LOG=0 silences this)",
-                            site.location()
-                        ),
-                    );
-                }
-                if logging() {
-                    log_compiled(site, Some("first run of the site".into()), DISTRIBUTED, &*code);
-                }
-            }
-            Ok(Plan::Compiled(
-                Compiled {
-                    backend: DISTRIBUTED,
-                    code,
-                },
-                PhantomData,
-            ))
-        }
-        Err(e) if mode::mode_was_chosen() => Err(AccelError::Backend {
-            site: site.location(),
-            kind: compile_kind_of(&e),
-            message: format!("{e} (a site over distributed sequences); run it with ACCEL_MODE=debug, or leave ACCEL_MODE unset to run it sequentially on the gathered sequences"),
-        }),
-        Err(e) => {
-            if !hit {
-                log::fallback(
-                    key.id,
-                    format_args!(
-                        "{}: distributed sequences: {e}; running sequentially on the gathered sequences (ACCEL_LOG=0 silences this)",
-                        site.location()
-                    ),
-                );
-                stats::record(key.id, site.location(), RanOn::Sequential, vec![e]);
-            }
-            Ok(Plan::Sequential)
         }
     }
 }
