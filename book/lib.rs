@@ -23,6 +23,7 @@ chapters!(
     Performance: "performance.md",
     Cuda: "cuda.md",
     Devices: "devices.md",
+    Distributed: "distributed.md",
     CaseStudies: "case-studies.md",
     Inspecting: "inspecting.md",
     Fuzzing: "fuzzing.md",

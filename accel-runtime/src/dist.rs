@@ -242,11 +242,18 @@ impl<T: Accel + Clone> DistVec<T> {
     /// Where `f` runs more or fewer than one site (its result could not be told apart
     /// from a part of another's).
     pub fn from_site(comm: &Arc<dyn Communicator>, f: impl FnOnce() -> Vec<T>) -> DistVec<T> {
+        /// Puts back what `KEEP` was, also when `f` panics (a site that failed).
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                KEEP.set(self.0);
+            }
+        }
         let before = SITES.get();
-        let keep = KEEP.replace(true);
+        let restore = Restore(KEEP.replace(true));
         KEPT.take();
         let v = f();
-        KEEP.set(keep);
+        drop(restore);
         let sites = SITES.get() - before;
         assert!(
             sites == 1,
@@ -339,6 +346,16 @@ pub(crate) fn kept(starts: Vec<usize>) {
 /// The whole sequence, as the sequential path (debug mode) reads it: gathered from every
 /// rank (a collective, which every rank's sequential run makes alike).
 impl<T: Accel + Clone> Seq for &DistVec<T> {
+    type Elem = T;
+    fn seq_len(&self) -> usize {
+        self.len()
+    }
+    fn into_elems(self) -> Vec<T> {
+        self.gather()
+    }
+}
+
+impl<T: Accel + Clone> Seq for DistVec<T> {
     type Elem = T;
     fn seq_len(&self) -> usize {
         self.len()

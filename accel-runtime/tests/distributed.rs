@@ -295,4 +295,16 @@ fn misuse_is_reported_not_run() {
         message.contains("exactly one accelerate! site; its closure ran 2"),
         "{message}"
     );
+    // A site that fails inside from_site leaves later sites' results whole.
+    let after = ranks(2, |comm| {
+        let xs = DistVec::from_whole(&comm, &[4usize, 1, 0, 2]);
+        let table = [10i64, 20];
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            DistVec::from_site(&comm, || accelerate!(map(|i: usize| table[i], &xs)))
+        }));
+        assert!(failed.is_err());
+        let whole: Vec<usize> = accelerate!(map(|i| i + 1, &xs));
+        whole
+    });
+    assert_eq!(after, vec![vec![5, 2, 1, 3]; 2]);
 }
