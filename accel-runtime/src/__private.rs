@@ -109,6 +109,10 @@ pub fn run_compiled<R: Accel>(
     }
 }
 
+/// Runs `f` with every captured sequence treated as spread over `comm`'s ranks (see
+/// `dist::with_sequences_spread`): accel-fuzz's `ranks` mode.
+pub use crate::dist::with_sequences_spread;
+
 /// Runs a site; `sequential` is the expression as plain Rust.
 pub fn run_site<R: Accel>(
     site: &'static SiteDesc,

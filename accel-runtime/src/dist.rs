@@ -320,12 +320,78 @@ impl<T: std::fmt::Debug> std::fmt::Debug for DistVec<T> {
 }
 
 thread_local! {
+    /// The ranks every captured sequence is spread over (a test hook: see
+    /// [`with_sequences_spread`]).
+    static SPREAD: RefCell<Option<Arc<dyn Communicator>>> = const { RefCell::new(None) };
     /// Whether a site's sequence result stays distributed (inside [`DistVec::from_site`]).
     static KEEP: Cell<bool> = const { Cell::new(false) };
     /// The partition of the part a distributed site kept.
     static KEPT: RefCell<Option<Arc<[usize]>>> = const { RefCell::new(None) };
     /// Sites called on this thread.
     static SITES: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Runs `f` with every captured sequence of flat elements treated as spread evenly over
+/// `comm`'s ranks, each rank reading its part in place (every rank holds the whole
+/// sequence alike: the usual SPMD program with its data replicated). A test hook: any
+/// program then runs its sites as distributed sites, whose results must be the same.
+pub fn with_sequences_spread<R>(comm: Arc<dyn Communicator>, f: impl FnOnce() -> R) -> R {
+    let before = SPREAD.replace(Some(comm));
+    struct Restore(Option<Arc<dyn Communicator>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPREAD.set(self.0.take());
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// Whether captured sequences are spread over ranks on this thread.
+pub(crate) fn spreading() -> bool {
+    SPREAD.with_borrow(Option::is_some)
+}
+
+/// The ranks captured sequences are spread over on this thread, if any
+/// ([`with_sequences_spread`]), and whether a value of type `t` is spread (a sequence of
+/// flat elements).
+pub(crate) fn spread_over(t: &Type) -> Option<Arc<dyn Communicator>> {
+    let Type::Seq(e) = t else {
+        return None;
+    };
+    let flat = layout::columns(e).is_ok_and(|c| c.iter().all(|w| matches!(w, Word::Ptr(_))));
+    if !flat {
+        return None;
+    }
+    SPREAD.with_borrow(|s| s.clone())
+}
+
+/// Records captured sequence words at `word` (of a sequence of type `t`, whole on every
+/// rank) as spread evenly over `comm`: its words already address element 0 of the whole.
+pub(crate) fn spread_capture(
+    m: &mut Marshal<'_>,
+    word: usize,
+    t: &Type,
+    comm: Arc<dyn Communicator>,
+) {
+    let Type::Seq(e) = t else { return };
+    let Ok(columns) = layout::columns(e) else {
+        return;
+    };
+    let sizes = columns
+        .into_iter()
+        .filter_map(|w| match w {
+            Word::Ptr(s) => Some(layout::size_of(s)),
+            Word::Scalar(_) => None,
+        })
+        .collect();
+    let len = m.words[word] as usize;
+    m.distributed.push(DistCapture {
+        word,
+        sizes,
+        starts: comm::even_starts(len, comm.size()).into(),
+        comm,
+    });
 }
 
 /// Counts a site's call (every call, whatever runs it).

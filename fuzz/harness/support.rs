@@ -238,6 +238,8 @@ fn run_in(mode: &str, program: fn() -> String) -> String {
         "cuda" => cuda(program),
         // One site split across the GPU (the emulator here) and the CPU, in small parts.
         "devices" => devices(program),
+        // Every site's sequences spread over three ranks (threads), as distributed sites.
+        "ranks" => ranks(program),
         other => format!("unknown mode {other}"),
     }
 }
@@ -277,6 +279,21 @@ fn devices(program: fn() -> String) -> String {
 #[cfg(not(feature = "cuda"))]
 fn devices(_: fn() -> String) -> String {
     "unsupported: built without the cuda feature".into()
+}
+
+/// Runs `program` on three ranks (threads of this process) with every captured sequence
+/// spread over them, each site run as a distributed site (each rank its part, combined by
+/// collectives); every rank must get the same outcome.
+fn ranks(program: fn() -> String) -> String {
+    let outcomes = accel_runtime::comm::threads::ranks(3, |comm| {
+        with_mode(Mode::Cpu, || {
+            accel_runtime::__private::with_sequences_spread(comm, program)
+        })
+    });
+    if outcomes.iter().any(|o| *o != outcomes[0]) {
+        return format!("the ranks disagree: {}", outcomes.join(" | "));
+    }
+    outcomes[0].clone()
 }
 
 /// Runs `program` in debug mode and in each of `modes`: `P <id> ok`, `P <id> MISMATCH

@@ -11,7 +11,7 @@ use accel_fuzz::gen::{generate, Program};
 use accel_fuzz::reduce::reduce;
 use accel_fuzz::run::{Runner, Verdict};
 
-const USAGE: &str = "usage: accel-fuzz [--seed S] [--programs N] [--batch B] [--jobs J] [--modes cpu,llvm,cuda,devices] [--no-cuda-build] [--no-reduce] [--no-save] [--show ID]";
+const USAGE: &str = "usage: accel-fuzz [--seed S] [--programs N] [--batch B] [--jobs J] [--modes cpu,llvm,cuda,devices,ranks] [--no-cuda-build] [--no-reduce] [--no-save] [--show ID]";
 
 struct Options {
     seed: u64,

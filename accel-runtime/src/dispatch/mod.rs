@@ -269,7 +269,12 @@ pub(crate) fn plan<R: Accel>(
         return Ok(Plan::Sequential);
     }
     // Before the recent plans: their code must never see a distributed capture.
-    if captures.iter().any(|(_, v)| v.is_distributed()) {
+    let spreading = crate::dist::spreading();
+    let spread = |v: &&dyn Inspect| spreading && crate::dist::spread_over(&v.ir_type()).is_some();
+    if captures
+        .iter()
+        .any(|(_, v)| v.is_distributed() || spread(v))
+    {
         return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
@@ -591,7 +596,15 @@ fn run_marshaled<R: Accel>(
         ..Marshal::default()
     };
     for (_, v) in captures {
+        let word = m.words.len();
         v.marshal_into(&mut m);
+        if distributed && !v.is_distributed() && crate::dist::spreading() {
+            // Spread by the test hook: each rank reads its part of the whole in place.
+            let t = v.ir_type();
+            if let Some(comm) = crate::dist::spread_over(&t) {
+                crate::dist::spread_capture(&mut m, word, &t, comm);
+            }
+        }
     }
     if let Some(e) = m.error.take() {
         return Err(RunFailure::Capture(e));
