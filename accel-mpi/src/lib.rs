@@ -66,9 +66,11 @@ impl Mpi {
 }
 
 /// Sizes the CPU backend's threads (rayon's global pool) to this process's share of the
-/// machine's cores: with `k` ranks on one node, each gets `cores / k` threads (at least
-/// one), so that ranks do not fight over cores. `RAYON_NUM_THREADS` or `ACCEL_NUM_THREADS`
-/// set, or a pool already built, is left as it is.
+/// machine's cores: with `k` ranks on a node of `c` cores, `c / k` threads (at least one),
+/// or fewer where the process is bound to fewer cores, so that ranks do not fight over
+/// cores. `RAYON_NUM_THREADS` or `ACCEL_NUM_THREADS` set, or a pool already built, is left
+/// as it is. A process bound to less than its share (Open MPI binds each process to one
+/// core when it starts two or fewer) is told so on stderr, once per node.
 fn share_cores(world: &SimpleCommunicator) {
     if ["RAYON_NUM_THREADS", "ACCEL_NUM_THREADS"]
         .iter()
@@ -76,13 +78,39 @@ fn share_cores(world: &SimpleCommunicator) {
     {
         return;
     }
-    let on_this_node = world.split_shared(world.rank()).size().max(1) as usize;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = (cores / on_this_node).max(1);
+    let node = world.split_shared(world.rank());
+    let on_this_node = node.size().max(1) as usize;
+    // The cores this process may run on (its affinity), and the node's.
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = online_cpus().unwrap_or(allowed);
+    let share = (cores / on_this_node).max(1);
+    if allowed < share && node.rank() == 0 {
+        eprintln!(
+            "[accel-mpi] each process is bound to {allowed} of this node's {cores} cores ({on_this_node} process(es) here): \
+             sites use {allowed} thread(s); run with `mpirun --bind-to none` (Open MPI) to give each process {share}"
+        );
+    }
+    let threads = share.min(allowed);
     // An error means the pool exists already: it stays as it was built.
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+}
+
+/// The number of CPUs online on this machine (Linux's `/sys/devices/system/cpu/online`:
+/// `0-15`, `0,2-3`), whatever this process is bound to.
+fn online_cpus() -> Option<usize> {
+    cpu_count(&std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?)
+}
+
+/// The number of CPUs in a Linux CPU list.
+fn cpu_count(list: &str) -> Option<usize> {
+    list.trim().split(',').try_fold(0, |n, range| {
+        let mut ends = range.split('-').map(|x| x.trim().parse::<usize>());
+        let first = ends.next()?.ok()?;
+        let last = ends.next().map_or(Ok(first), |l| l).ok()?;
+        Some(n + last.checked_sub(first)? + 1)
+    })
 }
 
 /// A communicator of MPI processes. Every call holds the lock: MPI is entered by one
@@ -170,6 +198,18 @@ fn placed_mut<'a>(s: &'a mut [u8], spare: &'a mut [u8; 8]) -> &'a mut [u8] {
     }
 }
 
+/// Counts and displacements of parts of `counts` bytes in place, one after another, where
+/// every count and the total fit an MPI `int` (else `None`: the parts move in rounds).
+fn in_place(counts: &[usize]) -> Option<(Vec<Count>, Vec<Count>)> {
+    let total: usize = counts.iter().sum();
+    if total > MAX_PIECE {
+        return None;
+    }
+    let c: Vec<Count> = counts.iter().map(|&c| c as Count).collect();
+    let d = starts(counts).into_iter().map(|s| s as Count).collect();
+    Some((c, d))
+}
+
 impl MpiComm {
     fn world(&self) -> std::sync::MutexGuard<'_, SimpleCommunicator> {
         self.world.lock().unwrap_or_else(|e| e.into_inner())
@@ -187,6 +227,12 @@ impl Communicator for MpiComm {
 
     fn all_gather_into(&self, mine: &[u8], counts: &[usize], out: &mut [u8]) {
         let world = self.world();
+        if let Some((c, d)) = in_place(counts) {
+            let mut spare = [0u8; 8];
+            let mut part = PartitionMut::new(placed_mut(out, &mut spare), c, &d[..]);
+            world.all_gather_varcount_into(placed(mine), &mut part);
+            return;
+        }
         let at = starts(counts);
         for round in rounds(counts) {
             let (c, d) = packed(&round);
@@ -209,6 +255,17 @@ impl Communicator for MpiComm {
         let world = self.world();
         let at = starts(counts);
         let process = world.process_at_rank(root as i32);
+        if let Some((c, d)) = in_place(counts) {
+            match out {
+                Some(out) if self.rank == root => {
+                    let mut spare = [0u8; 8];
+                    let mut part = PartitionMut::new(placed_mut(out, &mut spare), c, &d[..]);
+                    process.gather_varcount_into_root(placed(mine), &mut part);
+                }
+                _ => process.gather_varcount_into(placed(mine)),
+            }
+            return;
+        }
         for round in rounds(counts) {
             let (off, len) = round[self.rank];
             let send = placed(&mine[off..off + len]);
@@ -237,19 +294,28 @@ impl Communicator for MpiComm {
         let world = self.world();
         let at = starts(counts);
         let process = world.process_at_rank(root as i32);
+        if let Some((c, d)) = in_place(counts) {
+            let mut spare = [0u8; 8];
+            let recv = placed_mut(out, &mut spare);
+            match data {
+                Some(data) if self.rank == root => {
+                    let part = Partition::new(placed(data), c, &d[..]);
+                    process.scatter_varcount_into_root(&part, recv);
+                }
+                _ => process.scatter_varcount_into(recv),
+            }
+            return;
+        }
         for round in rounds(counts) {
             let (off, len) = round[self.rank];
             let mut spare = [0u8; 8];
             let recv = placed_mut(&mut out[off..off + len], &mut spare);
             match data {
                 Some(data) if self.rank == root => {
-                    let buf: Vec<u8> = round
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(r, &(off, len))| {
-                            data[at[r] + off..at[r] + off + len].iter().copied()
-                        })
-                        .collect();
+                    let mut buf = Vec::with_capacity(round.iter().map(|p| p.1).sum());
+                    for (r, &(off, len)) in round.iter().enumerate() {
+                        buf.extend_from_slice(&data[at[r] + off..at[r] + off + len]);
+                    }
                     let (c, d) = packed(&round);
                     let part = Partition::new(placed(&buf), c, &d[..]);
                     process.scatter_varcount_into_root(&part, recv);
@@ -263,6 +329,14 @@ impl Communicator for MpiComm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_count_as_linux_writes_them() {
+        assert_eq!(cpu_count("0-15\n"), Some(16));
+        assert_eq!(cpu_count("0,2-3"), Some(3));
+        assert_eq!(cpu_count("7"), Some(1));
+        assert_eq!(cpu_count("x"), None);
+    }
 
     #[test]
     fn large_parts_move_in_rounds_of_int_sized_pieces() {
