@@ -236,21 +236,23 @@ impl<T: Accel + Clone> DistVec<T> {
     /// the site runs split, each rank keeps the part it computed (a `map`'s result has its
     /// input's partition; a `filter`'s each rank's kept elements); where it runs whole
     /// (debug mode, or a site that does not split), every rank keeps its even part of the
-    /// whole result. Either way [`gather`](DistVec::gather) gives the same sequence.
+    /// whole result. Either way [`gather`](DistVec::gather) gives the same sequence. A
+    /// site that captures no `DistVec` (`create(n, ..)`) runs split too: each rank computes
+    /// its even part.
     ///
     /// # Panics
     /// Where `f` runs more or fewer than one site (its result could not be told apart
     /// from a part of another's).
     pub fn from_site(comm: &Arc<dyn Communicator>, f: impl FnOnce() -> Vec<T>) -> DistVec<T> {
         /// Puts back what `KEEP` was, also when `f` panics (a site that failed).
-        struct Restore(bool);
+        struct Restore(Option<Arc<dyn Communicator>>);
         impl Drop for Restore {
             fn drop(&mut self) {
-                KEEP.set(self.0);
+                KEEP.set(self.0.take());
             }
         }
         let before = SITES.get();
-        let restore = Restore(KEEP.replace(true));
+        let restore = Restore(KEEP.replace(Some(Arc::clone(comm))));
         KEPT.take();
         let v = f();
         drop(restore);
@@ -323,8 +325,9 @@ thread_local! {
     /// The ranks every captured sequence is spread over (a test hook: see
     /// [`with_sequences_spread`]).
     static SPREAD: RefCell<Option<Arc<dyn Communicator>>> = const { RefCell::new(None) };
-    /// Whether a site's sequence result stays distributed (inside [`DistVec::from_site`]).
-    static KEEP: Cell<bool> = const { Cell::new(false) };
+    /// The ranks a site's sequence result stays spread over (inside
+    /// [`DistVec::from_site`]).
+    static KEEP: RefCell<Option<Arc<dyn Communicator>>> = const { RefCell::new(None) };
     /// The partition of the part a distributed site kept.
     static KEPT: RefCell<Option<Arc<[usize]>>> = const { RefCell::new(None) };
     /// Sites called on this thread.
@@ -401,7 +404,12 @@ pub(crate) fn site_called() {
 
 /// Whether the site running on this thread keeps a sequence result distributed.
 pub(crate) fn keeps_parts() -> bool {
-    KEEP.get()
+    KEEP.with_borrow(Option::is_some)
+}
+
+/// The ranks the site running on this thread keeps its sequence result spread over.
+pub(crate) fn keeping_over() -> Option<Arc<dyn Communicator>> {
+    KEEP.with_borrow(|k| k.clone())
 }
 
 /// Records the partition of the part a site kept ([`keeps_parts`]).

@@ -100,6 +100,66 @@ fn map_reduce_scan_and_filter_agree_with_the_whole_sequence_on_every_rank_count(
 }
 
 #[test]
+fn a_create_of_no_distributed_sequence_is_split_evenly_when_kept() {
+    let n = 10_007;
+    let table = ints(64, 8, 1000);
+    for rank_count in 1..=4 {
+        let got = ranks(rank_count, |comm| {
+            let made = DistVec::from_site(&comm, || {
+                accelerate!(create(n, |i| table[i % 64] * i as i64))
+            });
+            assert_eq!(
+                made.starts(),
+                &accel_runtime::comm::even_starts(n, rank_count)[..]
+            );
+            made.gather()
+        });
+        let expect: Vec<i64> = (0..n).map(|i| table[i % 64] * i as i64).collect();
+        assert!(got.iter().all(|g| *g == expect), "{rank_count} ranks");
+    }
+}
+
+/// Distributed sites with each rank's part on the GPU (the emulator where there is
+/// none): the same results as on the CPU.
+#[cfg(feature = "cuda")]
+#[test]
+fn each_ranks_part_runs_on_its_gpu() {
+    let gpu = accel_runtime::cuda::available().is_ok();
+    if !gpu && !accel_runtime::cuda::emulator::available() {
+        eprintln!("[accel tests] SKIPPED: distributed sites in cuda mode: no GPU and no emulator (no C++20 compiler)");
+        return;
+    }
+    let whole = ints(7_001, 12, 1000);
+    let sum: i64 = whole.iter().map(|x| x * 3).sum();
+    let prefix: Vec<i64> = whole
+        .iter()
+        .scan(0, |s, x| {
+            *s += x;
+            Some(*s)
+        })
+        .collect();
+    let got = ranks(2, |comm| {
+        let run = || {
+            with_mode(Mode::Cuda, || {
+                let xs = DistVec::from_whole(&comm, &whole);
+                let s = accelerate!(reduce(|a, b| a + b, 0, map(|x| x * 3, &xs)));
+                let sc = DistVec::from_site(&comm, || accelerate!(scan(|a, b| a + b, 0, &xs)));
+                (s, sc.gather())
+            })
+        };
+        if gpu {
+            run()
+        } else {
+            accel_runtime::cuda::with_emulator(run)
+        }
+    });
+    for (s, sc) in got {
+        assert_eq!(s, sum);
+        assert!(sc == prefix);
+    }
+}
+
+#[test]
 fn float_reductions_are_the_same_on_every_rank_and_exact_where_the_sum_is() {
     for rank_count in 1..=4 {
         let whole: Vec<f64> = ints(30_001, 9, 1 << 20)

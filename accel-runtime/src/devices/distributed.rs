@@ -92,18 +92,28 @@ impl DistSite {
 }
 
 /// The communicator of the captured distributed sequences (one for all of them).
+/// The communicator of the captured distributed sequences and of the caller's
+/// `DistVec::from_site` (one for all of them).
 fn communicator(m: &Marshal<'_>) -> Result<Arc<dyn Communicator>, String> {
-    let first = m
+    let all: Vec<Arc<dyn Communicator>> = m
         .distributed
+        .iter()
+        .map(|c| Arc::clone(&c.comm))
+        .chain(crate::dist::keeping_over())
+        .collect();
+    let first = all
         .first()
         .ok_or("a distributed site has no distributed capture (a bug in accel)")?;
-    if m.distributed
+    if all
         .iter()
-        .any(|c| !std::ptr::addr_eq(Arc::as_ptr(&c.comm), Arc::as_ptr(&first.comm)))
+        .any(|c| !std::ptr::addr_eq(Arc::as_ptr(c), Arc::as_ptr(first)))
     {
-        return Err("the captured distributed sequences belong to different communicators".into());
+        return Err(
+            "the captured distributed sequences (and DistVec::from_site's) belong to different communicators"
+                .into(),
+        );
     }
-    Ok(Arc::clone(&first.comm))
+    Ok(Arc::clone(first))
 }
 
 /// Replaces capture `c`'s words by the whole sequence, all-gathered into `arena`.

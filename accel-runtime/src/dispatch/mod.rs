@@ -271,9 +271,10 @@ pub(crate) fn plan<R: Accel>(
     // Before the recent plans: their code must never see a distributed capture.
     let spreading = crate::dist::spreading();
     let spread = |v: &&dyn Inspect| spreading && crate::dist::spread_over(&v.ir_type()).is_some();
-    if captures
-        .iter()
-        .any(|(_, v)| v.is_distributed() || spread(v))
+    if crate::dist::keeps_parts()
+        || captures
+            .iter()
+            .any(|(_, v)| v.is_distributed() || spread(v))
     {
         return distributed_plan::<R>(site, captures, mode, devices);
     }
