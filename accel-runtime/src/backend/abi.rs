@@ -42,7 +42,7 @@ pub struct Marshal<'a> {
     /// Why a value could not be marshaled (the first reason).
     pub error: Option<String>,
     /// The distributed sequences among the values (their words are this rank's part, see
-    /// [`DistCapture`]).
+    /// `DistCapture`).
     pub distributed: Vec<DistCapture>,
 }
 

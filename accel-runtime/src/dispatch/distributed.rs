@@ -15,6 +15,16 @@ use accel_ir::Type;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+/// Whether a site with these captures runs as a distributed site: it captures a `DistVec`,
+/// runs inside `DistVec::from_site`, or its sequences are spread by the test hook.
+pub(super) fn runs_distributed(captures: &[(&str, &dyn Inspect)]) -> bool {
+    let spreading = crate::dist::spreading();
+    crate::dist::keeps_parts()
+        || captures.iter().any(|(_, v)| {
+            v.is_distributed() || (spreading && crate::dist::spread_over(&v.ir_type()).is_some())
+        })
+}
+
 /// The backend name of sites over distributed sequences.
 pub(super) const DISTRIBUTED: &str = "distributed";
 

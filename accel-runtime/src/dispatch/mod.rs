@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 mod distributed;
-use distributed::{distributed_plan, DISTRIBUTED};
+use distributed::{distributed_plan, runs_distributed, DISTRIBUTED};
 
 /// One backend in a mode's chain, and what happens when it cannot compile a site.
 struct Step {
@@ -269,13 +269,7 @@ pub(crate) fn plan<R: Accel>(
         return Ok(Plan::Sequential);
     }
     // Before the recent plans: their code must never see a distributed capture.
-    let spreading = crate::dist::spreading();
-    let spread = |v: &&dyn Inspect| spreading && crate::dist::spread_over(&v.ir_type()).is_some();
-    if crate::dist::keeps_parts()
-        || captures
-            .iter()
-            .any(|(_, v)| v.is_distributed() || spread(v))
-    {
+    if runs_distributed(captures) {
         return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
