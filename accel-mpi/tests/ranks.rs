@@ -142,6 +142,24 @@ fn histograms_and_scatters(comm: &Comm) {
     let dest = vec![-1i64; n];
     let s = accelerate!(scatter(dest, &ps, &vs));
     assert!(s == scattered, "scatter");
+    // Into a spread destination: each rank merges its part of it.
+    let spread_bins = DistVec::from_whole(comm, &vec![0i64; 37]);
+    let kept = DistVec::from_site(comm, || {
+        accelerate!(reduce_by_index(&spread_bins, |a, b| a + b, 0, &ks, &vs))
+    });
+    assert_eq!(kept.starts(), spread_bins.starts());
+    assert_eq!(
+        kept.gather(),
+        bins,
+        "reduce_by_index into a spread destination"
+    );
+    let spread_dest = uneven(comm, &vec![-1i64; n]);
+    let into = DistVec::from_site(comm, || accelerate!(scatter(&spread_dest, &ps, &vs)));
+    assert_eq!(into.starts(), spread_dest.starts());
+    assert!(
+        into.gather() == scattered,
+        "scatter into a spread destination"
+    );
 }
 
 fn records_and_collectives(comm: &Comm) {

@@ -249,6 +249,65 @@ fn histograms_scatters_and_random_reads_see_the_whole_sequence() {
 }
 
 #[test]
+fn histograms_and_scatters_into_a_spread_destination_stay_spread() {
+    for rank_count in 1..=4 {
+        let (n, m) = (9_000, 1_001);
+        // Indices past the destination are skipped, as in one process.
+        let keys: Vec<usize> = ints(n, 5, m as i64 + 20)
+            .into_iter()
+            .map(|k| k as usize)
+            .collect();
+        let vals = ints(n, 6, 50);
+        let base = ints(m, 7, 10);
+        let mut bins = base.clone();
+        for (k, v) in keys.iter().zip(&vals) {
+            if *k < m {
+                bins[*k] += v;
+            }
+        }
+        // A permutation of part of the destination's indices: no index twice.
+        let perm: Vec<usize> = (0..n).map(|i| (i * 7919) % (2 * m)).collect();
+        let mut seen = vec![false; 2 * m];
+        let unique: Vec<(usize, i64)> = perm
+            .iter()
+            .zip(&vals)
+            .filter(|(i, _)| !std::mem::replace(&mut seen[**i], true))
+            .map(|(i, v)| (*i, *v))
+            .collect();
+        let (at, vs): (Vec<usize>, Vec<i64>) = unique.iter().copied().unzip();
+        let mut scattered = base.clone();
+        for (i, v) in &unique {
+            if *i < m {
+                scattered[*i] = *v;
+            }
+        }
+        let got = ranks(rank_count, |comm| {
+            let dest = uneven(&comm, &base);
+            let ks = DistVec::from_whole(&comm, &keys);
+            let xs = DistVec::from_whole(&comm, &vals);
+            let h = DistVec::from_site(&comm, || {
+                accelerate!(reduce_by_index(&dest, |a, b| a + b, 0, &ks, &xs))
+            });
+            assert_eq!(h.starts(), dest.starts(), "the destination's partition");
+            let whole: Vec<i64> = accelerate!(reduce_by_index(&dest, |a, b| a + b, 0, &ks, &xs));
+            let is = DistVec::from_whole(&comm, &at);
+            let ws = uneven(&comm, &vs);
+            let s = DistVec::from_site(&comm, || accelerate!(scatter(&dest, &is, &ws)));
+            assert_eq!(s.starts(), dest.starts());
+            (h.gather(), whole, s.gather())
+        });
+        for (h, whole, s) in got {
+            assert!(h == bins, "reduce_by_index kept, {rank_count} ranks");
+            assert!(
+                whole == bins,
+                "reduce_by_index gathered, {rank_count} ranks"
+            );
+            assert!(s == scattered, "scatter, {rank_count} ranks");
+        }
+    }
+}
+
+#[test]
 fn a_failure_on_one_rank_is_the_same_error_on_every_rank() {
     let n = 4_000;
     let mut at: Vec<usize> = (0..n).map(|i| i % 100).collect();

@@ -46,6 +46,9 @@ pub struct FissionSite {
     pub(super) rows: bool,
     /// Whether the site's result is those rows flattened (`flatten` of a `create` of rows).
     pub(super) flattened: bool,
+    /// The first word of a histogram's or scatter's destination whose elements only the
+    /// combine reads (see `fission::Split::destination`).
+    pub(super) destination: Option<usize>,
     pub(super) compile_ms: f64,
 }
 
@@ -188,6 +191,10 @@ pub fn compile(
         written: written_tensors(&fe.captures, &split.written)?,
         rows: matches!(part_elem, Type::Seq(_)),
         flattened: split.flattened,
+        destination: match &split.destination {
+            Some(d) => first_word(&fe.captures, d)?,
+            None => None,
+        },
         columns: scalar_columns(match part_elem {
             Type::Seq(row) => row,
             e => e,
@@ -225,6 +232,18 @@ fn written_tensors(
         word += layout::words(t)?.len();
     }
     Ok(out)
+}
+
+/// The first word of capture `name` among `captures`' words.
+fn first_word(captures: &[(String, Type)], name: &str) -> Result<Option<usize>, String> {
+    let mut word = 0;
+    for (n, t) in captures {
+        if n == name {
+            return Ok(Some(word));
+        }
+        word += layout::words(t)?.len();
+    }
+    Ok(None)
 }
 
 /// Where the `sliced` captures' words are among `captures`', with their columns' sizes.

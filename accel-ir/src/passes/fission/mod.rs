@@ -63,6 +63,11 @@ pub struct Split {
     /// Whether the site is the `flatten` of the rows the parts make: the concatenated
     /// rows' columns are its result.
     pub flattened: bool,
+    /// A `reduce_by_index`'s or `scatter`'s destination where it is a captured sequence
+    /// that the part program reads only the length of (the combine alone reads its
+    /// elements): a runtime holding it spread across ranks merges each rank's slice of
+    /// the parts' bins or pairs into that rank's part of it.
+    pub destination: Option<String>,
 }
 
 /// How the parts' results make the site's result.
@@ -235,6 +240,35 @@ fn uses(e: &Expr, x: &str, i: &str) -> (usize, usize) {
         _ => {}
     });
     (all, at_i)
+}
+
+/// The destination of a `reduce_by_index` or `scatter` (`t`) that is a captured flat
+/// sequence whose elements the part program (`part`) does not read.
+fn destination(t: &Tail<'_>, captures: &[(String, Type)], part: &Expr) -> Option<String> {
+    if !matches!(t.op, ParOp::ReduceByIndex | ParOp::Scatter) {
+        return None;
+    }
+    let Expr::Var(d) = &t.args[0] else {
+        return None;
+    };
+    let captured = captures
+        .iter()
+        .any(|(x, ty)| x == d && matches!(ty, Type::Seq(e) if flat(e)));
+    let rebound = t.prefix.iter().any(|s| match s {
+        Stmt::Let { pat, .. } => pat.bound_names().iter().any(|n| n == d),
+        Stmt::Expr(_) => false,
+    });
+    let (mut all, mut lengths) = (0, 0);
+    part.walk(&mut |y| match y {
+        Expr::Var(v) if v == d => all += 1,
+        Expr::Method { recv, method, .. }
+            if method == "len" && matches!(&**recv, Expr::Var(v) if v == d) =>
+        {
+            lengths += 1
+        }
+        _ => {}
+    });
+    (captured && !rebound && !part.binds(d) && all == lengths).then(|| d.clone())
 }
 
 /// Rewrites every `x[i]` of a sliced `x` into `x[j]`.
@@ -720,6 +754,7 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
     }
     let t = tail_of(body, captures, result)?;
     let sliced = sliced(&t, captures);
+    let part = part(&t, &sliced);
     let written = match t.op {
         ParOp::ParallelLoop => own_rows(&t.inputs[0], captures)?,
         _ => Vec::new(),
@@ -727,7 +762,8 @@ pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<
     Ok(Split {
         length: block(t.prefix, t.length()),
         op: t.op,
-        part: part(&t, &sliced),
+        destination: destination(&t, captures, &part),
+        part,
         part_result: match t.op {
             ParOp::Reduce => t.elem.clone(),
             ParOp::ParallelLoop => Type::Unit,
@@ -775,6 +811,7 @@ fn split_flatten(rows: Expr, captures: &[(String, Type)], result: &Type) -> Resu
     }
     Ok(Split {
         flattened: true,
+        destination: None,
         ..inner
     })
 }

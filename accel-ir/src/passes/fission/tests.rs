@@ -140,6 +140,28 @@ fn a_histogram_starts_each_part_from_neutral_bins_and_merges_them_after() {
     let s = split(&body, &caps, &f32s()).unwrap();
     // Both inputs are read at their own index; the bins are not.
     assert_eq!(s.sliced, vec!["is".to_string(), "vs".to_string()]);
+    // The part reads only the destination's length: ranks may each hold a part of it.
+    assert_eq!(s.destination.as_deref(), Some("dest"));
+    // Read in an element too (`vs[i] + dest[0]`), the destination is the part's whole.
+    let plus_first = Expr::Binary(
+        crate::BinOp::Add,
+        Box::new(index(Expr::var("vs"), Expr::var("i"))),
+        Box::new(index(Expr::var("dest"), Expr::int(0))),
+    );
+    let reads_dest = Expr::par(
+        ParOp::ReduceByIndex,
+        vec![
+            Expr::var("dest"),
+            add(),
+            Expr::Lit(crate::Lit::Float(0.0, None)),
+            Expr::var("is"),
+            map_of("vs", plus_first),
+        ],
+    );
+    assert_eq!(
+        split(&reads_dest, &caps, &f32s()).unwrap().destination,
+        None
+    );
     assert_eq!(print_expr(&s.length), "(tuple (.len is) (.len vs))");
     let part = print_expr(&s.part);
     assert!(

@@ -23,6 +23,12 @@
 //! `reduce_by_index` and `scatter` all-gather the parts' bins or pairs and merge them on
 //! every rank. A site that does not split runs whole on every rank, from gathered
 //! captures, and says so once.
+//!
+//! A `reduce_by_index` or `scatter` whose destination is itself distributed (and read
+//! only by the combine) keeps it so: the bins or pairs go to the ranks that own them
+//! ([`route`]), and each rank merges its part of the destination.
+
+mod route;
 
 use super::derived::{Base, Deriving};
 use super::fission::{self, columns_of, Combined, FissionSite};
@@ -279,11 +285,20 @@ impl CompiledSite for DistSite {
             .iter()
             .find(|c| sliced.contains(&c.word))
             .map(|c| Arc::clone(&c.starts));
+        // A histogram's or scatter's destination that is spread stays so.
+        let destination = match &self.split {
+            Ok(s) => s.destination,
+            Err(_) => None,
+        };
+        let spread_destination = captures
+            .distributed
+            .iter()
+            .find(|c| Some(c.word) == destination);
         let mut words = captures.words.clone();
         let mut gathered = Arena::default();
         for c in &captures.distributed {
             let in_place = sliced.contains(&c.word) && reference.as_ref() == Some(&c.starts);
-            if !in_place {
+            if !in_place && Some(c.word) != destination {
                 gather_capture(c, comm, &mut words, &mut gathered)?;
             }
         }
@@ -295,7 +310,13 @@ impl CompiledSite for DistSite {
             ..Marshal::default()
         };
         let mut run = match (&self.split, &self.whole) {
-            (Ok(split), _) => self.run_split(split, &m, reference.as_deref(), comm),
+            (Ok(split), _) => {
+                let spread = Spread {
+                    reference: reference.as_deref(),
+                    destination: spread_destination,
+                };
+                self.run_split(split, &m, spread, comm)
+            }
             (Err(_), Some(whole)) => {
                 let run = self.device.enter(|| whole.run(&m));
                 agree(comm, &run)?;
@@ -309,15 +330,25 @@ impl CompiledSite for DistSite {
     }
 }
 
+/// How a split site's captures are spread.
+#[derive(Clone, Copy)]
+struct Spread<'a> {
+    /// The partition of the sequences read in place (the parts'), if any is.
+    reference: Option<&'a [usize]>,
+    /// A histogram's or scatter's destination spread across the ranks.
+    destination: Option<&'a DistCapture>,
+}
+
 impl DistSite {
     /// Runs this rank's part of `split` and combines the ranks' parts.
     fn run_split(
         &self,
         split: &FissionSite,
         m: &Marshal<'_>,
-        reference: Option<&[usize]>,
+        spread: Spread<'_>,
         comm: &dyn Communicator,
     ) -> Result<Run, String> {
+        let reference = spread.reference;
         let lengths = split.length.run(m)?.words;
         let n = lengths[0] as usize;
         if let (Some(kind), [a, b]) = (split.lengths_differ, &lengths[..]) {
@@ -363,6 +394,14 @@ impl DistSite {
                 let out = partials.run(&base.with(&cols));
                 drop(keep);
                 out?
+            }
+            Combined::Histogram { merge: program, .. } | Combined::Apply(program)
+                if spread.destination.is_some() =>
+            {
+                let d = spread.destination.expect("a spread destination");
+                let histogram = matches!(split.combine, Combined::Histogram { .. });
+                return self
+                    .into_spread_destination(program, run, d, histogram, columns, m, comm, report);
             }
             Combined::Histogram { merge: program, .. } | Combined::Apply(program) => {
                 let mut arena = Arena::default();
@@ -410,6 +449,51 @@ impl DistSite {
             }
         };
         Ok(Run { report, ..combined })
+    }
+
+    /// Merges the ranks' bins (`histogram`) or pairs (`run`, this rank's) into this rank's
+    /// part of the spread destination `d` with `program` (the merge or the scatter), and
+    /// keeps or gathers the result as [`concatenated`](DistSite::concatenated) does.
+    #[allow(clippy::too_many_arguments)]
+    fn into_spread_destination(
+        &self,
+        program: &Arc<dyn CompiledSite>,
+        run: Run,
+        d: &DistCapture,
+        histogram: bool,
+        columns: &[ScalarType],
+        m: &Marshal<'_>,
+        comm: &dyn Communicator,
+        report: String,
+    ) -> Result<Run, String> {
+        let mut arena = Arena::default();
+        let received = match histogram {
+            true => route::bins(comm, &run.words, columns, &d.starts, &mut arena)?,
+            false => route::pairs(comm, &run.words, columns, &d.starts, &mut arena)?,
+        };
+        drop(run);
+        // The destination as this rank's part alone.
+        let r = comm.rank();
+        let mut words = m.words.clone();
+        words[d.word] = (d.starts[r + 1] - d.starts[r]) as u64;
+        for (k, size) in d.sizes.iter().enumerate() {
+            let w = &mut words[d.word + 1 + k];
+            *w = w.wrapping_add((d.starts[r] * size) as u64);
+        }
+        let local = Marshal {
+            words,
+            buffers: m.buffers.clone(),
+            tensor_buffers: m.tensor_buffers.clone(),
+            bytes: m.bytes,
+            ..Marshal::default()
+        };
+        let merged = program.run(&Base::of(&local).with(&received));
+        agree(comm, &merged)?;
+        drop(arena);
+        // A scatter's pairs lead with their index column; its result has the values'.
+        let result_columns = if histogram { columns } else { &columns[1..] };
+        let report = format!("{report}, routed to the destination's owners");
+        self.concatenated(merged?, result_columns, comm, report)
     }
 
     /// A sequence result of this rank's part: kept as it is where the caller keeps it
