@@ -400,8 +400,9 @@ impl DistSite {
             {
                 let d = spread.destination.expect("a spread destination");
                 let histogram = matches!(split.combine, Combined::Histogram { .. });
-                return self
-                    .into_spread_destination(program, run, d, histogram, columns, m, comm, report);
+                return self.merge_into_spread_destination(
+                    program, run, d, histogram, columns, m, comm, report,
+                );
             }
             Combined::Histogram { merge: program, .. } | Combined::Apply(program) => {
                 let mut arena = Arena::default();
@@ -455,7 +456,7 @@ impl DistSite {
     /// part of the spread destination `d` with `program` (the merge or the scatter), and
     /// keeps or gathers the result as [`concatenated`](DistSite::concatenated) does.
     #[allow(clippy::too_many_arguments)]
-    fn into_spread_destination(
+    fn merge_into_spread_destination(
         &self,
         program: &Arc<dyn CompiledSite>,
         run: Run,
