@@ -160,6 +160,72 @@ fn each_ranks_part_runs_on_its_gpu() {
 }
 
 #[test]
+fn sites_of_several_operations_run_stage_by_stage() {
+    let whole = ints(12_345, 13, 1000);
+    let total: i64 = whole.iter().sum();
+    let centred: Vec<i64> = whole.iter().map(|x| x * 1000 - total).collect();
+    let thirds: i64 = whole.iter().filter(|x| *x % 3 == 0).sum();
+    let (lo, hi) = (
+        whole.iter().min().copied().unwrap(),
+        whole.iter().max().copied().unwrap(),
+    );
+    for rank_count in 1..=4 {
+        let got = ranks(rank_count, |comm| {
+            let xs = uneven(&comm, &whole);
+            // A reduction, then a map that reads it: each stage split.
+            let c = DistVec::from_site(&comm, || {
+                accelerate!({
+                    let t = reduce(|a, b| a + b, 0, &xs);
+                    map(|x| x * 1000 - t, &xs)
+                })
+            });
+            assert_eq!(
+                c.starts(),
+                xs.starts(),
+                "the map's stage keeps the partition"
+            );
+            // A filter whose kept parts stay spread for the reduction after it.
+            let f = accelerate!({
+                let kept = filter(|x| x % 3 == 0, &xs);
+                reduce(|a, b| a + b, 0, &kept)
+            });
+            // Two reductions in a tuple: two stages and the tuple from their results.
+            let range = accelerate!((
+                reduce(|a: i64, b: i64| a.min(b), i64::MAX, &xs),
+                reduce(|a: i64, b: i64| a.max(b), i64::MIN, &xs)
+            ));
+            // A scan whose parts stay spread for the stage that reads them.
+            let peak = accelerate!({
+                let p = scan(|a, b| a + b, 0, &xs);
+                reduce(|a: i64, b: i64| a.max(b), i64::MIN, map(|v| v % 1009, &p))
+            });
+            let mods = DistVec::from_site(&comm, || {
+                accelerate!({
+                    let p = scan(|a, b| a + b, 0, &xs);
+                    map(|v| v % 1009, &p)
+                })
+            });
+            (c.gather(), f, range, peak, mods.gather())
+        });
+        let prefix_mods: Vec<i64> = whole
+            .iter()
+            .scan(0, |s, x| {
+                *s += x;
+                Some(*s % 1009)
+            })
+            .collect();
+        let peak = prefix_mods.iter().copied().max().unwrap();
+        for (c, f, range, p, mods) in got {
+            assert_eq!(p, peak, "{rank_count} ranks");
+            assert!(mods == prefix_mods, "{rank_count} ranks");
+            assert!(c == centred, "{rank_count} ranks");
+            assert_eq!(f, thirds, "{rank_count} ranks");
+            assert_eq!(range, (lo, hi), "{rank_count} ranks");
+        }
+    }
+}
+
+#[test]
 fn float_reductions_are_the_same_on_every_rank_and_exact_where_the_sum_is() {
     for rank_count in 1..=4 {
         let whole: Vec<f64> = ints(30_001, 9, 1 << 20)

@@ -50,6 +50,7 @@ pub struct Marshal<'a> {
 /// columns' addresses shifted back by this rank's start, so that compiled code reading
 /// element `i` of the whole reads this rank's memory for every `i` of the rank's part
 /// (and nothing else may be read: `devices::distributed` decides which captures are).
+#[derive(Clone)]
 pub struct DistCapture {
     /// Its length word among the captures' words (its columns follow).
     pub word: usize,

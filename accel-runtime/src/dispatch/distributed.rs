@@ -66,7 +66,7 @@ pub(super) fn distributed_plan<R: Accel>(
                     log::fallback(
                         devices::notice_id(key.id),
                         format_args!(
-                            "{}: distributed sequences: the site does not split ({why}); every rank runs all of it on the gathered sequences (ACCEL_LOG=0 silences this)",
+                            "{}: distributed sequences: {why}; every rank runs it whole on the gathered sequences (ACCEL_LOG=0 silences this)",
                             site.location()
                         ),
                     );

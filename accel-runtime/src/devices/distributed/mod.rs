@@ -28,76 +28,26 @@
 //! only by the combine) keeps it so: the bins or pairs go to the ranks that own them
 //! ([`route`]), and each rank merges its part of the destination.
 
+mod compile;
 mod route;
 
-use super::derived::{Base, Deriving};
-use super::fission::{self, columns_of, Combined, FissionSite};
-use super::Device;
+use super::derived::Base;
+use super::fission::{columns_of, Combined, FissionSite};
 use crate::backend::abi::{Arena, DistCapture, Marshal, Touch};
 use crate::backend::failure::Failure;
 use crate::backend::layout::size_of;
-use crate::backend::{Backend, CompiledSite, FrontEndFn, Run, SiteKey};
+use crate::backend::{CompiledSite, Run};
 use crate::comm::{self, Communicator};
 use accel_ir::ScalarType;
 use std::sync::Arc;
-use std::time::Instant;
 
-/// The role of the whole site's program (run on every rank when it does not split).
-const WHOLE: usize = 9;
+pub use compile::{compile, DistSite};
+use compile::{Last, Program};
 
-/// A site over distributed sequences, compiled for one device per rank.
-pub struct DistSite {
-    /// The split site (its part on the rank's device), or why it does not split.
-    split: Result<FissionSite, String>,
-    /// The whole site, where it does not split.
-    whole: Option<Arc<dyn CompiledSite>>,
-    device: Device,
-    compile_ms: f64,
-}
+/// A run's result, and where each rank's part of it begins where each rank kept its part
+/// of a sequence result.
+type Ran = (Run, Option<Vec<usize>>);
 
-/// Compiles `site` for ranks that each run their part on `device`.
-pub fn compile(
-    site: SiteKey,
-    front: FrontEndFn<'_>,
-    device: Device,
-    backend_of: &dyn Fn(Device) -> &'static dyn Backend,
-) -> Result<DistSite, String> {
-    let start = Instant::now();
-    let fe = front()?;
-    let d = Deriving {
-        site,
-        stage: 0,
-        front: &fe,
-    };
-    let split = fission::compile(&d, &[device], backend_of, true).and_then(|s| match s.combine {
-        Combined::Nothing => {
-            Err("a parallel_loop writes tensors, which are not distributed".into())
-        }
-        _ if s.rows => Err("its elements are rows".into()),
-        _ => Ok(s),
-    });
-    let whole = match &split {
-        Ok(_) => None,
-        Err(_) => Some(
-            device.enter(|| d.on(backend_of(device), WHOLE, &fe.fused, &[], fe.result.clone()))?,
-        ),
-    };
-    Ok(DistSite {
-        split,
-        whole,
-        device,
-        compile_ms: start.elapsed().as_secs_f64() * 1e3,
-    })
-}
-
-impl DistSite {
-    /// Why the site runs whole on every rank, if it does.
-    pub fn not_split(&self) -> Option<&str> {
-        self.split.as_ref().err().map(String::as_str)
-    }
-}
-
-/// The communicator of the captured distributed sequences (one for all of them).
 /// The communicator of the captured distributed sequences and of the caller's
 /// `DistVec::from_site` (one for all of them).
 fn communicator(m: &Marshal<'_>) -> Result<Arc<dyn Communicator>, String> {
@@ -261,9 +211,21 @@ fn exchange_elements(comm: &dyn Communicator, mine: Option<&[u64]>) -> Vec<Optio
 
 impl CompiledSite for DistSite {
     fn summary(&self) -> String {
-        match &self.split {
-            Ok(_) => format!("each rank's part on {}", self.device),
-            Err(why) => format!("whole on every rank ({why})"),
+        match &self.not_split {
+            None if self.stages.len() > 1 => {
+                format!(
+                    "{} stages, each rank's part on {}",
+                    self.stages.len(),
+                    self.device
+                )
+            }
+            None => format!("each rank's part on {}", self.device),
+            Some(why) if self.stages.len() > 1 => format!(
+                "{} stages, each rank's part on {} where they split ({why})",
+                self.stages.len(),
+                self.device
+            ),
+            Some(why) => format!("whole on every rank ({why})"),
         }
     }
 
@@ -272,12 +234,94 @@ impl CompiledSite for DistSite {
     }
 
     fn run(&self, captures: &Marshal<'_>) -> Result<Run, String> {
-        let comm = communicator(captures)?;
-        let comm = &*comm;
-        let sliced: Vec<usize> = match &self.split {
-            Ok(s) => s.sliced.iter().map(|s| s.word).collect(),
-            Err(_) => Vec::new(),
+        let shared = communicator(captures)?;
+        let comm = &*shared;
+        let mut words = captures.words.clone();
+        let mut spread: Vec<DistCapture> = captures.distributed.clone();
+        let mut earlier: Vec<Run> = Vec::new();
+        let mut reports = Vec::new();
+        let final_stage = self.stages.len() - 1;
+        for (k, stage) in self.stages.iter().enumerate() {
+            let m = Marshal {
+                words: words.clone(),
+                buffers: captures.buffers.clone(),
+                tensor_buffers: captures.tensor_buffers.clone(),
+                bytes: captures.bytes,
+                distributed: spread.clone(),
+                ..Marshal::default()
+            };
+            let value = k == final_stage && self.last.is_none();
+            // A stage's sequence result stays spread for the stages after it.
+            let keep = !value || crate::dist::keeps_parts();
+            let (run, kept) = self.run_program(&stage.program, &m, keep, comm)?;
+            if value {
+                if let Some(starts) = kept {
+                    crate::dist::kept(starts);
+                }
+                return Ok(with_earlier(run, earlier, &reports));
+            }
+            reports.push(format!("stage {k}: {}", run.report));
+            let word = words.len();
+            match (kept, &stage.sizes) {
+                (Some(starts), Some(sizes)) => {
+                    // Its words as a distributed capture's: this rank's columns, shifted
+                    // back by its part's start.
+                    let start = starts[comm.rank()];
+                    words.push(starts[starts.len() - 1] as u64);
+                    for (c, size) in sizes.iter().enumerate() {
+                        words.push(run.words[1 + c].wrapping_sub((start * size) as u64));
+                    }
+                    spread.push(DistCapture {
+                        word,
+                        sizes: sizes.clone(),
+                        starts: starts.into(),
+                        comm: Arc::clone(&shared),
+                    });
+                }
+                _ => words.extend_from_slice(&run.words),
+            }
+            earlier.push(run);
+        }
+        let last = self
+            .last
+            .as_ref()
+            .ok_or("a distributed site of stages without its value (a bug in accel)")?;
+        self.run_last(last, words, &spread, captures, comm)
+            .map(|run| with_earlier(run, earlier, &reports))
+    }
+}
+
+/// `run` with the reports of the stages before it, keeping alive the earlier stages'
+/// memory that it points into.
+fn with_earlier(mut run: Run, earlier: Vec<Run>, reports: &[String]) -> Run {
+    for e in earlier {
+        if run.words.iter().any(|&w| e.arena.owns(w as usize, 1)) {
+            run.arena.absorb(e.arena);
+        }
+    }
+    if !reports.is_empty() {
+        run.report = format!("{}; last: {}", reports.join("; "), run.report);
+    }
+    run
+}
+
+impl DistSite {
+    /// Runs one program of the site (a stage, or the site) on `captures`: split into each
+    /// rank's part, or whole on every rank from the gathered sequences. A sequence result
+    /// is kept spread where `keep` says so.
+    fn run_program(
+        &self,
+        program: &Program,
+        captures: &Marshal<'_>,
+        keep: bool,
+        comm: &dyn Communicator,
+    ) -> Result<Ran, String> {
+        let split = match program {
+            Program::Split(s) => Some(s),
+            Program::Whole(_) => None,
         };
+        let sliced: Vec<usize> =
+            split.map_or(Vec::new(), |s| s.sliced.iter().map(|s| s.word).collect());
         // The parts follow the first sequence read in place; the others read in place
         // share its partition.
         let reference = captures
@@ -286,10 +330,7 @@ impl CompiledSite for DistSite {
             .find(|c| sliced.contains(&c.word))
             .map(|c| Arc::clone(&c.starts));
         // A histogram's or scatter's destination that is spread stays so.
-        let destination = match &self.split {
-            Ok(s) => s.destination,
-            Err(_) => None,
-        };
+        let destination = split.and_then(|s| s.destination);
         let spread_destination = captures
             .distributed
             .iter()
@@ -309,22 +350,50 @@ impl CompiledSite for DistSite {
             bytes: captures.bytes,
             ..Marshal::default()
         };
-        let mut run = match (&self.split, &self.whole) {
-            (Ok(split), _) => {
+        let (mut run, kept) = match program {
+            Program::Split(split) => {
                 let spread = Spread {
                     reference: reference.as_deref(),
                     destination: spread_destination,
+                    keep,
                 };
-                self.run_split(split, &m, spread, comm)
+                self.run_split(split, &m, spread, comm)?
             }
-            (Err(_), Some(whole)) => {
+            Program::Whole(whole) => {
                 let run = self.device.enter(|| whole.run(&m));
                 agree(comm, &run)?;
-                run
+                (run?, None)
             }
-            (Err(why), None) => Err(why.clone()),
-        }?;
+        };
         // Results may point into what was gathered (a capture returned as it is).
+        run.arena.absorb(gathered);
+        Ok((run, kept))
+    }
+
+    /// The site's value from its captures and its stages' results (`words`), on every
+    /// rank: the distributed ones it reads gathered first.
+    fn run_last(
+        &self,
+        last: &Last,
+        mut words: Vec<u64>,
+        spread: &[DistCapture],
+        captures: &Marshal<'_>,
+        comm: &dyn Communicator,
+    ) -> Result<Run, String> {
+        let mut gathered = Arena::default();
+        for c in spread.iter().filter(|c| last.reads.contains(&c.word)) {
+            gather_capture(c, comm, &mut words, &mut gathered)?;
+        }
+        let m = Marshal {
+            words,
+            buffers: captures.buffers.clone(),
+            tensor_buffers: captures.tensor_buffers.clone(),
+            bytes: captures.bytes,
+            ..Marshal::default()
+        };
+        let run = last.code.run(&m);
+        agree(comm, &run)?;
+        let mut run = run?;
         run.arena.absorb(gathered);
         Ok(run)
     }
@@ -337,6 +406,8 @@ struct Spread<'a> {
     reference: Option<&'a [usize]>,
     /// A histogram's or scatter's destination spread across the ranks.
     destination: Option<&'a DistCapture>,
+    /// Whether a sequence result stays spread (each rank keeps its part).
+    keep: bool,
 }
 
 impl DistSite {
@@ -347,7 +418,7 @@ impl DistSite {
         m: &Marshal<'_>,
         spread: Spread<'_>,
         comm: &dyn Communicator,
-    ) -> Result<Run, String> {
+    ) -> Result<Ran, String> {
         let reference = spread.reference;
         let lengths = split.length.run(m)?.words;
         let n = lengths[0] as usize;
@@ -374,7 +445,7 @@ impl DistSite {
         );
         let columns = &split.columns;
         let combined = match &split.combine {
-            Combined::Concat => return self.concatenated(run, columns, comm, report),
+            Combined::Concat => return concatenated(run, columns, comm, report, spread.keep),
             Combined::Nothing => {
                 return Err("a distributed loop (a bug in accel: it is not split)".into())
             }
@@ -398,10 +469,9 @@ impl DistSite {
             Combined::Histogram { merge: program, .. } | Combined::Apply(program)
                 if spread.destination.is_some() =>
             {
-                let d = spread.destination.expect("a spread destination");
                 let histogram = matches!(split.combine, Combined::Histogram { .. });
-                return self.merge_into_spread_destination(
-                    program, run, d, histogram, columns, m, comm, report,
+                return merge_into_spread_destination(
+                    program, run, spread, histogram, columns, m, comm, report,
                 );
             }
             Combined::Histogram { merge: program, .. } | Combined::Apply(program) => {
@@ -446,84 +516,87 @@ impl DistSite {
                         out?
                     }
                 };
-                return self.concatenated(fixed, columns, comm, report);
+                return concatenated(fixed, columns, comm, report, spread.keep);
             }
         };
-        Ok(Run { report, ..combined })
+        Ok((Run { report, ..combined }, None))
     }
+}
 
-    /// Merges the ranks' bins (`histogram`) or pairs (`run`, this rank's) into this rank's
-    /// part of the spread destination `d` with `program` (the merge or the scatter), and
-    /// keeps or gathers the result as [`concatenated`](DistSite::concatenated) does.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_into_spread_destination(
-        &self,
-        program: &Arc<dyn CompiledSite>,
-        run: Run,
-        d: &DistCapture,
-        histogram: bool,
-        columns: &[ScalarType],
-        m: &Marshal<'_>,
-        comm: &dyn Communicator,
-        report: String,
-    ) -> Result<Run, String> {
-        let mut arena = Arena::default();
-        let received = match histogram {
-            true => route::bins(comm, &run.words, columns, &d.starts, &mut arena)?,
-            false => route::pairs(comm, &run.words, columns, &d.starts, &mut arena)?,
-        };
-        drop(run);
-        // The destination as this rank's part alone.
-        let r = comm.rank();
-        let mut words = m.words.clone();
-        words[d.word] = (d.starts[r + 1] - d.starts[r]) as u64;
-        for (k, size) in d.sizes.iter().enumerate() {
-            let w = &mut words[d.word + 1 + k];
-            *w = w.wrapping_add((d.starts[r] * size) as u64);
-        }
-        let local = Marshal {
-            words,
-            buffers: m.buffers.clone(),
-            tensor_buffers: m.tensor_buffers.clone(),
-            bytes: m.bytes,
-            ..Marshal::default()
-        };
-        let merged = program.run(&Base::of(&local).with(&received));
-        agree(comm, &merged)?;
-        drop(arena);
-        // A scatter's pairs lead with their index column; its result has the values'.
-        let result_columns = if histogram { columns } else { &columns[1..] };
-        let report = format!("{report}, routed to the destination's owners");
-        self.concatenated(merged?, result_columns, comm, report)
+/// Merges the ranks' bins (`histogram`) or pairs (`run`, this rank's) into this rank's
+/// part of the spread destination (`spread.destination`) with `program` (the merge or
+/// the scatter), and keeps or gathers the result as [`concatenated`] does.
+#[allow(clippy::too_many_arguments)]
+fn merge_into_spread_destination(
+    program: &Arc<dyn CompiledSite>,
+    run: Run,
+    spread: Spread<'_>,
+    histogram: bool,
+    columns: &[ScalarType],
+    m: &Marshal<'_>,
+    comm: &dyn Communicator,
+    report: String,
+) -> Result<Ran, String> {
+    let d = spread
+        .destination
+        .ok_or("a spread destination is missing (a bug in accel)")?;
+    let mut arena = Arena::default();
+    let received = match histogram {
+        true => route::bins(comm, &run.words, columns, &d.starts, &mut arena)?,
+        false => route::pairs(comm, &run.words, columns, &d.starts, &mut arena)?,
+    };
+    drop(run);
+    // The destination as this rank's part alone.
+    let r = comm.rank();
+    let mut words = m.words.clone();
+    words[d.word] = (d.starts[r + 1] - d.starts[r]) as u64;
+    for (k, size) in d.sizes.iter().enumerate() {
+        let w = &mut words[d.word + 1 + k];
+        *w = w.wrapping_add((d.starts[r] * size) as u64);
     }
+    let local = Marshal {
+        words,
+        buffers: m.buffers.clone(),
+        tensor_buffers: m.tensor_buffers.clone(),
+        bytes: m.bytes,
+        ..Marshal::default()
+    };
+    let merged = program.run(&Base::of(&local).with(&received));
+    agree(comm, &merged)?;
+    drop(arena);
+    // A scatter's pairs lead with their index column; its result has the values'.
+    let result_columns = if histogram { columns } else { &columns[1..] };
+    let report = format!("{report}, routed to the destination's owners");
+    concatenated(merged?, result_columns, comm, report, spread.keep)
+}
 
-    /// A sequence result of this rank's part: kept as it is where the caller keeps it
-    /// distributed (recording the ranks' parts), else all-gathered.
-    fn concatenated(
-        &self,
-        run: Run,
-        columns: &[ScalarType],
-        comm: &dyn Communicator,
-        report: String,
-    ) -> Result<Run, String> {
-        if crate::dist::keeps_parts() {
-            let lengths: Vec<usize> = comm::all_gather_words(comm, run.words[0])
-                .into_iter()
-                .map(|l| l as usize)
-                .collect();
-            crate::dist::kept(comm::starts_of(&lengths));
-            return Ok(Run {
-                report: format!("{report}, kept distributed"),
-                ..run
-            });
-        }
-        let mut arena = Arena::default();
-        let (words, _) = all_gather_seq(comm, &run.words, columns, &mut arena)?;
-        drop(run);
-        Ok(Run {
-            words,
-            arena,
-            report: format!("{report}, all-gathered"),
-        })
+/// A sequence result of this rank's part: kept as it is where `keep` says so (with where
+/// each rank's part begins), else all-gathered.
+fn concatenated(
+    run: Run,
+    columns: &[ScalarType],
+    comm: &dyn Communicator,
+    report: String,
+    keep: bool,
+) -> Result<Ran, String> {
+    if keep {
+        let lengths: Vec<usize> = comm::all_gather_words(comm, run.words[0])
+            .into_iter()
+            .map(|l| l as usize)
+            .collect();
+        let run = Run {
+            report: format!("{report}, kept distributed"),
+            ..run
+        };
+        return Ok((run, Some(comm::starts_of(&lengths))));
     }
+    let mut arena = Arena::default();
+    let (words, _) = all_gather_seq(comm, &run.words, columns, &mut arena)?;
+    drop(run);
+    let run = Run {
+        words,
+        arena,
+        report: format!("{report}, all-gathered"),
+    };
+    Ok((run, None))
 }
