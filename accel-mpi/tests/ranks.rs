@@ -191,6 +191,17 @@ fn failures_agree(comm: &Comm) {
             .contains(&format!("on rank {last} of {}", comm.size())),
         "{e}"
     );
+    // A division by zero on one rank, and sequences of unequal lengths.
+    let divisors: Vec<i64> = (0..n as i64)
+        .map(|i| if i == 7 { 0 } else { i + 1 })
+        .collect();
+    let ds = DistVec::from_whole(comm, &divisors);
+    let e = try_accelerate!(map(|d: i64| 1000 / d, &ds)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DivisionByZero, "{e}");
+    assert!(e.to_string().contains("on rank 0 of"), "{e}");
+    let shorter = DistVec::from_whole(comm, &divisors[..n - 1]);
+    let e = try_accelerate!(map2(|a: i64, b: i64| a + b, &ds, &shorter)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LengthMismatch, "{e}");
     // Every rank goes on: a collective after the failure completes.
     let after = accelerate!(reduce(|a, b| a + b, 0, &idx));
     assert_eq!(after, at.iter().sum::<usize>());
