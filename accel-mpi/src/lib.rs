@@ -15,7 +15,8 @@
 //! let total: f64 = accelerate!(reduce(|a, b| a + b, 0.0, &xs)); // on every process
 //! ```
 //!
-//! Run it with `mpirun -n 4 ./program`. Each process's CPU sites use its share of its
+//! Run it with `mpirun -n 4 ./program`. In cuda mode each process on a machine takes the
+//! next of its GPUs (`node rank % GPUs`). Each process's CPU sites use its share of its
 //! node's cores (`cores / processes on the node`; `RAYON_NUM_THREADS` or `ACCEL_NUM_THREADS` overrides). MPI is
 //! started with `MPI_THREAD_MULTIPLE` where
 //! the library offers it (else serialized: every call goes through one lock), and
@@ -47,10 +48,11 @@ impl Mpi {
             ));
         }
         let world = universe.world();
-        share_cores(&world);
+        let node_rank = share_cores(&world);
         let comm = MpiComm {
             rank: world.rank() as usize,
             size: world.size() as usize,
+            node_rank,
             world: Mutex::new(world),
         };
         Ok(Mpi {
@@ -70,15 +72,17 @@ impl Mpi {
 /// or fewer where the process is bound to fewer cores, so that ranks do not fight over
 /// cores. `RAYON_NUM_THREADS` or `ACCEL_NUM_THREADS` set, or a pool already built, is left
 /// as it is. A process bound to less than its share (Open MPI binds each process to one
-/// core when it starts two or fewer) is told so on stderr, once per node.
-fn share_cores(world: &SimpleCommunicator) {
+/// core when it starts two or fewer) is told so on stderr, once per node. Returns this
+/// process's index among those on its node.
+fn share_cores(world: &SimpleCommunicator) -> usize {
+    let node = world.split_shared(world.rank());
+    let node_rank = node.rank() as usize;
     if ["RAYON_NUM_THREADS", "ACCEL_NUM_THREADS"]
         .iter()
         .any(|v| std::env::var_os(v).is_some())
     {
-        return;
+        return node_rank;
     }
-    let node = world.split_shared(world.rank());
     let on_this_node = node.size().max(1) as usize;
     // The cores this process may run on (its affinity), and the node's.
     let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -95,6 +99,7 @@ fn share_cores(world: &SimpleCommunicator) {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+    node_rank
 }
 
 /// The number of CPUs online on this machine (Linux's `/sys/devices/system/cpu/online`:
@@ -118,6 +123,8 @@ fn cpu_count(list: &str) -> Option<usize> {
 struct MpiComm {
     rank: usize,
     size: usize,
+    /// Its index among the processes on its node.
+    node_rank: usize,
     world: Mutex<SimpleCommunicator>,
 }
 
@@ -223,6 +230,10 @@ impl Communicator for MpiComm {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn node_rank(&self) -> usize {
+        self.node_rank
     }
 
     fn all_gather_into(&self, mine: &[u8], counts: &[usize], out: &mut [u8]) {

@@ -56,10 +56,11 @@ pub trait Accel: Send + Sync {
         None
     }
 
-    /// Whether the value is a distributed sequence (which only a distributed site runs).
+    /// The ranks the value is spread over, when it is a distributed sequence (which only a
+    /// distributed site runs).
     #[doc(hidden)]
-    fn is_distributed(&self) -> bool {
-        false
+    fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
+        None
     }
 
     /// A copy of the value (tensors: another handle to the same memory).
@@ -524,8 +525,8 @@ impl<T: Accel + ?Sized> Accel for &T {
     fn clone_value(&self) -> Self {
         self
     }
-    fn is_distributed(&self) -> bool {
-        (**self).is_distributed()
+    fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
+        (**self).distributed_over()
     }
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         (**self).marshal(m)
@@ -557,9 +558,9 @@ pub trait Inspect {
     fn type_key(&self) -> usize;
     /// Appends the value's words for compiled code.
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>);
-    /// Whether the value is a distributed sequence.
-    fn is_distributed(&self) -> bool {
-        false
+    /// The ranks the value is spread over, when it is a distributed sequence.
+    fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
+        None
     }
 }
 
@@ -586,8 +587,8 @@ impl<T: Accel> Inspect for T {
     fn marshal_into<'a>(&'a self, m: &mut Marshal<'a>) {
         self.marshal(m)
     }
-    fn is_distributed(&self) -> bool {
-        Accel::is_distributed(self)
+    fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
+        Accel::distributed_over(self)
     }
 }
 

@@ -473,8 +473,8 @@ impl<T: Accel + Clone> Accel for DistVec<T> {
             comm: Arc::clone(&self.comm),
         }
     }
-    fn is_distributed(&self) -> bool {
-        true
+    fn distributed_over(&self) -> Option<Arc<dyn Communicator>> {
+        Some(Arc::clone(&self.comm))
     }
     /// The whole sequence's length, then each column's address shifted back by this
     /// rank's start (integers only: compiled code reads a column only after the part's

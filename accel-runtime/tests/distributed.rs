@@ -125,6 +125,12 @@ fn a_create_of_no_distributed_sequence_is_split_evenly_when_kept() {
 #[test]
 fn each_ranks_part_runs_on_its_gpu() {
     let gpu = accel_runtime::cuda::available().is_ok();
+    if !gpu {
+        // Two emulated GPUs: each rank takes its own (read once, at the first site on the
+        // emulator: no other test of this binary runs one).
+        // SAFETY: no other thread of this test process reads this variable now.
+        unsafe { std::env::set_var("ACCEL_CUDA_EMULATOR_DEVICES", "2") };
+    }
     if !gpu && !accel_runtime::cuda::emulator::available() {
         eprintln!("[accel tests] SKIPPED: distributed sites in cuda mode: no GPU and no emulator (no C++20 compiler)");
         return;

@@ -22,6 +22,11 @@ pub trait Communicator: Send + Sync {
     fn rank(&self) -> usize;
     /// The number of ranks.
     fn size(&self) -> usize;
+    /// This rank's index among the ranks on its machine (distributed sites in cuda mode
+    /// run on the GPU of this index, modulo the machine's GPUs); by default its rank.
+    fn node_rank(&self) -> usize {
+        self.rank()
+    }
     /// Every rank's `mine` (of `counts[r]` bytes on rank `r`), concatenated in rank order
     /// into `out` (of `counts`' sum bytes), on every rank.
     fn all_gather_into(&self, mine: &[u8], counts: &[usize], out: &mut [u8]);

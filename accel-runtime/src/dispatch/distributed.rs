@@ -5,6 +5,7 @@ use super::{all_captures, backend_of, log_compiled, ran_on, Compiled, Plan};
 use crate::accel_type::{Accel, Inspect};
 use crate::backend::cache::CompileCache;
 use crate::backend::log::{self, logging};
+use crate::comm::Communicator;
 use crate::devices::{self, Device};
 use crate::error::{compile_kind_of, AccelError};
 use crate::frontend;
@@ -18,11 +19,44 @@ use std::sync::Arc;
 /// Whether a site with these captures runs as a distributed site: it captures a `DistVec`,
 /// runs inside `DistVec::from_site`, or its sequences are spread by the test hook.
 pub(super) fn runs_distributed(captures: &[(&str, &dyn Inspect)]) -> bool {
+    ranks_of(captures).is_some()
+}
+
+/// The ranks a distributed site runs on: its `DistVec`s', `DistVec::from_site`'s, or the
+/// test hook's.
+fn ranks_of(captures: &[(&str, &dyn Inspect)]) -> Option<Arc<dyn Communicator>> {
     let spreading = crate::dist::spreading();
-    crate::dist::keeps_parts()
-        || captures.iter().any(|(_, v)| {
-            v.is_distributed() || (spreading && crate::dist::spread_over(&v.ir_type()).is_some())
+    captures
+        .iter()
+        .find_map(|(_, v)| {
+            v.distributed_over().or_else(|| {
+                spreading
+                    .then(|| crate::dist::spread_over(&v.ir_type()))
+                    .flatten()
+            })
         })
+        .or_else(crate::dist::keeping_over)
+}
+
+/// The device a rank runs its parts on: the first named (`ACCEL_DEVICES`, `with_devices`),
+/// else in cuda mode the GPU of its index among the ranks on its machine (modulo the
+/// GPUs there: one rank per GPU), else the CPU.
+fn rank_device(mode: Mode, devices: &[Device], ranks: Option<&dyn Communicator>) -> Device {
+    if let Some(&first) = devices.first() {
+        return first;
+    }
+    match mode {
+        #[cfg(feature = "cuda")]
+        Mode::Cuda => {
+            let gpus = crate::cuda::gpu_count().unwrap_or(1).max(1) as usize;
+            let k = ranks.map_or(0, |c| c.node_rank() % gpus);
+            Device::Cuda(k as u32)
+        }
+        _ => {
+            let _ = ranks;
+            Device::Cpu
+        }
+    }
 }
 
 /// The backend name of sites over distributed sequences.
@@ -44,10 +78,8 @@ pub(super) fn distributed_plan<R: Accel>(
     let emulating = crate::cuda::device::emulating();
     #[cfg(not(feature = "cuda"))]
     let emulating = false;
-    let device = devices.first().copied().unwrap_or(match mode {
-        Mode::Cuda => Device::Cuda(0),
-        _ => Device::Cpu,
-    });
+    let ranks = ranks_of(captures);
+    let device = rank_device(mode, devices, ranks.as_deref());
     let constants = site.constants();
     let all = all_captures(captures, constants);
     let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();

@@ -593,7 +593,7 @@ fn run_marshaled<R: Accel>(
     for (_, v) in captures {
         let word = m.words.len();
         v.marshal_into(&mut m);
-        if distributed && !v.is_distributed() && crate::dist::spreading() {
+        if distributed && v.distributed_over().is_none() && crate::dist::spreading() {
             // Spread by the test hook: each rank reads its part of the whole in place.
             let t = v.ir_type();
             if let Some(comm) = crate::dist::spread_over(&t) {
