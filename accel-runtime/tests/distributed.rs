@@ -211,6 +211,8 @@ fn sites_of_several_operations_run_stage_by_stage() {
                     map(|v| v % 1009, &p)
                 })
             });
+            // The scan's parts stay where they are: the map's stage reads them in place.
+            assert_eq!(mods.starts(), xs.starts());
             (c.gather(), f, range, peak, mods.gather())
         });
         let prefix_mods: Vec<i64> = whole

@@ -1,5 +1,6 @@
-//! Pieces of the combines: a scan's fix-ups (every part's carry, or one part's) and
-//! which destination of a histogram or scatter only the combine reads.
+//! Pieces of the split: a scan's fix-ups (every part's carry, or one part's), which
+//! destination of a histogram or scatter only the combine reads, and captures read
+//! through aliases.
 
 use super::*;
 
@@ -90,4 +91,61 @@ pub(super) fn scan_carry_in(op: &Expr, loc: crate::Loc) -> Expr {
         ],
         loc,
     }
+}
+
+/// `body` without its leading `let a = x;` that only name a capture `x` again (stages bind
+/// earlier stages' results so), every `a` read as `x`: a capture read through an alias is
+/// then sliced like one read directly. Fused names are unique, so no other binding can
+/// be renamed by it.
+pub(super) fn without_aliases(body: &Expr, captures: &[(String, Type)]) -> Option<Expr> {
+    let Expr::Block {
+        stmts,
+        result: Some(r),
+    } = body
+    else {
+        return None;
+    };
+    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut kept = Vec::new();
+    for st in stmts {
+        if let Stmt::Let {
+            pat: Pat::Bind {
+                name,
+                mutable: false,
+            },
+            init: Some(Expr::Var(v)),
+            ..
+        } = st
+        {
+            let to = renames
+                .iter()
+                .find(|(a, _)| a == v)
+                .map_or(v.clone(), |(_, to)| to.clone());
+            if captures.iter().any(|(c, _)| *c == to) {
+                renames.push((name.clone(), to));
+                continue;
+            }
+        }
+        kept.push(st.clone());
+    }
+    if renames.is_empty() {
+        return None;
+    }
+    let mut out = Expr::Block {
+        stmts: kept,
+        result: Some(r.clone()),
+    };
+    rename(&mut out, &renames);
+    Some(out)
+}
+
+/// Reads every `a` of `renames` as its `x`.
+fn rename(e: &mut Expr, renames: &[(String, String)]) {
+    if let Expr::Var(v) = e {
+        if let Some((_, to)) = renames.iter().find(|(a, _)| a == v) {
+            *v = to.clone();
+        }
+        return;
+    }
+    e.for_each_child_mut(&mut |c| rename(c, renames));
 }

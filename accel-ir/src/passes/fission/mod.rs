@@ -19,7 +19,7 @@
 //! Runs on the fused, typed body (unique names); the programs it makes are typed too.
 
 mod combines;
-use combines::{destination, scan_carry_in, scan_fixup};
+use combines::{destination, scan_carry_in, scan_fixup, without_aliases};
 
 use crate::expr::{BinOp, Expr, ParOp, Pat, Stmt};
 use crate::ops::{delayed, one_param};
@@ -667,6 +667,8 @@ fn own_rows(body: &Input, captures: &[(String, Type)]) -> Result<Vec<String>, St
 /// Splits a fused site (`body`, with its captures and result type) for the device
 /// scheduler, or says why it runs on one device.
 pub fn split(body: &Expr, captures: &[(String, Type)], result: &Type) -> Result<Split, String> {
+    let unaliased = without_aliases(body, captures);
+    let body = unaliased.as_ref().unwrap_or(body);
     if let Some(rows) = flattened(body) {
         return split_flatten(rows, captures, result);
     }

@@ -346,3 +346,31 @@ fn a_flatten_of_what_does_not_split_says_why() {
         "{why}"
     );
 }
+
+#[test]
+fn a_capture_read_through_an_alias_is_sliced_like_one_read_directly() {
+    // { let p = xs; reduce(add, 0.0, p) }: as a later stage reads an earlier one's result.
+    let body = Expr::Block {
+        stmts: vec![crate::Stmt::Let {
+            pat: Pat::bind("p"),
+            ty: f32s(),
+            init: Some(Expr::var("xs")),
+        }],
+        result: Some(Box::new(Expr::par(
+            ParOp::Reduce,
+            vec![
+                add(),
+                Expr::Lit(crate::Lit::Float(0.0, None)),
+                Expr::var("p"),
+            ],
+        ))),
+    };
+    let caps = vec![("xs".to_string(), f32s())];
+    let s = split(&body, &caps, &Type::Scalar(ScalarType::F32)).unwrap();
+    assert_eq!(s.sliced, vec!["xs".to_string()]);
+    assert!(
+        !print_expr(&s.part).contains(" p"),
+        "{}",
+        print_expr(&s.part)
+    );
+}
