@@ -226,10 +226,24 @@ impl<T: Accel + Clone> DistVec<T> {
     }
 
     /// The same sequence spread evenly (a `filter`'s result keeps each rank's kept
-    /// elements where they were; collective: every rank receives the whole sequence once,
-    /// so it costs a [`gather`](DistVec::gather)).
+    /// elements where they were; collective: each rank receives only the elements of its
+    /// new part that another rank held).
     pub fn rebalance(&self) -> DistVec<T> {
-        DistVec::from_whole(&self.comm, &self.gather())
+        let sizes = flat_columns::<T>();
+        let new = comm::even_starts(self.len(), self.comm.size());
+        let r = self.comm.rank();
+        let local = with_columns(&self.local, |columns| {
+            from_columns(new[r + 1] - new[r], |k, out| {
+                // SAFETY: `columns` come from `with_columns` over `self.local`.
+                let mine = unsafe { column_bytes(columns[k]) };
+                comm::redistribute(&*self.comm, mine, &self.starts, &new, sizes[k], out)
+            })
+        });
+        DistVec {
+            local,
+            starts: new.into(),
+            comm: Arc::clone(&self.comm),
+        }
     }
 
     /// The sequence a site makes (`f` runs one `accelerate!` site), kept distributed: where

@@ -55,6 +55,45 @@ pub fn exchange(comm: &dyn Communicator, mine: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
+/// This rank's part (`out`, of its `new` range's elements) of a sequence of `size`-byte
+/// elements spread as `old` (`mine`: this rank's part of it), spread again as `new` (both
+/// `size + 1` starts over the same length): each rank sends each other rank only the
+/// elements their ranges share, one gather to each rank in turn, as an all-to-all would.
+pub fn redistribute(
+    comm: &dyn Communicator,
+    mine: &[u8],
+    old: &[usize],
+    new: &[usize],
+    size: usize,
+    out: &mut [u8],
+) {
+    let r = comm.rank();
+    // The elements `old` part `src` and `new` part `dst` share (none: an empty range at
+    // the start of `src`'s part).
+    let shared = |src: usize, dst: usize| {
+        let lo = old[src].max(new[dst]);
+        let hi = old[src + 1].min(new[dst + 1]);
+        if hi > lo {
+            (lo, hi)
+        } else {
+            (old[src], old[src])
+        }
+    };
+    let mut out = Some(out);
+    for dst in 0..comm.size() {
+        let (lo, hi) = shared(r, dst);
+        let send = &mine[(lo - old[r]) * size..(hi - old[r]) * size];
+        let counts: Vec<usize> = (0..comm.size())
+            .map(|src| {
+                let (lo, hi) = shared(src, dst);
+                (hi - lo) * size
+            })
+            .collect();
+        let into = if dst == r { out.take() } else { None };
+        comm.gather_into(dst, send, &counts, into);
+    }
+}
+
 /// Every rank's word, in rank order.
 pub fn all_gather_words(comm: &dyn Communicator, mine: u64) -> Vec<u64> {
     let size = comm.size();
@@ -111,6 +150,21 @@ mod tests {
         }
         assert_eq!(starts_of(&[3, 0, 2]), vec![0, 3, 3, 5]);
         assert_eq!(byte_counts(&[0, 3, 3, 5], 4), vec![12, 0, 8]);
+    }
+
+    #[test]
+    fn a_respread_sends_each_rank_the_elements_of_its_new_range() {
+        let whole: Vec<u8> = (0..23).collect();
+        let old = [0, 10, 12, 23];
+        let new = even_starts(23, 3);
+        let got = threads::ranks(3, |comm| {
+            let r = comm.rank();
+            let mut out = vec![0u8; new[r + 1] - new[r]];
+            redistribute(&*comm, &whole[old[r]..old[r + 1]], &old, &new, 1, &mut out);
+            out
+        });
+        assert_eq!(got.concat(), whole);
+        assert_eq!(got[1], (8..16).collect::<Vec<u8>>());
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //! - a distributed capture the part reads only at the element's own index, partitioned
 //!   like the first such capture, is read in place (its words point at this rank's part,
 //!   shifted back by the part's start: see `abi::DistCapture`);
-//! - every other distributed capture (read at other indices, or partitioned otherwise) is
-//!   all-gathered first, and the part reads the whole;
+//! - one read so but partitioned otherwise (over the same length) is moved to that
+//!   partition first (`comm::redistribute`: each rank receives what its part lacks);
+//! - every other distributed capture (read at other indices) is all-gathered first, and
+//!   the part reads the whole;
 //! - the ranks' parts are the first read-in-place capture's partition (clipped to the
 //!   operation's length), else even parts of it.
 //!
@@ -103,6 +105,43 @@ fn gather_capture(
         };
         comm.all_gather_into(mine, &comm::byte_counts(&c.starts, size), out);
         *w = dst as u64;
+    }
+    Ok(())
+}
+
+/// Replaces capture `c`'s words by this rank's part of it spread as `to` (the parts'
+/// partition), moved between the ranks into `arena`.
+fn respread_capture(
+    c: &DistCapture,
+    to: &[usize],
+    comm: &dyn Communicator,
+    words: &mut [u64],
+    arena: &mut Arena,
+) -> Result<(), String> {
+    let r = comm.rank();
+    let (start, len) = (c.starts[r], c.starts[r + 1] - c.starts[r]);
+    let (new_start, new_len) = (to[r], to[r + 1] - to[r]);
+    for (k, &size) in c.sizes.iter().enumerate() {
+        let w = &mut words[c.word + 1 + k];
+        let mine = w.wrapping_add((start * size) as u64) as usize;
+        let dst = arena.alloc_own(new_len * size, size, Touch::Whole);
+        if dst.is_null() {
+            return Err(format!(
+                "could not allocate {} bytes to respread a distributed sequence",
+                new_len * size
+            ));
+        }
+        // SAFETY: the capture's column holds this rank's `len` elements of `size` bytes
+        // at `mine`; `dst` is a fresh allocation of `new_len * size` bytes.
+        let (mine, out) = unsafe {
+            (
+                std::slice::from_raw_parts(mine as *const u8, len * size),
+                std::slice::from_raw_parts_mut(dst, new_len * size),
+            )
+        };
+        comm::redistribute(comm, mine, &c.starts, to, size, out);
+        // Shifted back by the new part's start, as a distributed capture's words are.
+        *w = (dst as u64).wrapping_sub((new_start * size) as u64);
     }
     Ok(())
 }
@@ -338,9 +377,15 @@ impl DistSite {
         let mut words = captures.words.clone();
         let mut gathered = Arena::default();
         for c in &captures.distributed {
-            let in_place = sliced.contains(&c.word) && reference.as_ref() == Some(&c.starts);
-            if !in_place && Some(c.word) != destination {
-                gather_capture(c, comm, &mut words, &mut gathered)?;
+            let read_in_place = sliced.contains(&c.word);
+            match &reference {
+                _ if Some(c.word) == destination => {}
+                Some(r) if read_in_place && *r == c.starts => {}
+                // Spread otherwise over the same length: moved to the parts' partition.
+                Some(r) if read_in_place && r.last() == c.starts.last() => {
+                    respread_capture(c, r, comm, &mut words, &mut gathered)?
+                }
+                _ => gather_capture(c, comm, &mut words, &mut gathered)?,
             }
         }
         let m = Marshal {
