@@ -30,6 +30,20 @@ pub struct StagedSite {
     compile_ms: f64,
 }
 
+/// The stages of a site of several operations (or of one with more after it), where
+/// staging helps: a lone operation that did not split will not split as a stage.
+pub(super) fn stages_of(fe: &FrontEnd) -> Option<accel_ir::passes::fission::stages::Staged> {
+    let mut records = Records::default();
+    for (_, t) in &fe.captures {
+        t.learn_records(&mut records);
+    }
+    fe.result.learn_records(&mut records);
+    match stages(&fe.fused, &fe.captures, &records) {
+        Ok(s) if s.stages.len() > 1 || s.last != Expr::Var(stage_name(0)) => Some(s),
+        _ => None,
+    }
+}
+
 /// Compiles `site` for `devices`, or says why it runs on one device.
 pub fn compile(
     site: SiteKey,
@@ -58,16 +72,8 @@ pub fn compile(
         }
         Err(why) => why,
     };
-    let mut records = Records::default();
-    for (_, t) in &fe.captures {
-        t.learn_records(&mut records);
-    }
-    fe.result.learn_records(&mut records);
-    // Stages help where there are several operations, or one with more after it
-    // (`reduce(..) * 2`); a lone operation that did not split will not split as a stage.
-    let staged = match stages(&fe.fused, &fe.captures, &records) {
-        Ok(s) if s.stages.len() > 1 || s.last != Expr::Var(stage_name(0)) => s,
-        _ => return Err(why),
+    let Some(staged) = stages_of(&fe) else {
+        return Err(why);
     };
     let mut captures = fe.captures.clone();
     let mut codes = Vec::new();

@@ -56,6 +56,11 @@ pub(super) fn scan_fixup(op: &Expr, loc: crate::Loc) -> Expr {
         then: Box::new(at(SCANNED, Expr::var(k))),
         els: Some(Box::new(carried)),
     };
+    over_scanned(k, element, loc)
+}
+
+/// `create(len SCANNED, |k| element)`.
+fn over_scanned(k: &str, element: Expr, loc: crate::Loc) -> Expr {
     Expr::Par {
         op: ParOp::Create,
         args: vec![
@@ -80,17 +85,7 @@ pub(super) fn scan_carry_in(op: &Expr, loc: crate::Loc) -> Expr {
             index(Expr::var(SCANNED), Expr::var(k)),
         ],
     );
-    Expr::Par {
-        op: ParOp::Create,
-        args: vec![
-            Expr::len_of(Expr::var(SCANNED)),
-            Expr::Lambda {
-                params: vec![(Pat::bind(k), usize_ty())],
-                body: Box::new(carried),
-            },
-        ],
-        loc,
-    }
+    over_scanned(k, carried, loc)
 }
 
 /// `body` without its leading `let a = x;` that only name a capture `x` again (stages bind

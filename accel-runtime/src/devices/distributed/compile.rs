@@ -7,8 +7,8 @@ use super::super::fission::{self, Combined, FissionSite};
 use super::super::Device;
 use crate::backend::layout::{self, size_of, Word};
 use crate::backend::{Backend, CompiledSite, FrontEnd, FrontEndFn, SiteKey};
-use accel_ir::passes::fission::stages::{stage_name, stages};
-use accel_ir::{Expr, Records, Type};
+use accel_ir::passes::fission::stages::stage_name;
+use accel_ir::{Expr, Type};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -146,14 +146,8 @@ fn staged(
     device: Device,
     backend_of: &dyn Fn(Device) -> &'static dyn Backend,
 ) -> Result<Option<(Vec<Stage>, Option<Last>, Option<String>)>, String> {
-    let mut records = Records::default();
-    for (_, t) in &fe.captures {
-        t.learn_records(&mut records);
-    }
-    fe.result.learn_records(&mut records);
-    let staged = match stages(&fe.fused, &fe.captures, &records) {
-        Ok(s) if s.stages.len() > 1 || s.last != Expr::Var(stage_name(0)) => s,
-        _ => return Ok(None),
+    let Some(staged) = super::super::staged::stages_of(fe) else {
+        return Ok(None);
     };
     let mut captures = fe.captures.clone();
     let mut out = Vec::new();

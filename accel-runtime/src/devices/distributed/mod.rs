@@ -81,32 +81,11 @@ fn gather_capture(
     words: &mut [u64],
     arena: &mut Arena,
 ) -> Result<(), String> {
-    let r = comm.rank();
-    let (start, len) = (c.starts[r], c.starts[r + 1] - c.starts[r]);
     let total = c.starts[c.starts.len() - 1];
-    for (k, &size) in c.sizes.iter().enumerate() {
-        let w = &mut words[c.word + 1 + k];
-        let mine = w.wrapping_add((start * size) as u64) as usize;
-        let dst = arena.alloc_own(total * size, size, Touch::Whole);
-        if dst.is_null() {
-            return Err(format!(
-                "could not allocate {} bytes to gather a distributed sequence",
-                total * size
-            ));
-        }
-        // SAFETY: the capture's column holds this rank's `len` elements of `size` bytes
-        // at `mine` (its word is that address shifted back by `start` elements); `dst` is
-        // a fresh allocation of `total * size` bytes.
-        let (mine, out) = unsafe {
-            (
-                std::slice::from_raw_parts(mine as *const u8, len * size),
-                std::slice::from_raw_parts_mut(dst, total * size),
-            )
-        };
-        comm.all_gather_into(mine, &comm::byte_counts(&c.starts, size), out);
-        *w = dst as u64;
-    }
-    Ok(())
+    let to = [0, total];
+    replace_columns(c, comm.rank(), (&to, 0), words, arena, |size, mine, out| {
+        comm.all_gather_into(mine, &comm::byte_counts(&c.starts, size), out)
+    })
 }
 
 /// Replaces capture `c`'s words by this rank's part of it spread as `to` (the parts'
@@ -119,28 +98,45 @@ fn respread_capture(
     arena: &mut Arena,
 ) -> Result<(), String> {
     let r = comm.rank();
+    replace_columns(c, r, (to, r), words, arena, |size, mine, out| {
+        comm::redistribute(comm, mine, &c.starts, to, size, out)
+    })
+}
+
+/// Replaces each column of capture `c` by new memory in `arena` for part `part` of the
+/// partition `to` (`(to, part)`), which `fill(size, mine, out)` fills from this rank's
+/// (`r`) part of the column; the column's word is then the new memory's address shifted
+/// back by the part's start, as a distributed capture's words are.
+fn replace_columns(
+    c: &DistCapture,
+    r: usize,
+    (to, part): (&[usize], usize),
+    words: &mut [u64],
+    arena: &mut Arena,
+    fill: impl Fn(usize, &[u8], &mut [u8]),
+) -> Result<(), String> {
     let (start, len) = (c.starts[r], c.starts[r + 1] - c.starts[r]);
-    let (new_start, new_len) = (to[r], to[r + 1] - to[r]);
+    let (new_start, new_len) = (to[part], to[part + 1] - to[part]);
     for (k, &size) in c.sizes.iter().enumerate() {
         let w = &mut words[c.word + 1 + k];
         let mine = w.wrapping_add((start * size) as u64) as usize;
         let dst = arena.alloc_own(new_len * size, size, Touch::Whole);
         if dst.is_null() {
             return Err(format!(
-                "could not allocate {} bytes to respread a distributed sequence",
+                "could not allocate {} bytes for a distributed sequence",
                 new_len * size
             ));
         }
         // SAFETY: the capture's column holds this rank's `len` elements of `size` bytes
-        // at `mine`; `dst` is a fresh allocation of `new_len * size` bytes.
+        // at `mine` (its word is that address shifted back by `start` elements); `dst` is
+        // a fresh allocation of `new_len * size` bytes.
         let (mine, out) = unsafe {
             (
                 std::slice::from_raw_parts(mine as *const u8, len * size),
                 std::slice::from_raw_parts_mut(dst, new_len * size),
             )
         };
-        comm::redistribute(comm, mine, &c.starts, to, size, out);
-        // Shifted back by the new part's start, as a distributed capture's words are.
+        fill(size, mine, out);
         *w = (dst as u64).wrapping_sub((new_start * size) as u64);
     }
     Ok(())
