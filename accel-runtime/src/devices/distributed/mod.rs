@@ -142,6 +142,17 @@ fn replace_columns(
     Ok(())
 }
 
+/// A marshal of `captures`' buffers with `words` instead of theirs.
+fn with_words(captures: &Marshal<'_>, words: Vec<u64>) -> Marshal<'static> {
+    Marshal {
+        words,
+        buffers: captures.buffers.clone(),
+        tensor_buffers: captures.tensor_buffers.clone(),
+        bytes: captures.bytes,
+        ..Marshal::default()
+    }
+}
+
 /// Every rank's outcome; the first failure in rank order is every rank's error.
 fn agree(comm: &dyn Communicator, run: &Result<Run, String>) -> Result<(), String> {
     let status = match run {
@@ -278,12 +289,8 @@ impl CompiledSite for DistSite {
         let final_stage = self.stages.len() - 1;
         for (k, stage) in self.stages.iter().enumerate() {
             let m = Marshal {
-                words: words.clone(),
-                buffers: captures.buffers.clone(),
-                tensor_buffers: captures.tensor_buffers.clone(),
-                bytes: captures.bytes,
                 distributed: spread.clone(),
-                ..Marshal::default()
+                ..with_words(captures, words.clone())
             };
             let value = k == final_stage && self.last.is_none();
             // A stage's sequence result stays spread for the stages after it.
@@ -384,13 +391,7 @@ impl DistSite {
                 _ => gather_capture(c, comm, &mut words, &mut gathered)?,
             }
         }
-        let m = Marshal {
-            words,
-            buffers: captures.buffers.clone(),
-            tensor_buffers: captures.tensor_buffers.clone(),
-            bytes: captures.bytes,
-            ..Marshal::default()
-        };
+        let m = with_words(captures, words);
         let (mut run, kept) = match program {
             Program::Split(split) => {
                 let spread = Spread {
@@ -425,13 +426,7 @@ impl DistSite {
         for c in spread.iter().filter(|c| last.reads.contains(&c.word)) {
             gather_capture(c, comm, &mut words, &mut gathered)?;
         }
-        let m = Marshal {
-            words,
-            buffers: captures.buffers.clone(),
-            tensor_buffers: captures.tensor_buffers.clone(),
-            bytes: captures.bytes,
-            ..Marshal::default()
-        };
+        let m = with_words(captures, words);
         let run = last.code.run(&m);
         agree(comm, &run)?;
         let mut run = run?;
@@ -595,13 +590,7 @@ fn merge_into_spread_destination(
         let w = &mut words[d.word + 1 + k];
         *w = w.wrapping_add((d.starts[r] * size) as u64);
     }
-    let local = Marshal {
-        words,
-        buffers: m.buffers.clone(),
-        tensor_buffers: m.tensor_buffers.clone(),
-        bytes: m.bytes,
-        ..Marshal::default()
-    };
+    let local = with_words(m, words);
     let merged = program.run(&Base::of(&local).with(&received));
     agree(comm, &merged)?;
     drop(arena);
