@@ -17,7 +17,7 @@ use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::Type;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A sequence spread across the ranks of a communicator: rank `r` holds the elements
 /// `starts()[r]..starts()[r + 1]`, in ordinary memory.
@@ -43,6 +43,8 @@ pub struct DistVec<T> {
     local: Vec<T>,
     starts: Arc<[usize]>,
     comm: Arc<dyn Communicator>,
+    /// The whole sequence, once the sequential path (debug mode) has gathered it.
+    whole: OnceLock<Vec<T>>,
 }
 
 /// The sizes of the columns of a sequence of `T`, or why its elements are not flat.
@@ -136,6 +138,7 @@ impl<T: Accel + Clone> DistVec<T> {
             local,
             starts: comm::starts_of(&lengths).into(),
             comm: Arc::clone(comm),
+            whole: OnceLock::new(),
         }
     }
 
@@ -149,6 +152,7 @@ impl<T: Accel + Clone> DistVec<T> {
             local: whole[starts[r]..starts[r + 1]].to_vec(),
             starts: starts.into(),
             comm: Arc::clone(comm),
+            whole: OnceLock::new(),
         }
     }
 
@@ -180,6 +184,7 @@ impl<T: Accel + Clone> DistVec<T> {
             local,
             starts: starts.into(),
             comm: Arc::clone(comm),
+            whole: OnceLock::new(),
         }
     }
 
@@ -203,6 +208,12 @@ impl<T: Accel + Clone> DistVec<T> {
                     .all_gather_into(mine, &comm::byte_counts(&self.starts, sizes[k]), out)
             })
         })
+    }
+
+    /// The whole sequence as the sequential path reads it: gathered at its first use (a
+    /// collective, which every rank's sequential run makes alike) and kept.
+    fn gathered(&self) -> &Vec<T> {
+        self.whole.get_or_init(|| self.gather())
     }
 
     /// The whole sequence on rank `root` (`None` on the others; collective).
@@ -243,6 +254,7 @@ impl<T: Accel + Clone> DistVec<T> {
             local,
             starts: new.into(),
             comm: Arc::clone(&self.comm),
+            whole: OnceLock::new(),
         }
     }
 
@@ -280,6 +292,7 @@ impl<T: Accel + Clone> DistVec<T> {
                 local: v,
                 starts,
                 comm: Arc::clone(comm),
+                whole: OnceLock::new(),
             },
             _ => DistVec::from_whole(comm, &v),
         }
@@ -439,7 +452,16 @@ impl<T: Accel + Clone> Seq for &DistVec<T> {
         self.len()
     }
     fn into_elems(self) -> Vec<T> {
-        self.gather()
+        self.gathered().clone()
+    }
+}
+
+/// `.par_iter()` on a `DistVec` in the sequential path (debug mode): the elements of the
+/// whole sequence, gathered once.
+impl<'a, T: Accel + Clone + 'a> crate::chains::ChainSource<'a> for DistVec<T> {
+    type Iter = std::slice::Iter<'a, T>;
+    fn chain_iter(&'a self) -> Self::Iter {
+        self.gathered().iter()
     }
 }
 
@@ -485,6 +507,7 @@ impl<T: Accel + Clone> Accel for DistVec<T> {
             local: self.local.clone(),
             starts: Arc::clone(&self.starts),
             comm: Arc::clone(&self.comm),
+            whole: OnceLock::new(),
         }
     }
     fn distributed_over(&self) -> Option<Arc<dyn Communicator>> {

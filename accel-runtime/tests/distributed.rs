@@ -234,6 +234,24 @@ fn sites_of_several_operations_run_stage_by_stage() {
 }
 
 #[test]
+fn iterator_chains_over_a_distributed_sequence_agree_in_every_mode() {
+    let whole = ints(5_000, 14, 1000);
+    let sum: i64 = whole.iter().map(|x| x * 2).sum();
+    let big = whole.iter().filter(|x| **x > 500).count();
+    for mode in [Mode::Debug, Mode::Cpu] {
+        let got = ranks(3, |comm| {
+            with_mode(mode, || {
+                let xs = DistVec::from_whole(&comm, &whole);
+                let s: i64 = accelerate!(xs.par_iter().map(|x| x * 2).sum::<i64>());
+                let c = accelerate!(xs.par_iter().filter(|x| **x > 500).count());
+                (s, c)
+            })
+        });
+        assert!(got.iter().all(|&g| g == (sum, big)), "{mode:?}: {got:?}");
+    }
+}
+
+#[test]
 fn float_reductions_are_the_same_on_every_rank_and_exact_where_the_sum_is() {
     for rank_count in 1..=4 {
         let whole: Vec<f64> = ints(30_001, 9, 1 << 20)
