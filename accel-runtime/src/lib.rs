@@ -77,9 +77,9 @@ mod ops;
 mod report;
 mod seq;
 mod structure;
-// Distributed sequences.
-mod dist;
 mod tensor;
+// Distributed sequences (over the values and their operations).
+mod dist;
 // ndarray arrays as values, results and tensors.
 #[cfg(feature = "ndarray")]
 pub mod arrays;
