@@ -23,8 +23,10 @@
 //! ([`DistVec::from_site`](crate::DistVec::from_site)), else all-gather it; `reduce`
 //! all-gathers the parts' partial results and folds them in rank order on every rank;
 //! `reduce_by_index` and `scatter` all-gather the parts' bins or pairs and merge them on
-//! every rank. A site that does not split runs whole on every rank, from gathered
-//! captures, and says so once.
+//! every rank. A site of several operations runs its stages one after another
+//! ([`compile`]), each split where it can be, a stage's sequence result staying spread
+//! (a distributed capture of the later stages); what does not split runs whole on every
+//! rank from the gathered captures, and says so once.
 //!
 //! A `reduce_by_index` or `scatter` whose destination is itself distributed (and read
 //! only by the combine) keeps it so: the bins or pairs go to the ranks that own them
