@@ -1,6 +1,6 @@
 //! Distributed sequences: [`DistVec`], a sequence whose parts live on the ranks of a
 //! [`Communicator`] (MPI processes through the accel-mpi crate, or threads through
-//! [`comm::threads`](crate::comm::threads)), each rank holding one consecutive part.
+//! [`crate::comm::threads`]), each rank holding one consecutive part.
 //!
 //! An `accelerate!` site that captures a `DistVec` means what it would mean with the whole
 //! sequence captured; it runs each rank's part where the site ends in an operation that
