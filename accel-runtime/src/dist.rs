@@ -337,6 +337,18 @@ impl<T> DistVec<T> {
     }
 }
 
+/// Each rank's part copied (no communication).
+impl<T: Clone> Clone for DistVec<T> {
+    fn clone(&self) -> Self {
+        DistVec {
+            local: self.local.clone(),
+            starts: Arc::clone(&self.starts),
+            comm: Arc::clone(&self.comm),
+            whole: self.whole.clone(),
+        }
+    }
+}
+
 impl<T: std::fmt::Debug> std::fmt::Debug for DistVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DistVec")
@@ -503,12 +515,7 @@ impl<T: Accel + Clone> Accel for DistVec<T> {
         Some(self.len())
     }
     fn clone_value(&self) -> Self {
-        DistVec {
-            local: self.local.clone(),
-            starts: Arc::clone(&self.starts),
-            comm: Arc::clone(&self.comm),
-            whole: OnceLock::new(),
-        }
+        self.clone()
     }
     fn distributed_over(&self) -> Option<Arc<dyn Communicator>> {
         Some(Arc::clone(&self.comm))

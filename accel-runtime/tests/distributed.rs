@@ -477,7 +477,7 @@ fn records_and_tuples_are_distributed_column_by_column() {
 fn misuse_is_reported_not_run() {
     let got = ranks(2, |comm| {
         let xs = DistVec::from_whole(&comm, &[1i64, 2, 3]);
-        let pair = (xs.clone_value(), 1i64);
+        let pair = (xs.clone(), 1i64);
         let e = try_accelerate!(map(|x| x + pair.1, &pair.0));
         e.map_err(|e| (e.kind(), e.to_string()))
     });
