@@ -177,6 +177,39 @@ fn records_and_collectives(comm: &Comm) {
     assert_eq!(even.starts(), xs.starts(), "rebalance spreads evenly");
 }
 
+fn stages_and_chains(comm: &Comm) {
+    let whole = ints(12_345, 13, 1000);
+    let xs = uneven(comm, &whole);
+    let total: i64 = whole.iter().sum();
+    // A reduction, then a map that reads it: two stages, each split.
+    let centred = DistVec::from_site(comm, || {
+        accelerate!({
+            let t = reduce(|a, b| a + b, 0, &xs);
+            map(|x| x * 1000 - t, &xs)
+        })
+    });
+    assert_eq!(centred.starts(), xs.starts());
+    let expect: Vec<i64> = whole.iter().map(|x| x * 1000 - total).collect();
+    assert!(centred.gather() == expect, "a reduction, then a map");
+    // A scan, then a reduction of it.
+    let peak = accelerate!({
+        let p = scan(|a, b| a + b, 0, &xs);
+        reduce(|a: i64, b: i64| a.max(b), i64::MIN, map(|v| v % 1009, &p))
+    });
+    let expect = whole
+        .iter()
+        .scan(0, |s, x| {
+            *s += x;
+            Some(*s % 1009)
+        })
+        .max()
+        .unwrap();
+    assert_eq!(peak, expect, "a scan, then a reduction");
+    // An iterator chain.
+    let big = accelerate!(xs.par_iter().filter(|x| **x > 500).count());
+    assert_eq!(big, whole.iter().filter(|x| **x > 500).count());
+}
+
 fn failures_agree(comm: &Comm) {
     let n = 4_000;
     let mut at: Vec<usize> = (0..n).map(|i| i % 100).collect();
@@ -210,7 +243,7 @@ fn failures_agree(comm: &Comm) {
 fn main() {
     let mpi = accel_mpi::Mpi::init().expect("MPI starts");
     let world = mpi.world();
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 7] = [
         ("map, reduce, scan and filter", map_reduce_scan_filter),
         ("float reductions", floats_agree_on_every_rank),
         ("sequences of other partitions", partitions_combine),
@@ -219,6 +252,7 @@ fn main() {
             "records, scatter_from, gather_to, rebalance",
             records_and_collectives,
         ),
+        ("stages and chains", stages_and_chains),
         ("failures agree", failures_agree),
     ];
     for (name, check) in checks {
