@@ -156,20 +156,21 @@ fn with_words(captures: &Marshal<'_>, words: Vec<u64>) -> Marshal<'static> {
 }
 
 /// Every rank's outcome; the first failure in rank order is every rank's error.
+/// One all-gather of a word when every part succeeded; the messages only when one
+/// failed (every rank then knows it, and exchanges them).
 fn agree(comm: &dyn Communicator, run: &Result<Run, String>) -> Result<(), String> {
-    let status = match run {
-        Ok(_) => vec![0u8],
-        Err(e) => [&[1u8][..], e.as_bytes()].concat(),
-    };
-    let all = comm::exchange(comm, &status);
-    match all.iter().enumerate().find(|(_, s)| s.first() == Some(&1)) {
-        None => Ok(()),
-        Some((r, s)) => Err(format!(
-            "{} (on rank {r} of {})",
-            String::from_utf8_lossy(&s[1..]),
-            comm.size()
-        )),
+    let failed = comm::all_gather_words(comm, run.is_err() as u64);
+    if failed.iter().all(|&f| f == 0) {
+        return Ok(());
     }
+    let message = run.as_ref().err().map_or("", String::as_str);
+    let all = comm::exchange(comm, message.as_bytes());
+    let r = failed.iter().position(|&f| f != 0).unwrap_or(0);
+    Err(format!(
+        "{} (on rank {r} of {})",
+        String::from_utf8_lossy(&all[r]),
+        comm.size()
+    ))
 }
 
 /// The words `[len, columns..]` of every rank's sequence `words` concatenated in rank
@@ -235,24 +236,31 @@ fn last_element(words: &[u64], columns: &[ScalarType]) -> Vec<u64> {
 }
 
 /// Every rank's element words (`Some` where its part was not empty), in rank order.
-fn exchange_elements(comm: &dyn Communicator, mine: Option<&[u64]>) -> Vec<Option<Vec<u64>>> {
-    let bytes: Vec<u8> = match mine {
-        None => Vec::new(),
-        Some(w) => [
-            &[1u8][..],
-            &w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
-        ]
-        .concat(),
-    };
-    comm::exchange(comm, &bytes)
-        .into_iter()
+/// (One all-gather of `width + 1` words each: whether there is an element, then its
+/// `width` words.)
+fn exchange_elements(
+    comm: &dyn Communicator,
+    mine: Option<&[u64]>,
+    width: usize,
+) -> Vec<Option<Vec<u64>>> {
+    let mut words = vec![0u64; width + 1];
+    if let Some(w) = mine {
+        words[0] = 1;
+        for (to, from) in words[1..].iter_mut().zip(w) {
+            *to = *from;
+        }
+    }
+    let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let each = bytes.len();
+    let mut all = vec![0u8; each * comm.size()];
+    comm.all_gather_into(&bytes, &vec![each; comm.size()], &mut all);
+    all.chunks_exact(each)
         .map(|b| {
-            (!b.is_empty()).then(|| {
-                b[1..]
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                    .collect()
-            })
+            let w: Vec<u64> = b
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
+            (w[0] == 1).then(|| w[1..].to_vec())
         })
         .collect()
 }
@@ -489,7 +497,7 @@ impl DistSite {
             }
             Combined::Reduce(partials) => {
                 let parts: Vec<Vec<u64>> =
-                    exchange_elements(comm, (lo < hi).then_some(&run.words[..]))
+                    exchange_elements(comm, (lo < hi).then_some(&run.words[..]), columns.len())
                         .into_iter()
                         .flatten()
                         .collect();
@@ -522,7 +530,7 @@ impl DistSite {
                 carries, carry_in, ..
             } => {
                 let mine = (lo < hi).then(|| last_element(&run.words, columns));
-                let totals = exchange_elements(comm, mine.as_deref());
+                let totals = exchange_elements(comm, mine.as_deref(), columns.len());
                 // This rank's place among the parts that are not empty.
                 let before = totals[..r].iter().flatten().count();
                 let totals: Vec<Vec<u64>> = totals.into_iter().flatten().collect();
