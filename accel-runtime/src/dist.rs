@@ -10,7 +10,7 @@
 
 use crate::accel_type::Accel;
 use crate::backend::abi::{Arena, DistCapture, Marshal, Touch, Unmarshal};
-use crate::backend::layout::{self, Word};
+use crate::backend::layout;
 use crate::comm::{self, Communicator};
 use crate::seq::Seq;
 use crate::structure::{CheckCtx, ValuePath};
@@ -50,17 +50,10 @@ pub struct DistVec<T> {
 /// The sizes of the columns of a sequence of `T`, or why its elements are not flat.
 fn column_sizes<T: Accel>() -> Result<Vec<usize>, String> {
     let t = T::accel_type();
-    let not_flat = || {
+    let columns = layout::flat_columns(&t).map_err(|_| {
         format!("a distributed sequence's elements must be flat (scalars, tuples, arrays, records of them), not {t}")
-    };
-    layout::columns(&t)
-        .map_err(|_| not_flat())?
-        .into_iter()
-        .map(|w| match w {
-            Word::Ptr(s) => Ok(layout::size_of(s)),
-            Word::Scalar(_) => Err(not_flat()),
-        })
-        .collect()
+    })?;
+    Ok(columns.into_iter().map(layout::size_of).collect())
 }
 
 /// The sizes of `T`'s columns; panics (naming the type) where `T` is not flat.
@@ -398,13 +391,7 @@ pub(crate) fn spreading() -> bool {
 /// ([`with_sequences_spread`]), and whether a value of type `t` is spread (a sequence of
 /// flat elements).
 pub(crate) fn spread_over(t: &Type) -> Option<Arc<dyn Communicator>> {
-    let Type::Seq(e) = t else {
-        return None;
-    };
-    let flat = layout::columns(e).is_ok_and(|c| c.iter().all(|w| matches!(w, Word::Ptr(_))));
-    if !flat {
-        return None;
-    }
+    layout::flat_sequence_sizes(t)?;
     SPREAD.with_borrow(|s| s.clone())
 }
 
@@ -416,17 +403,9 @@ pub(crate) fn spread_capture(
     t: &Type,
     comm: Arc<dyn Communicator>,
 ) {
-    let Type::Seq(e) = t else { return };
-    let Ok(columns) = layout::columns(e) else {
+    let Some(sizes) = layout::flat_sequence_sizes(t) else {
         return;
     };
-    let sizes = columns
-        .into_iter()
-        .filter_map(|w| match w {
-            Word::Ptr(s) => Some(layout::size_of(s)),
-            Word::Scalar(_) => None,
-        })
-        .collect();
     let len = m.words[word] as usize;
     m.distributed.push(DistCapture {
         word,

@@ -72,6 +72,18 @@ impl Marshal<'_> {
     pub fn fail(&mut self, message: String) {
         self.error.get_or_insert(message);
     }
+
+    /// A marshal of the same locked buffers with `words` instead of these (for programs
+    /// run on these captures while this marshal, which holds the locks, lives).
+    pub fn with_words(&self, words: Vec<u64>) -> Marshal<'static> {
+        Marshal {
+            words,
+            buffers: self.buffers.clone(),
+            tensor_buffers: self.tensor_buffers.clone(),
+            bytes: self.bytes,
+            ..Marshal::default()
+        }
+    }
 }
 
 /// Allocations at least this large get memory of their own (a result can adopt it as its

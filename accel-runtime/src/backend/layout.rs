@@ -57,6 +57,19 @@ pub fn words(t: &Type) -> Result<Vec<Word>, String> {
     })
 }
 
+/// The first word of each of `captures` among their words, in order.
+pub fn first_words(captures: &[(String, Type)]) -> Result<Vec<usize>, String> {
+    let mut word = 0;
+    captures
+        .iter()
+        .map(|(_, t)| {
+            let first = word;
+            word += words(t)?.len();
+            Ok(first)
+        })
+        .collect()
+}
+
 /// The column words of a sequence of `e`: a pointer per scalar leaf; a nested sequence its
 /// inner length and then the columns of its elements.
 pub fn columns(e: &Type) -> Result<Vec<Word>, String> {
@@ -73,6 +86,24 @@ pub fn columns(e: &Type) -> Result<Vec<Word>, String> {
         Type::Tensor(_) => return Err("sequences of tensors".into()),
         t => return Err(format!("sequences of {t}")),
     })
+}
+
+/// The scalar type of each column of a sequence of flat elements `e`, or why `e` is not
+/// flat.
+pub fn flat_columns(e: &Type) -> Result<Vec<ScalarType>, String> {
+    columns(e)?
+        .into_iter()
+        .map(|w| match w {
+            Word::Ptr(s) => Ok(s),
+            Word::Scalar(_) => Err(format!("elements of type {e} are not flat")),
+        })
+        .collect()
+}
+
+/// The byte size of each column of `t` where it is a sequence of flat elements.
+pub fn flat_sequence_sizes(t: &Type) -> Option<Vec<usize>> {
+    let Type::Seq(e) = t else { return None };
+    Some(flat_columns(e).ok()?.into_iter().map(size_of).collect())
 }
 
 /// Whether `e` is flat: scalars, tuples, records and arrays of them.

@@ -79,28 +79,58 @@ pub fn redistribute(
             (old[src], old[src])
         }
     };
-    let mut out = Some(out);
-    for dst in 0..comm.size() {
+    gather_to_each(comm, out, |dst| {
         let (lo, hi) = shared(r, dst);
         let send = &mine[(lo - old[r]) * size..(hi - old[r]) * size];
-        let counts: Vec<usize> = (0..comm.size())
+        let counts = (0..comm.size())
             .map(|src| {
                 let (lo, hi) = shared(src, dst);
                 (hi - lo) * size
             })
             .collect();
+        (send.into(), counts)
+    });
+}
+
+/// One gather to each rank in turn (an all-to-all): `part(dst)` is what this rank sends
+/// rank `dst` and the byte counts every rank sends it; what every rank sends this rank
+/// lands in `out`, in rank order.
+pub fn gather_to_each<'a>(
+    comm: &dyn Communicator,
+    out: &mut [u8],
+    part: impl Fn(usize) -> (std::borrow::Cow<'a, [u8]>, Vec<usize>),
+) {
+    let r = comm.rank();
+    let mut out = Some(out);
+    for dst in 0..comm.size() {
+        let (send, counts) = part(dst);
         let into = if dst == r { out.take() } else { None };
-        comm.gather_into(dst, send, &counts, into);
+        comm.gather_into(dst, &send, &counts, into);
     }
 }
 
 /// Every rank's word, in rank order.
 pub fn all_gather_words(comm: &dyn Communicator, mine: u64) -> Vec<u64> {
-    let size = comm.size();
-    let mut all = vec![0u8; 8 * size];
-    comm.all_gather_into(&mine.to_le_bytes(), &vec![8; size], &mut all);
-    all.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+    all_gather_fixed(comm, &[mine])
+        .into_iter()
+        .map(|w| w[0])
+        .collect()
+}
+
+/// Every rank's `mine`, in rank order, where every rank gives as many words: one
+/// all-gather.
+pub fn all_gather_fixed(comm: &dyn Communicator, mine: &[u64]) -> Vec<Vec<u64>> {
+    let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let each = bytes.len();
+    let mut all = vec![0u8; each * comm.size()];
+    comm.all_gather_into(&bytes, &vec![each; comm.size()], &mut all);
+    (0..comm.size())
+        .map(|r| {
+            all[r * each..(r + 1) * each]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        })
         .collect()
 }
 

@@ -17,7 +17,7 @@ use super::queue::{self, Done};
 use super::Device;
 use crate::backend::abi::{Arena, Marshal, Touch};
 use crate::backend::failure::{Failure, FailureKind};
-use crate::backend::layout::{self, size_of, Word};
+use crate::backend::layout::{self, size_of};
 use crate::backend::{trace, Backend, CompiledSite, Run};
 use accel_ir::passes::fission::{self, Combine, CARRIES, CHUNK, HI, LO, PARTIALS, SCANNED};
 use accel_ir::{ParOp, ScalarType, Type};
@@ -195,7 +195,7 @@ pub fn compile(
             Some(d) => first_word(&fe.captures, d)?,
             None => None,
         },
-        columns: scalar_columns(match part_elem {
+        columns: layout::flat_columns(match part_elem {
             Type::Seq(row) => row,
             e => e,
         })?,
@@ -218,39 +218,33 @@ fn written_tensors(
     written: &[String],
 ) -> Result<Vec<(usize, usize)>, String> {
     let mut out = Vec::new();
-    let mut word = 0;
-    for (name, t) in captures {
+    for ((name, t), word) in captures.iter().zip(layout::first_words(captures)?) {
         if written.contains(name) {
             let Type::Tensor(e) = t else {
                 return Err(format!("`{name}` is written as a tensor but is a {t}"));
             };
-            let [s] = scalar_columns(e)?[..] else {
+            let [s] = layout::flat_columns(e)?[..] else {
                 return Err(format!("`{name}` is a tensor of {e}"));
             };
             out.push((word, size_of(s)));
         }
-        word += layout::words(t)?.len();
     }
     Ok(out)
 }
 
 /// The first word of capture `name` among `captures`' words.
 fn first_word(captures: &[(String, Type)], name: &str) -> Result<Option<usize>, String> {
-    let mut word = 0;
-    for (n, t) in captures {
-        if n == name {
-            return Ok(Some(word));
-        }
-        word += layout::words(t)?.len();
-    }
-    Ok(None)
+    let words = layout::first_words(captures)?;
+    Ok(captures
+        .iter()
+        .position(|(n, _)| n == name)
+        .map(|k| words[k]))
 }
 
 /// Where the `sliced` captures' words are among `captures`', with their columns' sizes.
 fn sliced_captures(captures: &[(String, Type)], sliced: &[String]) -> Result<Vec<Sliced>, String> {
     let mut out = Vec::new();
-    let mut word = 0;
-    for (name, t) in captures {
+    for ((name, t), word) in captures.iter().zip(layout::first_words(captures)?) {
         if sliced.contains(name) {
             let Type::Seq(e) = t else {
                 return Err(format!("`{name}` is sliced but is a {t}"));
@@ -259,23 +253,11 @@ fn sliced_captures(captures: &[(String, Type)], sliced: &[String]) -> Result<Vec
                 Type::Seq(r) => (true, &**r),
                 e => (false, e),
             };
-            let sizes = scalar_columns(e)?.into_iter().map(size_of).collect();
+            let sizes = layout::flat_columns(e)?.into_iter().map(size_of).collect();
             out.push(Sliced { word, rows, sizes });
         }
-        word += layout::words(t)?.len();
     }
     Ok(out)
-}
-
-/// The scalar type of each column of a sequence of `elem` (a flat element).
-fn scalar_columns(elem: &Type) -> Result<Vec<ScalarType>, String> {
-    layout::columns(elem)?
-        .into_iter()
-        .map(|w| match w {
-            Word::Ptr(s) => Ok(s),
-            Word::Scalar(_) => Err(format!("elements of type {elem} are not flat")),
-        })
-        .collect()
 }
 
 impl FissionSite {

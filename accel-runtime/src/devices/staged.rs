@@ -9,8 +9,8 @@ use super::fission;
 use super::Device;
 use crate::backend::abi::Marshal;
 use crate::backend::{Backend, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
-use accel_ir::passes::fission::stages::{stage_name, stages};
-use accel_ir::{Expr, Records};
+use accel_ir::passes::fission::stages::{stage_name, stages, Stage, Staged};
+use accel_ir::{Expr, Records, Stmt, Type};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,7 +32,7 @@ pub struct StagedSite {
 
 /// The stages of a site of several operations (or of one with more after it), where
 /// staging helps: a lone operation that did not split will not split as a stage.
-pub(super) fn stages_of(fe: &FrontEnd) -> Option<accel_ir::passes::fission::stages::Staged> {
+pub(super) fn stages_of(fe: &FrontEnd) -> Option<Staged> {
     let mut records = Records::default();
     for (_, t) in &fe.captures {
         t.learn_records(&mut records);
@@ -42,6 +42,57 @@ pub(super) fn stages_of(fe: &FrontEnd) -> Option<accel_ir::passes::fission::stag
         Ok(s) if s.stages.len() > 1 || s.last != Expr::Var(stage_name(0)) => Some(s),
         _ => None,
     }
+}
+
+/// The front end of stage `k` of the site `fe`, from its captures and the results of the
+/// stages before it (`captures`).
+pub(super) fn stage_front(
+    fe: &FrontEnd,
+    captures: &[(String, Type)],
+    k: usize,
+    stage: &Stage,
+) -> FrontEnd {
+    FrontEnd {
+        fused: stage.body.clone(),
+        captures: captures.to_vec(),
+        result: stage.ty.clone(),
+        program_hash: format!("{}/stage{k}", fe.program_hash),
+    }
+}
+
+/// The front end of the site's value from its captures and every stage's result
+/// (`captures`), or `None` where the value is the last stage's result: that result, after
+/// nothing but `let`s of names and literals (which cannot fail).
+pub(super) fn value_front(
+    fe: &FrontEnd,
+    captures: Vec<(String, Type)>,
+    staged: &Staged,
+) -> Option<FrontEnd> {
+    let value = Expr::Var(stage_name(staged.stages.len() - 1));
+    let is_last_stage = match &staged.last {
+        Expr::Block {
+            stmts,
+            result: Some(r),
+        } => {
+            **r == value
+                && stmts.iter().all(|s| {
+                    matches!(
+                        s,
+                        Stmt::Let {
+                            init: Some(Expr::Var(_) | Expr::Lit(_)),
+                            ..
+                        }
+                    )
+                })
+        }
+        e => *e == value,
+    };
+    (!is_last_stage).then(|| FrontEnd {
+        fused: staged.last.clone(),
+        captures,
+        result: fe.result.clone(),
+        program_hash: format!("{}/last", fe.program_hash),
+    })
 }
 
 /// Compiles `site` for `devices`, or says why it runs on one device.
@@ -78,12 +129,7 @@ pub fn compile(
     let mut captures = fe.captures.clone();
     let mut codes = Vec::new();
     for (k, stage) in staged.stages.iter().enumerate() {
-        let front = FrontEnd {
-            fused: stage.body.clone(),
-            captures: captures.clone(),
-            result: stage.ty.clone(),
-            program_hash: format!("{}/stage{k}", fe.program_hash),
-        };
+        let front = stage_front(&fe, &captures, k, stage);
         let d = Deriving {
             site,
             stage: k + 1,
@@ -106,22 +152,16 @@ pub fn compile(
     if split == 0 {
         return Err(why);
     }
-    let last = match &staged.last {
-        Expr::Var(v) if *v == stage_name(staged.stages.len() - 1) => None,
-        body => {
-            let front = FrontEnd {
-                fused: body.clone(),
-                captures,
-                result: fe.result.clone(),
-                program_hash: format!("{}/last", fe.program_hash),
-            };
+    let last = match value_front(&fe, captures, &staged) {
+        None => None,
+        Some(front) => {
             let d = Deriving {
                 site,
                 stage: 0,
                 front: &front,
             };
             let cpu = backend_of(Device::Cpu);
-            Some(d.on(cpu, LAST, body, &[], fe.result.clone())?)
+            Some(d.on(cpu, LAST, &front.fused, &[], fe.result.clone())?)
         }
     };
     Ok(StagedSite {

@@ -4,8 +4,9 @@
 
 use super::super::derived::Deriving;
 use super::super::fission::{self, Combined, FissionSite};
+use super::super::staged;
 use super::super::Device;
-use crate::backend::layout::{self, size_of, Word};
+use crate::backend::layout;
 use crate::backend::{Backend, CompiledSite, FrontEnd, FrontEndFn, SiteKey};
 use accel_ir::passes::fission::stages::stage_name;
 use accel_ir::{Expr, Type};
@@ -59,19 +60,6 @@ impl DistSite {
     }
 }
 
-/// The column sizes of a sequence of flat elements of type `t`.
-fn flat_sizes(t: &Type) -> Option<Vec<usize>> {
-    let Type::Seq(e) = t else { return None };
-    layout::columns(e)
-        .ok()?
-        .into_iter()
-        .map(|w| match w {
-            Word::Ptr(s) => Some(size_of(s)),
-            Word::Scalar(_) => None,
-        })
-        .collect()
-}
-
 /// `d`'s program split for ranks, or why it runs whole.
 fn split_program(
     d: &Deriving<'_>,
@@ -108,7 +96,7 @@ pub fn compile(
         Ok(split) => {
             let stage = Stage {
                 program: Program::Split(split),
-                sizes: flat_sizes(&fe.result),
+                sizes: layout::flat_sequence_sizes(&fe.result),
             };
             (vec![stage], None, None)
         }
@@ -146,19 +134,14 @@ fn staged(
     device: Device,
     backend_of: &dyn Fn(Device) -> &'static dyn Backend,
 ) -> Result<Option<(Vec<Stage>, Option<Last>, Option<String>)>, String> {
-    let Some(staged) = super::super::staged::stages_of(fe) else {
+    let Some(staged) = staged::stages_of(fe) else {
         return Ok(None);
     };
     let mut captures = fe.captures.clone();
     let mut out = Vec::new();
     let mut whole_why = None;
     for (k, stage) in staged.stages.iter().enumerate() {
-        let front = FrontEnd {
-            fused: stage.body.clone(),
-            captures: captures.clone(),
-            result: stage.ty.clone(),
-            program_hash: format!("{}/stage{k}", fe.program_hash),
-        };
+        let front = staged::stage_front(fe, &captures, k, stage);
         let d = Deriving {
             site,
             stage: k + 1,
@@ -182,59 +165,30 @@ fn staged(
         };
         out.push(Stage {
             program,
-            sizes: flat_sizes(&stage.ty),
+            sizes: layout::flat_sequence_sizes(&stage.ty),
         });
         captures.push((stage_name(k), stage.ty.clone()));
     }
     if out.iter().all(|s| matches!(s.program, Program::Whole(_))) {
         return Ok(None);
     }
-    let last = match &staged.last {
-        body if is_last_stage(body, staged.stages.len()) => None,
-        body => {
-            let front = FrontEnd {
-                fused: body.clone(),
-                captures: captures.clone(),
-                result: fe.result.clone(),
-                program_hash: format!("{}/last", fe.program_hash),
-            };
+    let last = match staged::value_front(fe, captures, &staged) {
+        None => None,
+        Some(front) => {
             let d = Deriving {
                 site,
                 stage: 0,
                 front: &front,
             };
+            let body = &front.fused;
             let code = d.on(backend_of(Device::Cpu), LAST, body, &[], fe.result.clone())?;
             Some(Last {
                 code,
-                reads: words_read(body, &captures)?,
+                reads: words_read(body, &front.captures)?,
             })
         }
     };
     Ok(Some((out, last, whole_why)))
-}
-
-/// Whether the site's value `last` is the last of its `n` stages' results: that result,
-/// after nothing but `let`s of names and literals (which cannot fail).
-fn is_last_stage(last: &Expr, n: usize) -> bool {
-    let value = Expr::Var(stage_name(n - 1));
-    match last {
-        Expr::Block {
-            stmts,
-            result: Some(r),
-        } => {
-            **r == value
-                && stmts.iter().all(|s| {
-                    matches!(
-                        s,
-                        accel_ir::Stmt::Let {
-                            init: Some(Expr::Var(_) | Expr::Lit(_)),
-                            ..
-                        }
-                    )
-                })
-        }
-        e => *e == value,
-    }
 }
 
 /// The first words of the `captures` that `body` names.
@@ -245,13 +199,11 @@ fn words_read(body: &Expr, captures: &[(String, Type)]) -> Result<Vec<usize>, St
             named.push(v.clone());
         }
     });
-    let mut out = Vec::new();
-    let mut word = 0;
-    for (name, t) in captures {
-        if named.contains(name) {
-            out.push(word);
-        }
-        word += layout::words(t)?.len();
-    }
-    Ok(out)
+    let words = layout::first_words(captures)?;
+    Ok(captures
+        .iter()
+        .zip(words)
+        .filter(|((name, _), _)| named.contains(name))
+        .map(|(_, word)| word)
+        .collect())
 }

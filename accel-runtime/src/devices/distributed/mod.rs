@@ -144,17 +144,6 @@ fn replace_columns(
     Ok(())
 }
 
-/// A marshal of `captures`' buffers with `words` instead of theirs.
-fn with_words(captures: &Marshal<'_>, words: Vec<u64>) -> Marshal<'static> {
-    Marshal {
-        words,
-        buffers: captures.buffers.clone(),
-        tensor_buffers: captures.tensor_buffers.clone(),
-        bytes: captures.bytes,
-        ..Marshal::default()
-    }
-}
-
 /// Every rank's outcome; the first failure in rank order is every rank's error.
 /// One all-gather of a word when every part succeeded; the messages only when one
 /// failed (every rank then knows it, and exchanges them).
@@ -250,18 +239,9 @@ fn exchange_elements(
             *to = *from;
         }
     }
-    let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let each = bytes.len();
-    let mut all = vec![0u8; each * comm.size()];
-    comm.all_gather_into(&bytes, &vec![each; comm.size()], &mut all);
-    all.chunks_exact(each)
-        .map(|b| {
-            let w: Vec<u64> = b
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect();
-            (w[0] == 1).then(|| w[1..].to_vec())
-        })
+    comm::all_gather_fixed(comm, &words)
+        .into_iter()
+        .map(|w| (w[0] == 1).then(|| w[1..].to_vec()))
         .collect()
 }
 
@@ -300,7 +280,7 @@ impl CompiledSite for DistSite {
         for (k, stage) in self.stages.iter().enumerate() {
             let m = Marshal {
                 distributed: spread.clone(),
-                ..with_words(captures, words.clone())
+                ..captures.with_words(words.clone())
             };
             let value = k == final_stage && self.last.is_none();
             // A stage's sequence result stays spread for the stages after it.
@@ -401,7 +381,7 @@ impl DistSite {
                 _ => gather_capture(c, comm, &mut words, &mut gathered)?,
             }
         }
-        let m = with_words(captures, words);
+        let m = captures.with_words(words);
         let (mut run, kept) = match program {
             Program::Split(split) => {
                 let spread = Spread {
@@ -436,7 +416,7 @@ impl DistSite {
         for c in spread.iter().filter(|c| last.reads.contains(&c.word)) {
             gather_capture(c, comm, &mut words, &mut gathered)?;
         }
-        let m = with_words(captures, words);
+        let m = captures.with_words(words);
         let run = last.code.run(&m);
         agree(comm, &run)?;
         let mut run = run?;
@@ -600,7 +580,7 @@ fn merge_into_spread_destination(
         let w = &mut words[d.word + 1 + k];
         *w = w.wrapping_add((d.starts[r] * size) as u64);
     }
-    let local = with_words(m, words);
+    let local = m.with_words(words);
     let merged = program.run(&Base::of(&local).with(&received));
     agree(comm, &merged)?;
     drop(arena);

@@ -57,15 +57,12 @@ pub fn bins(
         let bytes = size_of(*s);
         let received = room(arena, size * mine, bytes)?;
         out.push(received.as_ptr() as u64);
-        let mut received = Some(received);
-        for owner in 0..size {
+        comm::gather_to_each(comm, received, |owner| {
             let len = starts[owner + 1] - starts[owner];
             // SAFETY: column `k` holds all `starts[size]` bins.
             let send = unsafe { elements(words[1 + k], starts[owner], len, bytes) };
-            let counts = vec![len * bytes; size];
-            let into = if owner == r { received.take() } else { None };
-            comm.gather_into(owner, send, &counts, into);
-        }
+            (send.into(), vec![len * bytes; size])
+        });
     }
     Ok(out)
 }
@@ -97,18 +94,11 @@ pub fn pairs(
             to[owner].push(p);
         }
     }
-    let mine: Vec<u8> = to
-        .iter()
-        .flat_map(|v| (v.len() as u64).to_le_bytes())
-        .collect();
+    let mine: Vec<u64> = to.iter().map(|v| v.len() as u64).collect();
     // counts[src][owner]: how many pairs rank `src` sends rank `owner`.
-    let counts: Vec<Vec<usize>> = comm::exchange(comm, &mine)
+    let counts: Vec<Vec<usize>> = comm::all_gather_fixed(comm, &mine)
         .into_iter()
-        .map(|b| {
-            b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) as usize)
-                .collect()
-        })
+        .map(|c| c.into_iter().map(|n| n as usize).collect())
         .collect();
     let total: usize = counts.iter().map(|c| c[r]).sum();
     let mut out = vec![total as u64];
@@ -116,8 +106,8 @@ pub fn pairs(
         let bytes = size_of(*s);
         let received = room(arena, total, bytes)?;
         out.push(received.as_ptr() as u64);
-        let mut received = Some(received);
-        for (owner, picked) in to.iter().enumerate() {
+        comm::gather_to_each(comm, received, |owner| {
+            let picked = &to[owner];
             let mut send = Vec::with_capacity(picked.len() * bytes);
             for &p in picked {
                 if k == 0 {
@@ -128,10 +118,9 @@ pub fn pairs(
                     send.extend_from_slice(unsafe { elements(words[1 + k], p, 1, bytes) });
                 }
             }
-            let counts: Vec<usize> = counts.iter().map(|c| c[owner] * bytes).collect();
-            let into = if owner == r { received.take() } else { None };
-            comm.gather_into(owner, &send, &counts, into);
-        }
+            let counts = counts.iter().map(|c| c[owner] * bytes).collect();
+            (send.into(), counts)
+        });
     }
     Ok(out)
 }
