@@ -262,3 +262,9 @@ pub fn cpu_tier_ups() -> usize {
 pub fn cpu_switched_chunks() -> usize {
     crate::cpu::pool::SWITCHED_CHUNKS.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// How many sequence results this thread got in rows (see `layout::row_leaves`) and
+/// adopted as they are, and how many it read element by element (a record's).
+pub fn rows_results() -> (usize, usize) {
+    crate::accel_type::rows::TAKEN.get()
+}

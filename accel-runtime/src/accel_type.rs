@@ -5,6 +5,8 @@ use crate::backend::abi::{advise_huge_pages, take_column, Marshal, ScalarWord, U
 use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
+pub(crate) mod rows;
+
 /// A Rust type that accelerated code can take, return and capture. Implemented for the
 /// scalars `i8 i16 i32 i64 u8 u16 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`,
 /// sequences (`Vec<T>`, `&[T]`), [`Tensor`](crate::Tensor), and structs with
@@ -54,6 +56,27 @@ pub trait Accel: Send + Sync {
     #[doc(hidden)]
     fn seq_len(&self) -> Option<usize> {
         None
+    }
+
+    /// Whether a site returning this type takes a sequence result in rows (see
+    /// `layout::row_leaves`): a `Vec`'s, which reads them.
+    #[doc(hidden)]
+    fn takes_rows() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
+    /// Appends the byte offset in Rust's layout of each of the value's scalars, in the
+    /// order of its columns, the value being at `at`; `false` where the type cannot say
+    /// (then its rows are read scalar by scalar, see `rows`).
+    #[doc(hidden)]
+    fn leaf_offsets(_at: usize, _out: &mut Vec<usize>) -> bool
+    where
+        Self: Sized,
+    {
+        false
     }
 
     /// The ranks the value is spread over, when it is a distributed sequence (which only a
@@ -152,6 +175,10 @@ macro_rules! scalar_abi {
     () => {
         fn clone_value(&self) -> Self {
             *self
+        }
+        fn leaf_offsets(at: usize, out: &mut Vec<usize>) -> bool {
+            out.push(at);
+            true
         }
         fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
             m.push(self.to_word());
@@ -258,6 +285,9 @@ macro_rules! tuple {
             fn clone_value(&self) -> Self {
                 ($(self.$i.clone_value(),)+)
             }
+            fn leaf_offsets(at: usize, out: &mut Vec<usize>) -> bool {
+                $($n::leaf_offsets(at + std::mem::offset_of!(Self, $i), out))&&+
+            }
             fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
                 $(self.$i.marshal(m);)+
             }
@@ -359,6 +389,9 @@ impl<T: Accel, const N: usize> Accel for [T; N] {
     }
     fn clone_value(&self) -> Self {
         std::array::from_fn(|k| self[k].clone_value())
+    }
+    fn leaf_offsets(at: usize, out: &mut Vec<usize>) -> bool {
+        (0..N).all(|k| T::leaf_offsets(at + k * std::mem::size_of::<T>(), out))
     }
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         self.iter().for_each(|x| x.marshal(m));
@@ -474,8 +507,14 @@ impl<T: Accel> Accel for Vec<T> {
     {
         marshal_nested(xs, m)
     }
+    fn takes_rows() -> bool {
+        true
+    }
     fn unmarshal(u: &mut Unmarshal<'_>) -> Result<Self, String> {
         let len = u.word()? as usize;
+        if std::mem::take(&mut u.rows) {
+            return rows::take_rows(len, u);
+        }
         T::unmarshal_columns(len, u)
     }
     fn unmarshal_columns(len: usize, u: &mut Unmarshal<'_>) -> Result<Vec<Self>, String> {
@@ -637,6 +676,7 @@ mod tests {
             words: &m.words,
             at: 0,
             arena: &mut arena,
+            rows: false,
         };
         let back = T::unmarshal(&mut u).unwrap();
         assert_eq!(u.at, m.words.len());

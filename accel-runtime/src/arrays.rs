@@ -448,6 +448,7 @@ mod tests {
             words: &m.words,
             at: 0,
             arena: &mut arena,
+            rows: false,
         };
         let a = <Array3<u32>>::unmarshal(&mut u).unwrap();
         assert_eq!(a, array![[[1, 2], [3, 4]], [[5, 6], [7, 8]]]);

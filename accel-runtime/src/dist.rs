@@ -98,6 +98,7 @@ fn from_columns<T: Accel>(len: usize, fill: impl Fn(usize, &mut [u8])) -> Vec<T>
         words: &words,
         at: 0,
         arena: &mut arena,
+        rows: false,
     };
     T::unmarshal_columns(len, &mut u).unwrap_or_else(|e| panic!("DistVec: {e}"))
 }

@@ -306,6 +306,85 @@ fn float_reductions_group_alike_at_every_tier() {
     );
 }
 
+/// Sums whose elements branch (the reduction runs for gangs of lanes, `spmd::reduce`):
+/// `f32` and `f64`, and both at once in a tuple.
+fn branching_sums(xs: &[f64]) -> (f32, f64, (f32, f64)) {
+    let singles: Vec<f32> = xs.iter().map(|x| *x as f32).collect();
+    let single = accelerate!(reduce(
+        |a, b| a + b,
+        0.0,
+        map(|x| if x > 0.0 { x * 2.0 } else { x.abs().sqrt() }, &singles)
+    ));
+    let double = accelerate!(reduce(
+        |a, b| a + b,
+        0.0,
+        map(|x| if x > 0.1 { x * x } else { -x * 3.0 }, xs)
+    ));
+    let both = accelerate!(reduce(
+        |a: (f32, f64), b: (f32, f64)| (a.0 + b.0, a.1 + b.1),
+        (0.0f32, 0.0f64),
+        map(|x| if x > 0.0 { (x as f32, x) } else { (1.0f32, -x) }, xs)
+    ));
+    (single, double, both)
+}
+
+/// A chunk's fold of a reduction run for gangs, as `spmd::reduce` documents it: element
+/// `i` into lane `i % 16`, the lanes folded in order, then the elements after the last
+/// whole gang one at a time.
+fn gang_fold<T: Copy + std::ops::Add<Output = T>>(xs: &[T], zero: T) -> T {
+    let whole = xs.len() / 16 * 16;
+    let mut lanes = [zero; 16];
+    for (i, x) in xs[..whole].iter().enumerate() {
+        lanes[i % 16] = lanes[i % 16] + *x;
+    }
+    let folded = lanes[1..].iter().fold(lanes[0], |a, x| a + *x);
+    folded + xs[whole..].iter().fold(zero, |a, x| a + *x)
+}
+
+#[test]
+fn float_reductions_for_gangs_fold_alike_at_every_tier() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    for n in [0usize, 1, 15, 16, 17, 33, 1000, 2047, 100_003] {
+        let xs = noise(n, 21 + n as u64);
+        let at = |tier| with_mode(Mode::Cpu, || with_cpu_tier(tier, || branching_sums(&xs)));
+        let quick = at(CpuTier::Quick);
+        if n <= 2047 {
+            // One chunk: the documented fold, bit for bit.
+            let singles: Vec<f32> = xs
+                .iter()
+                .map(|&x| x as f32)
+                .map(|x| if x > 0.0 { x * 2.0 } else { x.abs().sqrt() })
+                .collect();
+            let doubles: Vec<f64> = xs
+                .iter()
+                .map(|&x| if x > 0.1 { x * x } else { -x * 3.0 })
+                .collect();
+            let (firsts, seconds): (Vec<f32>, Vec<f64>) = xs
+                .iter()
+                .map(|&x| if x > 0.0 { (x as f32, x) } else { (1.0f32, -x) })
+                .unzip();
+            let want = (
+                gang_fold(&singles, 0.0),
+                gang_fold(&doubles, 0.0),
+                (gang_fold(&firsts, 0.0), gang_fold(&seconds, 0.0)),
+            );
+            assert_eq!(format!("{quick:?}"), format!("{want:?}"), "n = {n}");
+        }
+        let mut tiers = vec![(CpuTier::Optimized, "optimized")];
+        if common::llvm_present() {
+            tiers.push((CpuTier::Llvm, "LLVM's"));
+        }
+        for (tier, name) in tiers {
+            let got = at(tier);
+            assert_eq!(
+                format!("{got:?}"),
+                format!("{quick:?}"),
+                "n = {n}: {name} code and the quick code differ"
+            );
+        }
+    }
+}
+
 /// A site the next test calls under two tiers.
 fn tripled(xs: &[f64]) -> f64 {
     accelerate!(reduce(|a, b| a + b, 0.0, map(|x| x * 3.0, xs)))

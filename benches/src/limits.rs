@@ -12,7 +12,8 @@
 //! AVX-512 the limit column says it was skipped. Prints a Markdown table; `--out DIR`
 //! writes it to `DIR/limits.md` (and `limits.json`), `--quick` runs small sizes.
 //!
-//! `cargo run --release -p accel-bench --bin limits [-- --quick] [-- --out DIR]`
+//! `cargo run --release -p accel-bench --bin limits [-- --quick] [-- --out DIR]
+//! [-- --only streams,black-scholes,mandelbrot,n-body]`
 
 // A binary's root file finds modules beside it, not in `limits/`.
 #[cfg(target_arch = "x86_64")]
@@ -192,6 +193,14 @@ fn main() {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    // `--only black-scholes,mandelbrot`: some workloads (names as in the table's first
+    // word); the bandwidth is measured only with the streams.
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').map(str::to_string).collect());
+    let runs_workload = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|w| w == name));
     let avx = Avx512::detect();
     if avx.is_none() {
         eprintln!(
@@ -208,13 +217,24 @@ fn main() {
         avx,
     };
     let buffer = setup.scale(256 << 20, 64 << 20);
-    let bandwidth = avx.map(|a| read_bandwidth(a, setup.runs, buffer));
+    let streaming = runs_workload("streams");
+    let bandwidth = avx
+        .filter(|_| streaming)
+        .map(|a| read_bandwidth(a, setup.runs, buffer));
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    streams(&setup, &mut rows, &mut notes);
-    black_scholes(&setup, &mut rows, &mut notes);
-    mandelbrot(&setup, &mut rows);
-    n_body(&setup, &mut rows);
+    if streaming {
+        streams(&setup, &mut rows, &mut notes);
+    }
+    if runs_workload("black-scholes") {
+        black_scholes(&setup, &mut rows, &mut notes);
+    }
+    if runs_workload("mandelbrot") {
+        mandelbrot(&setup, &mut rows);
+    }
+    if runs_workload("n-body") {
+        n_body(&setup, &mut rows);
+    }
     let machine = Machine {
         runs: setup.runs,
         bandwidth,

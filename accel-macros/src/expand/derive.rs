@@ -133,6 +133,10 @@ fn accel_impl(
                 Self { #(#idents: ::accel_runtime::Accel::clone_value(&self.#idents)),* }
             }
 
+            fn leaf_offsets(at: usize, out: &mut ::std::vec::Vec<usize>) -> bool {
+                true #(&& <#types as ::accel_runtime::Accel>::leaf_offsets(at + ::std::mem::offset_of!(Self, #idents), out))*
+            }
+
             fn marshal<'a>(&'a self, m: &mut ::accel_runtime::__private::Marshal<'a>) {
                 #(::accel_runtime::Accel::marshal(&self.#idents, m);)*
             }

@@ -213,11 +213,27 @@ impl Arena {
     /// can adopt it; [`Arena::recycle`] can free it): an allocation recycled earlier with
     /// this layout, else a new one (null on failure).
     pub fn alloc_own(&mut self, bytes: usize, align: usize, touch: Touch) -> *mut u8 {
+        self.alloc_own_of(bytes, align, touch, 1)
+    }
+
+    /// [`Arena::alloc_own`] for elements of `elem` bytes: the size, rounded up to its
+    /// class, stays a whole number of elements, so that a `Vec` of them can adopt it
+    /// (rows of three `f32`s are 12 bytes, no size class's divisor).
+    pub fn alloc_own_of(
+        &mut self,
+        bytes: usize,
+        align: usize,
+        touch: Touch,
+        elem: usize,
+    ) -> *mut u8 {
         let align = align.max(1);
         if bytes == 0 {
             return align as *mut u8;
         }
-        let Ok(layout) = std::alloc::Layout::from_size_align(size_class(bytes), align) else {
+        let Some(size) = size_class(bytes).checked_next_multiple_of(elem.max(1)) else {
+            return std::ptr::null_mut();
+        };
+        let Ok(layout) = std::alloc::Layout::from_size_align(size, align) else {
             return std::ptr::null_mut();
         };
         let p = match self.spare.iter().position(|&(_, l)| l == layout) {
@@ -454,6 +470,9 @@ pub struct Unmarshal<'a> {
     pub at: usize,
     /// The memory the result's columns point into (adopted by the values read).
     pub arena: &'a mut Arena,
+    /// Whether the sequence read next is in rows (see `layout::row_leaves`): a site's
+    /// sequence result its code wrote in Rust's layout; read once, by that sequence.
+    pub rows: bool,
 }
 
 impl Unmarshal<'_> {

@@ -106,6 +106,33 @@ pub fn flat_sequence_sizes(t: &Type) -> Option<Vec<usize>> {
     Some(flat_columns(e).ok()?.into_iter().map(size_of).collect())
 }
 
+/// How a sequence of flat elements `e` may come back from compiled code in rows (each
+/// element's scalars side by side, leaf `j` at byte `j * bytes`: a tuple's or array's
+/// layout in Rust for such elements) instead of one column per scalar: `Some((bytes,
+/// leaves))` where `e` has two or more scalars, all numbers of one size, 4 or 8 bytes.
+/// Written so, a `Vec<(f32, f32)>` is the compiled code's memory itself, where columns
+/// need a pass that builds each tuple from them.
+///
+/// ```
+/// use accel_runtime::__private::layout::row_leaves;
+/// use accel_runtime::__private::{ScalarType, Type};
+/// let f32s = Type::Tuple(vec![Type::Scalar(ScalarType::F32); 2]);
+/// assert_eq!(row_leaves(&f32s), Some((4, 2)));
+/// let mixed = Type::Tuple(vec![Type::Scalar(ScalarType::F64), Type::Scalar(ScalarType::F32)]);
+/// assert_eq!(row_leaves(&mixed), None);
+/// ```
+pub fn row_leaves(e: &Type) -> Option<(usize, usize)> {
+    if !is_flat(e) {
+        return None;
+    }
+    let leaves = flat_columns(e).ok()?;
+    let bytes = size_of(*leaves.first()?);
+    let numbers = leaves
+        .iter()
+        .all(|&s| s != ScalarType::Bool && size_of(s) == bytes);
+    (leaves.len() >= 2 && numbers && matches!(bytes, 4 | 8)).then_some((bytes, leaves.len()))
+}
+
 /// Whether `e` is flat: scalars, tuples, records and arrays of them.
 pub fn is_flat(e: &Type) -> bool {
     match e {

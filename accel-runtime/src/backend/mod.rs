@@ -86,12 +86,16 @@ pub trait Backend: Sync {
     fn available(&self) -> Result<(), String>;
 
     /// The site compiled for these captured values and result type (compiled on first
-    /// use, then cached), and whether it came from the cache.
+    /// use, then cached), and whether it came from the cache. With `rows`, the caller
+    /// reads a sequence result of flat elements in rows where the code writes it so
+    /// ([`Run::rows`], `layout::row_leaves`): a `Vec` returned to the user; the programs
+    /// fission derives read columns.
     fn compiled(
         &self,
         site: SiteKey,
         captures: &Captures<'_>,
         result: &Type,
+        rows: bool,
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool);
 
@@ -126,6 +130,9 @@ pub struct Run {
     pub words: Vec<u64>,
     /// The memory the result's columns point into.
     pub arena: Arena,
+    /// Whether a sequence result is in rows (see `layout::row_leaves`), as a site's caller
+    /// may ask ([`Backend::compiled`]'s `rows`).
+    pub rows: bool,
     /// What the run moved, for `ACCEL_LOG`: "4000 bytes in, 0 of them copied to marshal".
     pub report: String,
 }

@@ -44,6 +44,8 @@ struct Program {
     fused: accel_ir::Expr,
     captures: Vec<(String, Type)>,
     result: Type,
+    /// Whether the caller takes a sequence result in rows (every tier's code agrees).
+    rows: bool,
     location: String,
 }
 
@@ -51,9 +53,10 @@ struct Program {
 /// their word.
 type Fixed = Vec<(usize, u64)>;
 
-/// What a site's code is compiled for: the site, its captures' types, its result's type,
-/// the constants compiled in and the tiers' policy.
-type CodeKey = (usize, Vec<Type>, Type, Fixed, tiers::Policy);
+/// What a site's code is compiled for: the site, its captures' types, its result's type
+/// and whether the caller takes it in rows, the constants compiled in and the tiers'
+/// policy.
+type CodeKey = (usize, Vec<Type>, (Type, bool), Fixed, tiers::Policy);
 
 static CACHE: CompileCache<CodeKey, CpuSite> = CompileCache::new();
 
@@ -82,6 +85,7 @@ impl Backend for CpuBackend {
         site: SiteKey,
         captures: &Captures<'_>,
         result: &Type,
+        rows: bool,
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let fixed = fixed_values(site, captures);
@@ -89,7 +93,8 @@ impl Backend for CpuBackend {
         let is_key = |(id, types, r, f, p): &CodeKey| {
             *id == site.id
                 && types[..] == *captures.types
-                && r == result
+                && r.0 == *result
+                && r.1 == rows
                 && *f == fixed
                 && *p == policy
         };
@@ -103,18 +108,18 @@ impl Backend for CpuBackend {
             return (Ok(code as Arc<dyn CompiledSite>), true);
         }
         let (compiled, hit) = CACHE.get_borrowed(
-            &(site.id, captures.types, result, &fixed, policy),
+            &(site.id, captures.types, (result, rows), &fixed, policy),
             is_key,
             || {
                 (
                     site.id,
                     captures.types.to_vec(),
-                    result.clone(),
+                    (result.clone(), rows),
                     fixed.clone(),
                     policy,
                 )
             },
-            || compile(site, &*front()?, &fixed, policy),
+            || compile(site, &*front()?, &fixed, policy, rows),
         );
         if let Ok(code) = &compiled {
             RECENT_SITES.with_borrow_mut(|sites| {
@@ -124,7 +129,7 @@ impl Backend for CpuBackend {
                 let key = (
                     site.id,
                     captures.types.to_vec(),
-                    result.clone(),
+                    (result.clone(), rows),
                     fixed,
                     policy,
                 );
@@ -227,14 +232,16 @@ pub static SIMD_LOOPS: Mutex<Vec<SimdReport>> = Mutex::new(Vec::new());
 /// How many times a site was compiled in this process (tests check the cache with it).
 pub static COMPILATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Compiles the front end's result (with the `fixed` captures compiled in) under the
-/// tiers' `policy` (see [`tiers`]), dumping the fused program and the machine code under
+/// Compiles the front end's result (with the `fixed` captures compiled in, a sequence
+/// result in rows where the caller takes `rows`) under the tiers' `policy` (see
+/// [`tiers`]), dumping the fused program and the machine code under
 /// `ACCEL_DUMP` (then the optimized code at once: what the listing shows is what runs).
 fn compile(
     site: SiteKey,
     front: &FrontEnd,
     fixed: &[(usize, u64)],
     policy: tiers::Policy,
+    rows: bool,
 ) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -251,11 +258,16 @@ fn compile(
         _ => policy,
     };
     let mut tier = policy.first_tier();
-    let mut code = codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
+    let site_code = codegen::SiteCode {
+        body: &fused,
+        captures: &front.captures,
+        result: &front.result,
+        rows,
+    };
+    let mut code = codegen::compile(&site_code, dump.is_some(), tier);
     if let (Err(e), codegen::Tier::Llvm) = (&code, tier) {
         tier = codegen::Tier::Optimized;
-        let cranelift =
-            codegen::compile(&fused, &front.captures, &front.result, dump.is_some(), tier);
+        let cranelift = codegen::compile(&site_code, dump.is_some(), tier);
         // Code generation's own errors (constructs the backend lacks) are the site's
         // error, whatever the tier; only LLVM's are a fallback.
         if cranelift.is_ok() {
@@ -319,6 +331,7 @@ fn compile(
             fused,
             captures: front.captures.clone(),
             result: front.result.clone(),
+            rows,
             location: site.location(),
         }),
     });
@@ -375,16 +388,23 @@ fn llvm_from_disk(
 }
 
 impl Program {
+    fn site_code(&self) -> codegen::SiteCode<'_> {
+        codegen::SiteCode {
+            body: &self.fused,
+            captures: &self.captures,
+            result: &self.result,
+            rows: self.rows,
+        }
+    }
+
     fn compile(&self, tier: codegen::Tier) -> Result<codegen::Compiled, String> {
-        codegen::compile(&self.fused, &self.captures, &self.result, false, tier)
+        codegen::compile(&self.site_code(), false, tier)
     }
 
     /// The site's LLVM code as another process compiled it, from the disk cache (loading
     /// no LLVM library); `None` when it is not there or does not load.
     fn cached_llvm_code(&self) -> Option<codegen::Compiled> {
-        codegen::from_disk(&self.fused, &self.captures, &self.result)
-            .ok()
-            .flatten()
+        codegen::from_disk(&self.site_code()).ok().flatten()
     }
 
     /// Compiles the program at `tier` on the background thread and gives the code to
@@ -585,6 +605,7 @@ impl CompiledSite for CpuSite {
         Ok(Run {
             words: out,
             arena,
+            rows: code.result_rows,
             // Only logs read it: a site called in a loop formats nothing.
             report: if crate::backend::log::logging() {
                 let started = match (llvm, optimized, self.tier) {

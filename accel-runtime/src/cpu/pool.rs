@@ -609,6 +609,15 @@ pub extern "C" fn accel_alloc_host(ctx: *const RunCtx, bytes: u64, align: u64, s
     host.alloc_own(bytes as usize, align as usize, touch) as u64
 }
 
+/// [`accel_alloc_host`] for a result in rows of `row` bytes (see `layout::row_leaves`),
+/// written whole: the allocation a whole number of rows, which the result's `Vec` adopts.
+pub extern "C" fn accel_alloc_rows(ctx: *const RunCtx, bytes: u64, align: u64, row: u64) -> u64 {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    let mut host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
+    host.alloc_own_of(bytes as usize, align as usize, Touch::Whole, row as usize) as u64
+}
+
 /// Whether the site function allocated `ptr` itself, at least `bytes` long (1) or not (0):
 /// a sequence whose memory a `create` may write in place (see `codegen::in_place`), never a
 /// caller's.

@@ -97,6 +97,8 @@ impl Backend for CudaBackend {
         site: SiteKey,
         captures: &Captures<'_>,
         result: &Type,
+        // Its results come back as columns.
+        _rows: bool,
         front: FrontEndFn<'_>,
     ) -> (Result<Arc<dyn CompiledSite>, String>, bool) {
         let key = (
@@ -325,6 +327,7 @@ impl CompiledSite for CudaSite {
             words,
             arena,
             report,
+            rows: false,
         })
     }
 }

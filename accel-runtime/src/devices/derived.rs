@@ -65,7 +65,7 @@ impl Deriving<'_> {
         };
         let front = || Ok(Arc::clone(&derived));
         backend
-            .compiled(key, &described, &derived.result, &front)
+            .compiled(key, &described, &derived.result, false, &front)
             .0
             .map_err(|e| format!("{} cannot compile it: {e}", backend.name()))
     }

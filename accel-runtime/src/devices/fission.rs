@@ -591,6 +591,7 @@ impl CompiledSite for FissionSite {
             words,
             arena,
             report,
+            rows: false,
         })
     }
 }

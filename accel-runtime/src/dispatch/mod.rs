@@ -288,19 +288,19 @@ pub(crate) fn plan<R: Accel>(
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
-    let described = Captures {
+    let desc = Captures {
         names: &names,
         types: &types,
         scalar: &scalar,
     };
-    if let Some(Some(c)) = split.then(|| split_plan(site, &described, &result, &front, devices)) {
+    if let Some(Some(c)) = split.then(|| split_plan(site, &desc, &result, &front, devices)) {
         return Ok(Plan::Compiled(c, PhantomData));
     }
-    let mut fallbacks = Vec::new();
+    let (mut fallbacks, rows) = (Vec::new(), R::takes_rows());
     for step in chain(mode) {
         let name = step.backend.name();
         // On the first device named (a GPU's kernels are loaded on it).
-        let compile = || step.backend.compiled(key, &described, &result, &front);
+        let compile = || step.backend.compiled(key, &desc, &result, rows, &front);
         let (compiled, hit) = devices.first().map_or_else(compile, |d| d.enter(compile));
         if !hit {
             for other in backends().iter().filter(|b| b.name() != name) {
@@ -313,7 +313,7 @@ pub(crate) fn plan<R: Accel>(
                     stats::record(key.id, site.location(), ran_on(name), fallbacks);
                 }
                 if logging() {
-                    let why = (!hit).then(|| miss_reason(site, name, &described, &result));
+                    let why = (!hit).then(|| miss_reason(site, name, &desc, &result));
                     log_compiled(site, why, name, &*code);
                 }
                 // The functions' constants are the same at every call: only the call's
@@ -616,6 +616,7 @@ fn run_marshaled<R: Accel>(
         words: &run.words,
         at: 0,
         arena: &mut arena,
+        rows: run.rows,
     };
     let r = R::unmarshal(&mut u).map_err(RunFailure::Run)?;
     abi::give_back_words(run.words);

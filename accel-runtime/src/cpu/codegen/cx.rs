@@ -197,6 +197,20 @@ pub struct Gen {
     /// Whether the kernel being generated may write its output into memory its element
     /// reads at its own index: no gang may then compute an element twice.
     pub(super) writes_in_place: bool,
+    /// The producer whose elements are the site's result in rows (see
+    /// `layout::row_leaves`), by its element function's address, with the bytes of a
+    /// row and of each of its scalars.
+    pub(super) rows_result: Option<(usize, i64, i64)>,
+    /// Whether the site function wrote its result in rows.
+    pub(super) wrote_rows: bool,
+    /// The lanes of every gang while a reduction whose operator rounds (`f32`/`f64` sums
+    /// and products) is generated: its partial results are the lanes' folds, and the same
+    /// lanes at every tier make them the same bits (see `spmd::reduce`).
+    pub(super) pinned_lanes: Option<usize>,
+    /// The bytes of an output row where the kernel being generated writes its elements
+    /// in rows, each scalar at its column's address plus the element's index times
+    /// these bytes.
+    pub(super) out_row_bytes: Option<i64>,
     /// Every function defined, in order (a tier's compile defines the same ones).
     pub(super) defined: Vec<FuncId>,
     /// Functions whose compilation waits for [`Gen::define_deferred`] or runs while the

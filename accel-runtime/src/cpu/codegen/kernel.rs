@@ -115,6 +115,7 @@ impl FnCx<'_, '_> {
     ) -> R<Launch> {
         let out_cols = match (&out_elem, self.out_reuse.take()) {
             (Some(Type::Scalar(s)), Some(old)) => vec![self.reused_or_new(*s, n, old)?],
+            (Some(elem), None) if self.g.out_row_bytes.is_some() => self.alloc_rows(elem, n)?,
             (Some(elem), _) => self.alloc_columns_touching(elem, n, sparse)?,
             (None, _) => vec![],
         };

@@ -370,6 +370,58 @@ impl FnCx<'_, '_> {
         p
     }
 
+    /// Memory for `n` elements of `elem` in rows of [`Gen::out_row_bytes`] bytes (see
+    /// `layout::row_leaves`), as the address of each scalar's first element: the
+    /// columns' pointers, a row apart.
+    pub(super) fn alloc_rows(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
+        let leaves = scalar_leaves(elem)?;
+        let (Some(row), Some(&first)) = (self.g.out_row_bytes, leaves.first()) else {
+            return Err("rows of an element with no scalars (a bug in accel)".into());
+        };
+        let bytes = self.b.ins().imul_imm_s(n, row);
+        let align = self.iconst(size_of(first));
+        let row_bytes = self.iconst(row);
+        let ctx = self.ctx;
+        let p = self.helper("accel_alloc_rows", &[ctx, bytes, align, row_bytes])[0];
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
+        self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+        let mut at = 0;
+        Ok(leaves
+            .iter()
+            .map(|&s| {
+                let col = self.b.ins().iadd_imm_s(p, at);
+                at += size_of(s);
+                col
+            })
+            .collect())
+    }
+
+    /// Stores element `i`'s words `w` into the output of the kernel being generated: in
+    /// rows where it writes them (see [`Gen::out_row_bytes`]), else into its columns.
+    pub(super) fn store_output(
+        &mut self,
+        elem: &Type,
+        cols: &[Value],
+        i: Value,
+        w: &[Value],
+    ) -> R<()> {
+        let Some(row) = self.g.out_row_bytes else {
+            return self.store_elem(elem, cols, i, w);
+        };
+        if cols.len() != w.len() {
+            return Err(format!(
+                "rows of {elem} with {} words (a bug in accel)",
+                w.len()
+            ));
+        }
+        let off = self.b.ins().imul_imm_s(i, row);
+        for (&col, &word) in cols.iter().zip(w) {
+            let addr = self.b.ins().iadd(col, off);
+            self.store(word, addr, 0);
+        }
+        Ok(())
+    }
+
     pub(super) fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
         let whole = self.iconst(0);
         self.alloc_columns_touching(elem, n, whole)

@@ -71,6 +71,18 @@ pub struct Compiled {
     pub from_disk: bool,
     /// How many words the site keeps from call to call (`pool::RunCtx::site_words`).
     pub site_words: usize,
+    /// Whether the sequence result is in rows (see `layout::row_leaves`).
+    pub result_rows: bool,
+}
+
+/// What a site's code is compiled from: its typed, fused body, whose free variables are
+/// the captures, its result's type, and whether its caller takes a sequence result in
+/// rows (then a result made by one producer is written so).
+pub struct SiteCode<'a> {
+    pub body: &'a Expr,
+    pub captures: &'a [(String, Type)],
+    pub result: &'a Type,
+    pub rows: bool,
 }
 
 /// Whether kernels may run elements on SIMD lanes (SPMD); `ACCEL_SIMD=0` turns it off
@@ -246,6 +258,10 @@ impl Gen {
             spmd_fallbacks: Vec::new(),
             in_place: HashSet::new(),
             writes_in_place: false,
+            rows_result: None,
+            wrote_rows: false,
+            pinned_lanes: None,
+            out_row_bytes: None,
             defined: Vec::new(),
             deferred: (tier != Tier::Llvm).then_some(pipeline),
             llvm: (tier == Tier::Llvm).then(Vec::new),
@@ -297,35 +313,32 @@ pub(crate) fn jit_module(isa: cranelift_codegen::isa::OwnedTargetIsa) -> R<JITMo
     Ok(JITModule::new(jb))
 }
 
-/// Compiles a typed, fused site body whose free variables are `captures` at `tier`; with
-/// `listing`, the result carries each function's machine code as text.
-pub fn compile(
-    body: &Expr,
-    captures: &[(String, Type)],
-    result: &Type,
-    listing: bool,
-    tier: Tier,
-) -> R<Compiled> {
+/// Compiles a site at `tier`; with `listing`, the result carries each function's machine
+/// code as text.
+pub fn compile(site: &SiteCode<'_>, listing: bool, tier: Tier) -> R<Compiled> {
     let on_miss = crate::cpu::llvm::OnMiss::Compile;
-    compile_with(body, captures, result, listing, tier, on_miss)?
-        .ok_or_else(|| "LLVM compiled nothing".to_string())
+    compile_with(site, listing, tier, on_miss)?.ok_or_else(|| "LLVM compiled nothing".to_string())
 }
 
 /// The site's LLVM code as another process compiled it, from the disk cache; `None` when
 /// it is not there.
-pub fn from_disk(body: &Expr, captures: &[(String, Type)], result: &Type) -> R<Option<Compiled>> {
+pub fn from_disk(site: &SiteCode<'_>) -> R<Option<Compiled>> {
     let on_miss = crate::cpu::llvm::OnMiss::GiveUp;
-    compile_with(body, captures, result, false, Tier::Llvm, on_miss)
+    compile_with(site, false, Tier::Llvm, on_miss)
 }
 
 fn compile_with(
-    body: &Expr,
-    captures: &[(String, Type)],
-    result: &Type,
+    site: &SiteCode<'_>,
     listing: bool,
     tier: Tier,
     on_miss: crate::cpu::llvm::OnMiss,
 ) -> R<Option<Compiled>> {
+    let SiteCode {
+        body,
+        captures,
+        result,
+        ..
+    } = *site;
     let isa = host_isa(tier)?;
     // Functions compile as they are generated, on the pool at the quick tier (the first
     // call waits for them); the background's optimized compile takes one core.
@@ -383,6 +396,7 @@ fn compile_with(
             );
         }
         f.g.in_place = in_place::eligible(body);
+        f.g.rows_result = site.rows.then(|| rows_result(body, result)).flatten();
         let v = f.expr(body)?;
         result_words = v.w.len();
         for (k, w) in v.w.iter().enumerate() {
@@ -418,5 +432,18 @@ fn compile_with(
         listing: g.listing,
         from_disk: g.llvm_from_disk,
         site_words: g.site_words,
+        result_rows: g.wrote_rows,
     }))
+}
+
+/// Where a site's body is one producer of flat elements with rows (see
+/// `layout::row_leaves`): its element function's address, the bytes of a row and of
+/// each of its scalars.
+fn rows_result(body: &Expr, result: &Type) -> Option<(usize, i64, i64)> {
+    let Type::Seq(elem) = result else {
+        return None;
+    };
+    let (bytes, leaves) = crate::backend::layout::row_leaves(elem)?;
+    let p = ops::Producer::of(body)?;
+    Some((p.key(), (bytes * leaves) as i64, bytes as i64))
 }

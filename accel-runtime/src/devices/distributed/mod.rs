@@ -617,6 +617,7 @@ fn concatenated(
         words,
         arena,
         report: format!("{report}, all-gathered"),
+        rows: false,
     };
     Ok((run, None))
 }

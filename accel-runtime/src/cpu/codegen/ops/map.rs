@@ -40,6 +40,16 @@ impl<'a> Producer<'a> {
         }
     }
 
+    /// Its element function's address: which of the site's producers it is.
+    pub(in crate::cpu::codegen) fn key(self) -> usize {
+        let f = match self {
+            Producer::Map(m) => m.f,
+            Producer::Map2(m) => m.f,
+            Producer::Create(c) => c.f,
+        };
+        f as *const Expr as usize
+    }
+
     /// Its arguments, in order.
     pub(in crate::cpu::codegen) fn args(self) -> Vec<&'a Expr> {
         match self {
@@ -146,7 +156,7 @@ impl FnCx<'_, '_> {
     ) -> R<()> {
         self.counted_loop(from, to, ScalarType::Usize, |f, i| {
             let v = f.element(p, i)?;
-            f.store_elem(elem, out, i, &v.w)
+            f.store_output(elem, out, i, &v.w)
         })
     }
 
@@ -160,6 +170,12 @@ impl FnCx<'_, '_> {
             _ => None,
         };
         let (n, elem) = self.producer_shape(p)?;
+        // The site's result, written in rows (see `Gen::rows_result`).
+        let rows = match self.g.rows_result {
+            Some((key, row, _)) if reuse.is_none() && key == p.key() => Some(row),
+            _ => None,
+        };
+        self.g.out_row_bytes = rows;
         let l = match reuse {
             Some(old) => self.begin_launch_reusing(&p.args(), n, elem.clone(), old)?,
             None => self.begin_launch(&p.args(), n, Some(elem.clone()), None)?,
@@ -196,7 +212,9 @@ impl FnCx<'_, '_> {
             }
         });
         self.g.writes_in_place = false;
+        self.g.out_row_bytes = None;
         ran?;
+        self.g.wrote_rows |= rows.is_some();
         let out_cols = self.finish_columns(&elem, n, l.out_cols.clone())?;
         Ok(V {
             ty: Type::Seq(Box::new(elem)),

@@ -432,7 +432,7 @@ impl FnCx<'_, '_> {
         let safe = Self::length_sources(n);
         let mut scalar = |f: &mut Self, i: Value| {
             let v = f.element(p, i)?;
-            f.store_elem(elem, out, i, &v.w)
+            f.store_output(elem, out, i, &v.w)
         };
         let mut store = |f: &mut Self, base: Value, g: &G| f.store_gang(elem, out, base, g);
         let rest = self.gang_loop(

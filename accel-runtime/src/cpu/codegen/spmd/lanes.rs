@@ -29,7 +29,10 @@ impl FnCx<'_, '_> {
     /// 32 lanes there (four 256-bit groups, see below). Every lane computes the same value
     /// whatever the gang's width, so the tiers' results are the same bits.
     pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
-        let groups = super::gang_groups(body, param, self.g.max_groups);
+        let groups = match self.g.pinned_lanes {
+            Some(lanes) => super::Width::Lanes(lanes),
+            None => super::gang_groups(body, param, self.g.max_groups),
+        };
         let lanes = match groups {
             // A search loop's or `ACCEL_GANG`'s lanes, as they are.
             super::Width::Lanes(lanes) => lanes,
@@ -639,10 +642,22 @@ impl FnCx<'_, '_> {
     /// The 32-bit lanes `pick` of the lanes of `a` then `b` (as `a`'s type; `pick` has a
     /// group's lanes).
     pub(super) fn shuffle32(&mut self, a: Value, b: Value, pick: &[u8]) -> Value {
+        self.shuffle_lanes(a, b, pick, 4)
+    }
+
+    /// The lanes `pick` of `lane_bytes` bytes each of `a` then `b` (as `a`'s type; `pick`
+    /// has as many lanes as `a`).
+    pub(super) fn shuffle_lanes(
+        &mut self,
+        a: Value,
+        b: Value,
+        pick: &[u8],
+        lane_bytes: u8,
+    ) -> Value {
         let t = self.b.func.dfg.value_type(a);
         let bytes: Vec<u8> = pick
             .iter()
-            .flat_map(|&l| (0..4).map(move |k| 4 * l + k))
+            .flat_map(|&l| (0..lane_bytes).map(move |k| lane_bytes * l + k))
             .collect();
         let bt = ct::I8
             .by(bytes.len() as u32)

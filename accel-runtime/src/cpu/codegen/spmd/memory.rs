@@ -620,6 +620,81 @@ impl FnCx<'_, '_> {
         }
     }
 
+    /// The gang's element `g` (scalars `ss`) stored from index `base` of an output in
+    /// rows of `row` bytes (see `Gen::out_row_bytes`; `cols` the address of each scalar
+    /// in the first row): each vector of lanes of the scalars interleaved into whole
+    /// vectors of rows, or lane by lane in the running lanes under a mask.
+    fn store_gang_rows(&mut self, ss: &[ScalarType], cols: &[Value], base: Value, g: &G, row: i64) {
+        let at = Part::Seq(base, true);
+        if self.gang.as_ref().is_some_and(|g| g.mask.is_some()) {
+            for ((&col, &s), p) in cols.iter().zip(ss).zip(&g.w) {
+                self.scatter(s, p, |f, k| {
+                    let x = f.lane_of(&at, ScalarType::Usize, k);
+                    let off = f.b.ins().imul_imm_s(x, row);
+                    f.b.ins().iadd(col, off)
+                });
+            }
+            return;
+        }
+        let columns: Vec<Vec<Value>> = ss
+            .iter()
+            .zip(&g.w)
+            .map(|(&s, p)| self.vectors(p, s))
+            .collect();
+        let off = self.b.ins().imul_imm_s(base, row);
+        let addr = self.b.ins().iadd(cols[0], off);
+        let lane_bytes = size_of(ss[0]) as usize;
+        for q in 0..columns[0].len() {
+            let parts: Vec<Value> = columns.iter().map(|c| c[q]).collect();
+            let vector_bytes = self.b.func.dfg.value_type(parts[0]).bytes() as usize;
+            for t in 0..parts.len() {
+                let v = self.interleaved(&parts, t, vector_bytes / lane_bytes, lane_bytes);
+                let at = (q * parts.len() + t) * vector_bytes;
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, addr, at as i32);
+            }
+        }
+    }
+
+    /// Vector `t` of the rows that the vectors `parts` make (one per scalar of a row, `m`
+    /// lanes of `lane_bytes` each, in order): its lane `p` is scalar `(t * m + p) % k` of
+    /// row `(t * m + p) / k`, `k` scalars to a row. Built by shuffles of two vectors, one
+    /// scalar's lanes at a time.
+    fn interleaved(&mut self, parts: &[Value], t: usize, m: usize, lane_bytes: usize) -> Value {
+        let k = parts.len();
+        // The scalar and the row of each lane.
+        let source: Vec<(usize, u8)> = (0..m)
+            .map(|p| ((t * m + p) % k, ((t * m + p) / k % m) as u8))
+            .collect();
+        let used: Vec<usize> = (0..k)
+            .filter(|&j| source.iter().any(|&(s, _)| s == j))
+            .collect();
+        let (first, rest) = used.split_first().expect("a vector has lanes");
+        let second = rest.first().copied().unwrap_or(*first);
+        let m8 = m as u8;
+        let pick: Vec<u8> = source
+            .iter()
+            .map(|&(s, l)| {
+                if s == second && s != *first {
+                    m8 + l
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let mut acc = self.shuffle_lanes(parts[*first], parts[second], &pick, lane_bytes as u8);
+        for &j in rest.iter().skip(1) {
+            let pick: Vec<u8> = source
+                .iter()
+                .enumerate()
+                .map(|(p, &(s, l))| if s == j { m8 + l } else { p as u8 })
+                .collect();
+            acc = self.shuffle_lanes(acc, parts[j], &pick, lane_bytes as u8);
+        }
+        acc
+    }
+
     /// Stores word `v` (numbers `s`) at lanes `i` of column `col`, in the running lanes.
     pub(super) fn store_lanes(&mut self, col: Value, s: ScalarType, i: &Part, v: &Part) {
         let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
@@ -653,6 +728,10 @@ impl FnCx<'_, '_> {
         let ss = Self::number_words(elem)?;
         if ss.len() != cols.len() {
             return Err(not_spmd(format!("results of type {elem} per lane")));
+        }
+        if let Some(row) = self.g.out_row_bytes {
+            self.store_gang_rows(&ss, cols, base, g, row);
+            return Ok(());
         }
         let at = Part::Seq(base, true);
         for ((&col, s), p) in cols.iter().zip(ss).zip(&g.w) {

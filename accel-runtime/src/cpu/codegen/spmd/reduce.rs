@@ -14,6 +14,10 @@ use accel_ir::{Expr, ParOp, ScalarType, Type};
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::Variable;
 
+/// The lanes of a reduction's gangs where its operator rounds: four of Cranelift's groups,
+/// one of LLVM's on AVX-512 (see [`FnCx::gang_reduce`]).
+const REDUCTION_LANES: usize = 16;
+
 impl FnCx<'_, '_> {
     /// A parallel operation nested in a gang's element.
     pub(super) fn gpar(&mut self, e: &Expr, op: ParOp, args: &[Expr]) -> R<G> {
@@ -217,8 +221,32 @@ impl FnCx<'_, '_> {
         let param = param.to_string();
         let safe = Self::length_sources(n);
         let ne = self.expr(r.ne)?;
+        // Lane `j` folds the chunk's elements `j`, `j + w`, `j + 2w`, ... for a gang of `w`
+        // lanes, and the elements after the last whole gang are folded one by one: a sum
+        // of floats depends on `w`. It is the same at every tier (the quick code's chunks
+        // and the optimized code's may make one result).
+        let rounds = prims
+            .iter()
+            .zip(&ss)
+            .any(|(p, s)| matches!(p, Prim::Add | Prim::Mul) && s.is_float());
+        let pinned = std::mem::replace(&mut self.g.pinned_lanes, rounds.then_some(REDUCTION_LANES));
+        let out = self.gang_reduce_lanes(r, (lo, hi), (&prims, &ss, &t), (&param, body, &safe), ne);
+        self.g.pinned_lanes = pinned;
+        out
+    }
+
+    /// [`Self::gang_reduce`]'s loop and folds, once it qualifies.
+    fn gang_reduce_lanes(
+        &mut self,
+        r: Reduce<'_>,
+        (lo, hi): (Value, Value),
+        (prims, ss, t): (&[Prim], &[ScalarType], &Type),
+        (param, body, safe): (&str, &Expr, &[String]),
+        ne: V,
+    ) -> R<Option<V>> {
+        let t = t.clone();
         // One group's vectors for every group of the gang the loop runs.
-        let (groups, _) = self.gang_shape(body, &param);
+        let (groups, _) = self.gang_shape(body, param);
         let ne_g = self.materialize(&G::uniform(ne.clone()))?;
         let ne_g = G {
             ty: ne_g.ty,
@@ -234,13 +262,13 @@ impl FnCx<'_, '_> {
         let accs = self.declare_gvars(&ne_g)?;
         let rest = self.gang_loop(
             body,
-            &param,
-            &safe,
+            param,
+            safe,
             (lo, hi),
             |f, _| {
                 let x = f.gexpr(body)?;
                 let x = f.materialize(&x)?;
-                for (k, (&p, &s)) in prims.iter().zip(&ss).enumerate() {
+                for (k, (&p, &s)) in prims.iter().zip(ss).enumerate() {
                     let Part::Var(xs) = &x.w[k] else {
                         unreachable!("materialized")
                     };
@@ -261,7 +289,7 @@ impl FnCx<'_, '_> {
             Ok(())
         })?;
         let mut total = self.use_vars(&t, &tail).w;
-        for (k, (&p, &s)) in prims.iter().zip(&ss).enumerate() {
+        for (k, (&p, &s)) in prims.iter().zip(ss).enumerate() {
             // The lanes in order: each vector's, vector after vector.
             let mut folded: Option<Value> = None;
             for var in &accs[k] {
