@@ -9,6 +9,11 @@
 //! tensor of scalars      pointer to the view's first element, rank, MAX_RANK dimensions
 //! ```
 //!
+//! A site's own result may instead be a sequence in rows (see [`row_leaves`]): the same
+//! words, but its columns are the addresses of the first row's scalars, a row apart in
+//! one allocation, as Rust lays out a `Vec` of such elements. The backend says so in
+//! `Run::rows`; only the user's `Vec` asks for it.
+//!
 //! Errors name the construct that has no layout (for a backend's "cannot compile" message).
 
 use super::abi::MAX_RANK;
