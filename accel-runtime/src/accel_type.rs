@@ -5,7 +5,10 @@ use crate::backend::abi::{advise_huge_pages, take_column, Marshal, ScalarWord, U
 use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
+mod columns;
 pub(crate) mod rows;
+
+pub use columns::marshal_part;
 
 /// A Rust type that accelerated code can take, return and capture. Implemented for the
 /// scalars `i8 i16 i32 i64 u8 u16 u32 u64 usize f32 f64 bool`, tuples, `[T; N]`,
@@ -142,14 +145,6 @@ pub fn assemble<T: Send>(len: usize, part: impl Fn(usize) -> T + Sync) -> Vec<T>
 /// than read past).
 pub fn short_column() -> String {
     "a result column shorter than its sequence".to_string()
-}
-
-/// Builds the column of one part of every element, marshals it and keeps it alive.
-pub fn marshal_part<'m, T, F: Accel + 'm>(xs: &[T], part: impl Fn(&T) -> F, m: &mut Marshal<'m>) {
-    let column: Vec<F> = xs.iter().map(part).collect();
-    m.copied += std::mem::size_of_val(&column[..]);
-    F::marshal_columns(&column, m);
-    m.keep.push(Box::new(column));
 }
 
 macro_rules! int {

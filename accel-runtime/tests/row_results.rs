@@ -184,3 +184,32 @@ fn rows_inside_other_results_and_of_later_operations() {
         assert!(adopted > 0);
     }
 }
+
+#[test]
+fn long_sequences_of_tuples_and_records_are_captured_alike() {
+    // Captured tuples and records are copied into columns, in parallel from 2^15
+    // elements, into memory earlier calls gave back: every length below reuses some.
+    for n in [40_003usize, 40_003, 70_001, 40_003, 33_000] {
+        let xs: Vec<f32> = numbers(n, 7).into_iter().map(|x| x as f32).collect();
+        let pairs: Vec<(f32, f64)> = xs.iter().map(|&x| (x, x as f64 * 3.0)).collect();
+        let points: Vec<Point> = xs.iter().map(|&x| Point { x, y: -x, z: x * x }).collect();
+        let nested: Vec<([u32; 2], f32)> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| ([i as u32, 7], x))
+            .collect();
+        exact(|| accelerate!(map(|p: (f32, f64)| p.0 as f64 + p.1, &pairs)));
+        exact(|| accelerate!(map(|p: Point| p.x * p.y + p.z, &points)));
+        exact(|| {
+            accelerate!(create(nested.len(), |i| nested[i].0[0] as f32
+                + nested[i].0[1] as f32 * nested[i].1))
+        });
+        common::agree(|| {
+            accelerate!(reduce(
+                |a, b| a + b,
+                0.0,
+                map(|p: Point| p.x * p.z, &points)
+            ))
+        });
+    }
+}
