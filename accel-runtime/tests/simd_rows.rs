@@ -5,12 +5,12 @@
 //! bit-identical, each site checked to run on SIMD lanes (and to take its shape where
 //! it has one).
 
-use accel_runtime::__private::{cpu_gang_shapes, with_cpu_tier, CpuTier};
+use accel_runtime::__private::cpu_gang_shapes;
 use accel_runtime::prelude::*;
 
 mod common;
 
-use common::{panic_message, site_of};
+use common::{exact, panic_message, site_of};
 
 const SOURCE: &str = include_str!("simd_rows.rs");
 
@@ -35,28 +35,6 @@ impl Rng {
     fn f32s(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f32> {
         self.f64s(n, lo, hi).into_iter().map(|x| x as f32).collect()
     }
-}
-
-/// Runs `site` in debug and cpu modes; their results must print alike (so floats are
-/// bit-identical, `-0.0` and NaN included). Returns the result.
-fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> R {
-    let d = with_mode(Mode::Debug, &site);
-    // The quick tier's code (gangs of four lanes), LLVM's, then the optimized code,
-    // compiled last: the shapes the tests check are its.
-    let mut tiers = vec![CpuTier::Quick];
-    if common::llvm_present() {
-        tiers.push(CpuTier::Llvm);
-    }
-    tiers.push(CpuTier::Optimized);
-    for tier in tiers {
-        let c = with_mode(Mode::Cpu, || with_cpu_tier(tier, &site));
-        assert_eq!(
-            format!("{c:?}"),
-            format!("{d:?}"),
-            "cpu ({tier:?}) and debug differ"
-        );
-    }
-    d
 }
 
 /// Asserts the site ran on SIMD lanes (its kernel did not fall back to scalar code).

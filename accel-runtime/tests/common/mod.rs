@@ -75,6 +75,29 @@ pub fn agree_scaled<R: Accel + std::fmt::Debug>(f: impl Fn() -> R, scale: Option
     d
 }
 
+/// Runs `site` in debug and cpu modes, the CPU at every tier; their results must print
+/// alike (so floats are bit-identical, `-0.0` and NaN included). Returns the result.
+pub fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> R {
+    use accel_runtime::__private::{with_cpu_tier, CpuTier};
+    let d = with_mode(Mode::Debug, &site);
+    // The quick tier's code (gangs of four lanes), LLVM's, then the optimized code,
+    // compiled last: the shapes tests check are its.
+    let mut tiers = vec![CpuTier::Quick];
+    if llvm_present() {
+        tiers.push(CpuTier::Llvm);
+    }
+    tiers.push(CpuTier::Optimized);
+    for tier in tiers {
+        let c = with_mode(Mode::Cpu, || with_cpu_tier(tier, &site));
+        assert_eq!(
+            format!("{c:?}"),
+            format!("{d:?}"),
+            "cpu ({tier:?}) and debug differ"
+        );
+    }
+    d
+}
+
 /// Whether the CPU backend's LLVM tier compiles here (libLLVM 15 or later found at run
 /// time); says once, visibly, when not.
 pub fn llvm_present() -> bool {

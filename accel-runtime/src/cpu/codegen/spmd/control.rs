@@ -8,7 +8,7 @@ use super::super::proofs::Proofs;
 use super::{not_spmd, Mask, Part, G};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 impl FnCx<'_, '_> {
     /// A block for the gang. As in scalar code, a value bound by a `let` before a loop is
@@ -45,12 +45,27 @@ impl FnCx<'_, '_> {
                 Stmt::Let { pat, .. } => {
                     return Err(unsupported(format!("`let {pat};` without a value")))
                 }
-                Stmt::Expr(Expr::While { cond, body }) if counters.contains_key(&k) => {
-                    let lockstep: Vec<(String, V)> = counters[&k]
-                        .iter()
-                        .filter_map(|c| starts.get(c).map(|v| (c.clone(), v.clone())))
-                        .collect();
-                    self.gwhile_lockstep(cond, body, lockstep)?;
+                Stmt::Expr(x @ Expr::While { cond, body }) => {
+                    // Lockstep counters stay exact in every lane.
+                    let mut free = self.free_running(stmts, k, result, body);
+                    free.retain(|name| !counters.get(&k).is_some_and(|c| c.contains(name)));
+                    if let Some(g) = self.gang.as_mut() {
+                        g.pending_free = free;
+                    }
+                    let ran = match counters.get(&k) {
+                        Some(names) => {
+                            let lockstep: Vec<(String, V)> = names
+                                .iter()
+                                .filter_map(|c| starts.get(c).map(|v| (c.clone(), v.clone())))
+                                .collect();
+                            self.gwhile_lockstep(cond, body, lockstep).map(|_| ())
+                        }
+                        None => self.gexpr(x).map(|_| ()),
+                    };
+                    if let Some(g) = self.gang.as_mut() {
+                        g.pending_free.clear();
+                    }
+                    ran?;
                 }
                 Stmt::Expr(x) => {
                     self.gexpr(x)?;
@@ -61,6 +76,50 @@ impl FnCx<'_, '_> {
             Some(r) => self.gexpr(r),
             None => Ok(G::unit()),
         }
+    }
+
+    /// The variables that the loop `body`, statement `k` of `stmts`, may leave free running
+    /// (see `Gang::free_running`) where `stmts` is the element's outermost block: those it
+    /// assigns whole that no later statement, nor the result, mentions.
+    fn free_running(
+        &self,
+        stmts: &[Stmt],
+        k: usize,
+        result: Option<&Expr>,
+        body: &Expr,
+    ) -> HashSet<String> {
+        let outermost = self
+            .gang
+            .as_ref()
+            .is_some_and(|g| g.root_block == stmts.as_ptr() as usize);
+        let mut assigned = HashSet::new();
+        if !outermost {
+            return assigned;
+        }
+        body.walk(&mut |x| {
+            if let Expr::Assign { target, .. } = x {
+                if let Expr::Var(name) = &**target {
+                    assigned.insert(name.clone());
+                }
+            }
+        });
+        let mut later = HashSet::new();
+        let mut mention = |x: &Expr| {
+            if let Expr::Var(name) = x {
+                later.insert(name.clone());
+            }
+        };
+        for st in &stmts[k + 1..] {
+            match st {
+                Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => e.walk(&mut mention),
+                Stmt::Let { .. } => {}
+            }
+        }
+        if let Some(r) = result {
+            r.walk(&mut mention);
+        }
+        assigned.retain(|name| !later.contains(name));
+        assigned
     }
 
     /// `g` stored to the stack and loaded back, so that Cranelift computes it here rather

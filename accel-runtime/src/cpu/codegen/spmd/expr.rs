@@ -163,13 +163,16 @@ impl FnCx<'_, '_> {
     pub(super) fn set_gvar(&mut self, name: &str, g: G) -> R<()> {
         let mask = self.gang.as_ref().and_then(|x| x.mask.clone());
         let own_scope = |f: &Self, m: &super::Mask| {
-            f.gang
-                .as_ref()
-                .is_some_and(|x| x.bound_under.get(name) == Some(m))
+            f.gang.as_ref().is_some_and(|x| {
+                x.bound_under.get(name) == Some(m)
+                    || x.free_running
+                        .as_ref()
+                        .is_some_and(|(lanes, names)| lanes == m && names.contains(name))
+            })
         };
         let g = match mask {
-            // Bound under these very lanes (an accumulator inside a varying `if`'s arm):
-            // the lanes not running never read it.
+            // Bound under these very lanes (an accumulator inside a varying `if`'s arm), or
+            // free running in a loop's body: the lanes not running never read it.
             Some(m) if own_scope(self, &m) => g,
             Some(m) => {
                 let old = self.gvar(name)?;

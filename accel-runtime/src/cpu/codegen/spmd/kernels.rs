@@ -18,7 +18,7 @@ use accel_ir::ops::{Create, ParallelLoop};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a gang loop may generate besides the gang's element: the element as scalar code
 /// (a row's last indices, the borders shifted loads would cross) and, for a `create`,
@@ -240,6 +240,12 @@ impl FnCx<'_, '_> {
             group,
             row_values_set: false,
             settled: None,
+            root_block: match body {
+                Expr::Block { stmts, .. } => stmts.as_ptr() as usize,
+                _ => 0,
+            },
+            pending_free: HashSet::new(),
+            free_running: None,
         });
         Ok((rows, zero))
     }

@@ -44,10 +44,15 @@ impl FnCx<'_, '_> {
         // gang ran 76 ms against 99 in two 256-bit groups rather than one 512-bit one
         // (cpu_suite, 2048x2048), and its 32-lane gang, four 256-bit groups, 64-70;
         // four 128-bit groups ran 111-131, and N-body's loop over bodies (uniform, its
-        // steps independent) runs faster in 512-bit groups (40 ms against 46).
+        // steps independent) runs faster in 512-bit groups (40 ms against 46). Not where
+        // the loop carries `f64`s: four 256-bit groups hold them in eight vectors each,
+        // and Mandelbrot's `x`, `y` and `cx` with their squares spilled; in two 512-bit
+        // groups (four vectors each) its 32-lane gang ran 40-43 ms against 49-52, once
+        // its escaped lanes' `x` and `y` were no longer blended (`Gang::free_running`).
         if matches!(groups, super::Width::Groups(g) if g > 1)
             && group > LATENCY_GROUP
             && super::converges(body, param)
+            && !super::carries_f64(body)
         {
             group = LATENCY_GROUP;
         }

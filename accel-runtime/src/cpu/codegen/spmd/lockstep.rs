@@ -287,7 +287,21 @@ impl FnCx<'_, '_> {
                 self.b.def_var(*var, after);
             }
         }
-        self.gexpr_in(m.clone(), body)?;
+        let free = self
+            .gang
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.pending_free));
+        let outer_free = match (free, self.gang.as_mut()) {
+            (Some(names), Some(g)) if !names.is_empty() => {
+                g.free_running.replace((m.clone(), names))
+            }
+            (_, g) => g.and_then(|g| g.free_running.take()),
+        };
+        let ran = self.gexpr_in(m.clone(), body);
+        if let Some(g) = self.gang.as_mut() {
+            g.free_running = outer_free;
+        }
+        ran?;
         for (var, x) in live.iter().zip(&m) {
             self.b.def_var(*var, *x);
         }

@@ -118,6 +118,26 @@ pub(super) fn converges(body: &accel_ir::Expr, param: &str) -> bool {
     varying_while(body, param, false)
 }
 
+/// Whether `body` binds a mutable `f64` (a loop's value carried from step to step).
+pub(super) fn carries_f64(body: &accel_ir::Expr) -> bool {
+    let mut found = false;
+    body.walk(&mut |e| {
+        if let accel_ir::Expr::Block { stmts, .. } = e {
+            found |= stmts.iter().any(|st| {
+                matches!(
+                    st,
+                    accel_ir::Stmt::Let {
+                        pat: accel_ir::Pat::Bind { mutable: true, .. },
+                        ty: accel_ir::Type::Scalar(accel_ir::ScalarType::F64),
+                        ..
+                    }
+                )
+            });
+        }
+    });
+    found
+}
+
 /// Whether `body` has a search loop: a `while` whose condition differs between lanes and
 /// reads memory (`while k < 8 && is_letter(text[i + k])`, a scan forward through data).
 /// Lanes leave such a loop at counts as scattered as the data, and the gang runs until its

@@ -112,6 +112,17 @@ pub(in crate::cpu::codegen) struct Gang {
     /// (`false`) of the gangs being generated: a run of gangs between a stencil's
     /// borders (see `walks::run_gang_span`) takes its arm without testing it.
     pub(in crate::cpu::codegen) settled: Option<(usize, bool)>,
+    /// The element's outermost block, by its statements' address: a loop there runs once
+    /// per element, inside no other loop.
+    pub(in crate::cpu::codegen) root_block: usize,
+    /// Variables that the next varying loop, one of the outermost block's, assigns and
+    /// nothing after it reads (see `free_running`).
+    pub(in crate::cpu::codegen) pending_free: HashSet<String>,
+    /// While such a loop's body runs: its lanes' mask and those variables. A lane that left
+    /// the loop may go on computing them, since no code reads its values again (the
+    /// loop's test and body run only for live lanes, whose values are exact), so their
+    /// assignments directly in the body blend no mask: Mandelbrot's `x` and `y`.
+    pub(in crate::cpu::codegen) free_running: Option<(Mask, HashSet<String>)>,
 }
 
 /// Which lanes of a gang run: one vector of 32-bit lanes (`I32X4` for four lanes) per
