@@ -29,18 +29,11 @@ struct Padded {
 /// split into chunks and read in parallel.
 const LENGTHS: [usize; 9] = [0, 1, 3, 15, 16, 17, 33, 1001, 40_003];
 
-/// `n` numbers in [-1, 1) from a fixed seed (splitmix64).
+/// `n` numbers in [-1, 1) from a fixed seed.
 fn numbers(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
+    common::values(n, seed)
+        .into_iter()
+        .map(|x| 2.0 * x)
         .collect()
 }
 

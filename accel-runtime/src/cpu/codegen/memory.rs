@@ -360,11 +360,17 @@ impl FnCx<'_, '_> {
     /// are written whole).
     fn alloc_touching(&mut self, bytes: Value, align: Value, sparse: Value) -> Value {
         let ctx = self.ctx;
-        let p = if self.host {
-            self.helper("accel_alloc_host", &[ctx, bytes, align, sparse])[0]
+        if self.host {
+            self.allocated("accel_alloc_host", &[ctx, bytes, align, sparse], bytes)
         } else {
-            self.helper("accel_alloc", &[ctx, bytes, align])[0]
-        };
+            self.allocated("accel_alloc", &[ctx, bytes, align], bytes)
+        }
+    }
+
+    /// The address the allocation helper `helper` gives for `bytes` bytes, a failure
+    /// reported where it is null.
+    fn allocated(&mut self, helper: &'static str, args: &[Value], bytes: Value) -> Value {
+        let p = self.helper(helper, args)[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.fail_if(null, FailureKind::Alloc, bytes, bytes);
         p
@@ -382,9 +388,7 @@ impl FnCx<'_, '_> {
         let align = self.iconst(size_of(first));
         let row_bytes = self.iconst(row);
         let ctx = self.ctx;
-        let p = self.helper("accel_alloc_rows", &[ctx, bytes, align, row_bytes])[0];
-        let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
-        self.fail_if(null, FailureKind::Alloc, bytes, bytes);
+        let p = self.allocated("accel_alloc_rows", &[ctx, bytes, align, row_bytes], bytes);
         let mut at = 0;
         Ok(leaves
             .iter()
