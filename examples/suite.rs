@@ -32,6 +32,7 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .cloned();
     let mut reports = vec![
+        classic::sum(small),
         classic::dot(small),
         classic::saxpy(small),
         classic::black_scholes(small),
@@ -131,6 +132,7 @@ fn run_peers(small: bool) -> (Vec<Series>, Vec<String>) {
         );
     };
     let names = [
+        "sum",
         "dot",
         "saxpy",
         "black-scholes",

@@ -20,6 +20,7 @@ import time
 
 def sizes(small):
     return {
+        "sum": 10_000 if small else 1 << 25,
         "dot": 10_000 if small else 1 << 25,
         "saxpy": 10_000 if small else 1 << 25,
         "black-scholes": 10_000 if small else 1 << 23,
@@ -54,6 +55,7 @@ def inputs(np, small):
     """The suite's inputs: random from the same seeds as examples/src/classic.rs."""
     s = sizes(small)
     out = {}
+    out["sum"] = (uniform(np, s["sum"], 1, 0, 1),)
     n = s["dot"]
     out["dot"] = (uniform(np, n, 1, -1, 1), uniform(np, n, 2, -1, 1))
     out["saxpy"] = (np.float32(2.5), uniform(np, n, 3, -1, 1), uniform(np, n, 4, -1, 1))
@@ -92,6 +94,13 @@ def median_ms(f, runs=5):
 def numba_suite(np, small):
     import numba
     from numba import njit, prange
+
+    @njit(parallel=True)
+    def sum_(x):
+        s = 0.0
+        for i in prange(x.shape[0]):
+            s += x[i]
+        return s
 
     @njit(parallel=True)
     def dot(x, y):
@@ -186,7 +195,7 @@ def numba_suite(np, small):
             cy[nz] = (sy[nz] / count[nz]).astype(np.float32)
         return cx, cy
 
-    fns = {"dot": dot, "saxpy": saxpy, "black-scholes": black_scholes,
+    fns = {"sum": sum_, "dot": dot, "saxpy": saxpy, "black-scholes": black_scholes,
            "mandelbrot": mandelbrot, "n-body": nbody, "k-means": kmeans}
     args = inputs(np, small)
     return {"version": numba.__version__, "threads": numba.get_num_threads(),
@@ -197,6 +206,10 @@ def jax_suite(np, small):
     import jax
     import jax.numpy as jnp
     jax.config.update("jax_platforms", "cpu")
+
+    @jax.jit
+    def sum_(x):
+        return jnp.sum(x)
 
     @jax.jit
     def dot(x, y):
@@ -272,7 +285,7 @@ def jax_suite(np, small):
             return (jnp.where(count > 0, sx / safe, cx), jnp.where(count > 0, sy / safe, cy))
         return jax.lax.fori_loop(0, 10, round_, (xs[:k], ys[:k]))
 
-    fns = {"dot": dot, "saxpy": saxpy, "black-scholes": black_scholes,
+    fns = {"sum": sum_, "dot": dot, "saxpy": saxpy, "black-scholes": black_scholes,
            "mandelbrot": mandelbrot, "n-body": nbody, "k-means": kmeans}
     args = inputs(np, small)
 

@@ -1,5 +1,5 @@
-//! The classic array benchmarks: dot product, SAXPY, Black-Scholes, Mandelbrot, N-body and
-//! k-means, each as a user would write it with `accelerate!`.
+//! The classic array benchmarks: sum, dot product, SAXPY, Black-Scholes, Mandelbrot, N-body
+//! and k-means, each as a user would write it with `accelerate!`.
 
 //!
 //! Inputs are random from fixed seeds ([`crate::random`]), the same numbers the peers'
@@ -8,6 +8,26 @@
 use crate::random::{below, uniform};
 use crate::{close, measure, Report};
 use accel_runtime::prelude::*;
+
+/// `Σ x`.
+pub fn sum(small: bool) -> Report {
+    let n = if small { 10_000 } else { 1 << 25 };
+    let x = uniform(n, 1, 0.0, 1.0);
+    measure(
+        "sum",
+        format!("{n} f32"),
+        || x.iter().map(|&v| v as f64).sum::<f64>() as f32,
+        || accelerate!(reduce(|a, b| a + b, 0.0, &x)),
+        // As the dot product's: debug mode's one f32 addition after another drifts.
+        |mode, got, want| {
+            close(
+                &[*got],
+                &[*want],
+                if mode == Mode::Debug { 5e-2 } else { 1e-4 },
+            )
+        },
+    )
+}
 
 /// `x · y`.
 pub fn dot(small: bool) -> Report {
