@@ -138,6 +138,46 @@ fn an_allocation_larger_than_memory_is_an_error_naming_the_site() {
     assert_eq!(small, expected);
 }
 
+fn quarters(n: usize) -> Result<Vec<f32>, accel_runtime::AccelError> {
+    try_accelerate!(create(n, |i| i as f32 * 0.25)) // [wraps]
+}
+
+fn triples(n: usize) -> Result<Vec<(f32, f32, f32)>, accel_runtime::AccelError> {
+    try_accelerate!(create(n, |i| (i as f32, 1.0f32, 2.0f32))) // [wraps in rows]
+}
+
+#[test]
+fn an_allocation_whose_size_wraps_is_an_error_not_a_smaller_one() {
+    // 2^62 + 1 f32s are 4 bytes modulo 2^64, and 2^62 + 1 rows of 12 bytes 12: the
+    // compiled code allocated that little and wrote past it.
+    for n in [(1usize << 62) + 1, usize::MAX / 3, usize::MAX] {
+        let e = with_mode(Mode::Cpu, || quarters(n)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "accelerate! at {}: could not allocate {n} elements: their size passes isize::MAX bytes",
+                site_of("[wraps]")
+            )
+        );
+        let e = with_mode(Mode::Cpu, || triples(n)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+        assert!(
+            e.to_string()
+                .contains(&format!("could not allocate {n} elements")),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        with_mode(Mode::Cpu, || quarters(3)).unwrap(),
+        vec![0.0, 0.25, 0.5]
+    );
+    assert_eq!(
+        with_mode(Mode::Cpu, || triples(2)).unwrap(),
+        vec![(0.0, 1.0, 2.0), (1.0, 1.0, 2.0)]
+    );
+}
+
 #[cfg(feature = "cuda")]
 #[test]
 fn a_device_allocation_larger_than_memory_is_an_error_naming_the_site() {

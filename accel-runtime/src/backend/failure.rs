@@ -11,7 +11,8 @@ pub enum FailureKind {
     DivZero = 2,
     /// `MIN / -1`.
     DivOverflow = 3,
-    /// An allocation of `a` bytes failed.
+    /// An allocation of `a` bytes failed (`a` = `u64::MAX`: `b` elements whose size passes
+    /// `isize::MAX` bytes).
     Alloc = 4,
     /// A tensor index of `a` coordinates into a tensor of rank `b`.
     Rank = 5,
@@ -104,6 +105,10 @@ impl Failure {
             }
             Some(FailureKind::DivZero) => "attempt to divide by zero".into(),
             Some(FailureKind::DivOverflow) => "attempt to divide with overflow".into(),
+            // An element count whose bytes pass `isize::MAX` (see the CPU's `bytes_of`).
+            Some(FailureKind::Alloc) if a == u64::MAX => format!(
+                "could not allocate {b} elements: their size passes isize::MAX bytes"
+            ),
             Some(FailureKind::Alloc) => format!("could not allocate {a} bytes"),
             Some(FailureKind::Rank) => {
                 format!("a tensor index has {a} coordinates, but the tensor has rank {b}")

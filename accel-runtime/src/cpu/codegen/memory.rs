@@ -384,7 +384,7 @@ impl FnCx<'_, '_> {
         let (Some(row), Some(&first)) = (self.g.out_row_bytes, leaves.first()) else {
             return Err("rows of an element with no scalars (a bug in accel)".into());
         };
-        let bytes = self.b.ins().imul_imm_s(n, row);
+        let bytes = self.bytes_of(n, row);
         let align = self.iconst(size_of(first));
         let row_bytes = self.iconst(row);
         let ctx = self.ctx;
@@ -426,6 +426,20 @@ impl FnCx<'_, '_> {
         Ok(())
     }
 
+    /// The bytes of `n` elements of `size` bytes each, a failure reported where they pass
+    /// `isize::MAX` (the most Rust allocates): a product that wrapped would allocate too
+    /// little for the elements written (`create(1 << 62, ..)` of `f32`s asked for 4 bytes).
+    fn bytes_of(&mut self, n: Value, size: i64) -> Value {
+        let too_many = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThan,
+            n,
+            isize::MAX as i64 / size.max(1),
+        );
+        let unknown = self.iconst(-1);
+        self.fail_if(too_many, FailureKind::Alloc, unknown, n);
+        self.b.ins().imul_imm_s(n, size)
+    }
+
     pub(super) fn alloc_columns(&mut self, elem: &Type, n: Value) -> R<Vec<Value>> {
         let whole = self.iconst(0);
         self.alloc_columns_touching(elem, n, whole)
@@ -441,7 +455,7 @@ impl FnCx<'_, '_> {
     ) -> R<Vec<Value>> {
         match elem {
             Type::Scalar(s) => {
-                let bytes = self.scaled(n, *s);
+                let bytes = self.bytes_of(n, size_of(*s));
                 let align = self.iconst(size_of(*s));
                 Ok(vec![self.alloc_touching(bytes, align, sparse)])
             }
@@ -449,7 +463,7 @@ impl FnCx<'_, '_> {
             // columns); `finish_columns` checks regularity and packs them.
             Type::Seq(u) => {
                 let leaves = scalar_leaves(u)?;
-                let bytes = self.b.ins().ishl_imm_u(n, 3);
+                let bytes = self.bytes_of(n, 8);
                 let eight = self.iconst(8);
                 let mut out = Vec::new();
                 for _ in 0..=leaves.len() {
