@@ -250,6 +250,16 @@ fn dots(xs: &[f64], ys: &[f64]) -> (f64, f32) {
     (dot, sum)
 }
 
+/// The tiers whose results the float reduction tests compare with the quick code's, and
+/// their names: the optimized code, and LLVM's where the library is here.
+fn tiers_after_quick() -> Vec<(CpuTier, &'static str)> {
+    let mut tiers = vec![(CpuTier::Optimized, "optimized")];
+    if common::llvm_present() {
+        tiers.push((CpuTier::Llvm, "LLVM's"));
+    }
+    tiers
+}
+
 /// A chunk's fold as the code generator documents it (`codegen::simd`): 128 bytes of
 /// partial results, element `i` into partial `i % P`, the partials folded by halving, then
 /// the rest one at a time.
@@ -286,11 +296,7 @@ fn float_reductions_group_alike_at_every_tier() {
         );
         assert_eq!(quick.0.to_bits(), want.0.to_bits(), "n = {n}: f64 dot");
         assert_eq!(quick.1.to_bits(), want.1.to_bits(), "n = {n}: f32 sum");
-        let mut tiers = vec![(CpuTier::Optimized, "optimized")];
-        if common::llvm_present() {
-            tiers.push((CpuTier::Llvm, "LLVM's"));
-        }
-        for (tier, name) in tiers {
+        for (tier, name) in tiers_after_quick() {
             let got = at(tier);
             assert_eq!(
                 (got.0.to_bits(), got.1.to_bits()),
@@ -370,11 +376,7 @@ fn float_reductions_for_gangs_fold_alike_at_every_tier() {
             );
             assert_eq!(format!("{quick:?}"), format!("{want:?}"), "n = {n}");
         }
-        let mut tiers = vec![(CpuTier::Optimized, "optimized")];
-        if common::llvm_present() {
-            tiers.push((CpuTier::Llvm, "LLVM's"));
-        }
-        for (tier, name) in tiers {
+        for (tier, name) in tiers_after_quick() {
             let got = at(tier);
             assert_eq!(
                 format!("{got:?}"),

@@ -54,7 +54,9 @@ pub(crate) fn take_rows<T: Accel>(len: usize, u: &mut Unmarshal<'_>) -> Result<V
     // SAFETY: the compiled code wrote `len` whole rows from `base` (it returned success);
     // the arena, borrowed by `u`, holds that memory until after this read.
     let memory = unsafe { std::slice::from_raw_parts(base as *const u8, len * row) };
-    let element = |k: usize| -> Result<T, String> {
+    // Each element from its scalars' words (an arena for the reads, which scalars never
+    // use, per task).
+    let element = |arena: &mut Arena, k: usize| -> Result<T, String> {
         let mut words = [0u64; 16];
         let scalars = words
             .get_mut(..leaves)
@@ -66,22 +68,22 @@ pub(crate) fn take_rows<T: Accel>(len: usize, u: &mut Unmarshal<'_>) -> Result<V
             raw[..bytes].copy_from_slice(&memory[at..at + bytes]);
             *w = u64::from_le_bytes(raw);
         }
-        let mut arena = Arena::default();
         T::unmarshal(&mut Unmarshal {
             words: scalars,
             at: 0,
-            arena: &mut arena,
+            arena,
             rows: false,
         })
     };
     if len < PARALLEL_READ {
-        (0..len).map(element).collect()
+        let mut arena = Arena::default();
+        (0..len).map(|k| element(&mut arena, k)).collect()
     } else {
         use rayon::prelude::*;
         (0..len)
             .into_par_iter()
             .with_min_len(PARALLEL_READ / 4)
-            .map(element)
+            .map_init(Arena::default, element)
             .collect()
     }
 }

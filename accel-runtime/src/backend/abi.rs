@@ -76,11 +76,25 @@ impl Marshal<'_> {
     /// A marshal of the same locked buffers with `words` instead of these (for programs
     /// run on these captures while this marshal, which holds the locks, lives).
     pub fn with_words(&self, words: Vec<u64>) -> Marshal<'static> {
+        Marshal::over(words, &self.buffers, &self.tensor_buffers, self.bytes)
+    }
+}
+
+impl Marshal<'static> {
+    /// A marshal of `words` over buffers another marshal holds locked (`buffers` and
+    /// `tensor_buffers` as it has them, `bytes` the captures' size): it keeps nothing alive
+    /// itself, so it must not outlive that one.
+    pub fn over(
+        words: Vec<u64>,
+        buffers: &HashMap<usize, usize>,
+        tensor_buffers: &[(usize, usize)],
+        bytes: usize,
+    ) -> Marshal<'static> {
         Marshal {
             words,
-            buffers: self.buffers.clone(),
-            tensor_buffers: self.tensor_buffers.clone(),
-            bytes: self.bytes,
+            buffers: buffers.clone(),
+            tensor_buffers: tensor_buffers.to_vec(),
+            bytes,
             ..Marshal::default()
         }
     }

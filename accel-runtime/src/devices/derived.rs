@@ -140,12 +140,6 @@ impl Base {
     }
 
     fn marshal(&self, words: Vec<u64>) -> Marshal<'static> {
-        Marshal {
-            words,
-            buffers: self.buffers.clone(),
-            tensor_buffers: self.tensor_buffers.clone(),
-            bytes: self.bytes,
-            ..Marshal::default()
-        }
+        Marshal::over(words, &self.buffers, &self.tensor_buffers, self.bytes)
     }
 }

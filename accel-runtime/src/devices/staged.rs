@@ -63,11 +63,7 @@ pub(super) fn stage_front(
 /// The front end of the site's value from its captures and every stage's result
 /// (`captures`), or `None` where the value is the last stage's result: that result, after
 /// nothing but `let`s of names and literals (which cannot fail).
-pub(super) fn value_front(
-    fe: &FrontEnd,
-    captures: Vec<(String, Type)>,
-    staged: &Staged,
-) -> Option<FrontEnd> {
+fn value_front(fe: &FrontEnd, captures: Vec<(String, Type)>, staged: &Staged) -> Option<FrontEnd> {
     let value = Expr::Var(stage_name(staged.stages.len() - 1));
     let is_last_stage = match &staged.last {
         Expr::Block {
@@ -93,6 +89,31 @@ pub(super) fn value_front(
         result: fe.result.clone(),
         program_hash: format!("{}/last", fe.program_hash),
     })
+}
+
+/// A compiled value program and the front end it was compiled from.
+pub(super) type ValueProgram = (Arc<dyn CompiledSite>, FrontEnd);
+
+/// The program that computes the site's value from its stages' results (see
+/// [`value_front`]), compiled by `backend` as program `role`, with the front end it was
+/// compiled from; `None` where the last stage's result is the value.
+pub(super) fn value_program(
+    site: SiteKey,
+    fe: &FrontEnd,
+    captures: Vec<(String, Type)>,
+    staged: &Staged,
+    (role, backend): (usize, &'static dyn Backend),
+) -> Result<Option<ValueProgram>, String> {
+    let Some(front) = value_front(fe, captures, staged) else {
+        return Ok(None);
+    };
+    let d = Deriving {
+        site,
+        stage: 0,
+        front: &front,
+    };
+    let code = d.on(backend, role, &front.fused, &[], fe.result.clone())?;
+    Ok(Some((code, front)))
 }
 
 /// Compiles `site` for `devices`, or says why it runs on one device.
@@ -152,18 +173,14 @@ pub fn compile(
     if split == 0 {
         return Err(why);
     }
-    let last = match value_front(&fe, captures, &staged) {
-        None => None,
-        Some(front) => {
-            let d = Deriving {
-                site,
-                stage: 0,
-                front: &front,
-            };
-            let cpu = backend_of(Device::Cpu);
-            Some(d.on(cpu, LAST, &front.fused, &[], fe.result.clone())?)
-        }
-    };
+    let last = value_program(
+        site,
+        &fe,
+        captures,
+        &staged,
+        (LAST, backend_of(Device::Cpu)),
+    )?
+    .map(|(code, _)| code);
     Ok(StagedSite {
         summary: format!(
             "{} stage{}, {split} split across {}",

@@ -199,8 +199,8 @@ pub struct Gen {
     pub(super) writes_in_place: bool,
     /// The producer whose elements are the site's result in rows (see
     /// `layout::row_leaves`), by its element function's address, with the bytes of a
-    /// row and of each of its scalars.
-    pub(super) rows_result: Option<(usize, i64, i64)>,
+    /// row.
+    pub(super) rows_result: Option<(usize, i64)>,
     /// Whether the site function wrote its result in rows.
     pub(super) wrote_rows: bool,
     /// The lanes of every gang while a reduction whose operator rounds (`f32`/`f64` sums

@@ -437,13 +437,12 @@ fn compile_with(
 }
 
 /// Where a site's body is one producer of flat elements with rows (see
-/// `layout::row_leaves`): its element function's address, the bytes of a row and of
-/// each of its scalars.
-fn rows_result(body: &Expr, result: &Type) -> Option<(usize, i64, i64)> {
+/// `layout::row_leaves`): its element function's address and the bytes of a row.
+fn rows_result(body: &Expr, result: &Type) -> Option<(usize, i64)> {
     let Type::Seq(elem) = result else {
         return None;
     };
     let (bytes, leaves) = crate::backend::layout::row_leaves(elem)?;
     let p = ops::Producer::of(body)?;
-    Some((p.key(), (bytes * leaves) as i64, bytes as i64))
+    Some((p.key(), (bytes * leaves) as i64))
 }

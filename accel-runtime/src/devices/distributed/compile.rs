@@ -172,21 +172,13 @@ fn staged(
     if out.iter().all(|s| matches!(s.program, Program::Whole(_))) {
         return Ok(None);
     }
-    let last = match staged::value_front(fe, captures, &staged) {
+    let cpu = (LAST, backend_of(Device::Cpu));
+    let last = match staged::value_program(site, fe, captures, &staged, cpu)? {
         None => None,
-        Some(front) => {
-            let d = Deriving {
-                site,
-                stage: 0,
-                front: &front,
-            };
-            let body = &front.fused;
-            let code = d.on(backend_of(Device::Cpu), LAST, body, &[], fe.result.clone())?;
-            Some(Last {
-                code,
-                reads: words_read(body, &front.captures)?,
-            })
-        }
+        Some((code, front)) => Some(Last {
+            code,
+            reads: words_read(&front.fused, &front.captures)?,
+        }),
     };
     Ok(Some((out, last, whole_why)))
 }

@@ -172,7 +172,7 @@ impl FnCx<'_, '_> {
         let (n, elem) = self.producer_shape(p)?;
         // The site's result, written in rows (see `Gen::rows_result`).
         let rows = match self.g.rows_result {
-            Some((key, row, _)) if reuse.is_none() && key == p.key() => Some(row),
+            Some((key, row)) if reuse.is_none() && key == p.key() => Some(row),
             _ => None,
         };
         self.g.out_row_bytes = rows;
