@@ -34,11 +34,13 @@ pub enum ErrorKind {
     /// An arithmetic overflow (`MIN / -1`, or any overflow debug mode's checks catch).
     Overflow,
     /// Sequences whose lengths had to be equal were not (`map2`, `scatter`,
-    /// `reduce_by_index`, a row operator that changed a row's length).
+    /// `reduce_by_index`, a row operator that changed a row's length, `Tensor::from_vec`
+    /// whose elements do not fill its shape).
     LengthMismatch,
     /// A sequence of sequences whose rows must have one length did not.
     Irregular,
-    /// A tensor indexed with the wrong number of coordinates.
+    /// A tensor indexed with the wrong number of coordinates, or created with a rank above
+    /// the bound.
     TensorRank,
     /// Memory (host or device) could not be allocated.
     OutOfMemory,
@@ -172,13 +174,21 @@ pub(crate) fn kind_of(message: &str) -> ErrorKind {
         ErrorKind::DivisionByZero
     } else if has("with overflow") {
         ErrorKind::Overflow
-    } else if has("could not allocate") || has("OUT_OF_MEMORY") || has("memory allocation of") {
+    } else if has("could not allocate")
+        || has("OUT_OF_MEMORY")
+        || has("memory allocation of")
+        || has("more elements than memory can hold")
+    {
         ErrorKind::OutOfMemory
-    } else if has("lengths differ") || has("changed the row length") {
+    } else if has("lengths differ") || has("changed the row length") || has("do not fill") {
         ErrorKind::LengthMismatch
     } else if has("irregular") {
         ErrorKind::Irregular
-    } else if has("a tensor index has") || has("coordinates, but the tensor has rank") {
+    } else if has("a tensor index has")
+        || has("coordinates, but the tensor has rank")
+        || has("above the tensor rank bound")
+        || has("above the rank compiled code holds")
+    {
         ErrorKind::TensorRank
     } else if has("ACCEL_NUM_THREADS=") {
         ErrorKind::InvalidMode
@@ -218,8 +228,9 @@ mod tests {
             FailureKind::DivZero => ErrorKind::DivisionByZero,
             FailureKind::DivOverflow => ErrorKind::Overflow,
             FailureKind::Alloc => ErrorKind::OutOfMemory,
-            FailureKind::Rank => ErrorKind::TensorRank,
-            FailureKind::Lengths
+            FailureKind::Rank | FailureKind::TensorRank => ErrorKind::TensorRank,
+            FailureKind::TensorFill
+            | FailureKind::Lengths
             | FailureKind::RowLength
             | FailureKind::HistogramLengths
             | FailureKind::ScatterLengths => ErrorKind::LengthMismatch,

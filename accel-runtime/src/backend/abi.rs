@@ -240,6 +240,24 @@ impl Arena {
         touch: Touch,
         elem: usize,
     ) -> *mut u8 {
+        self.own_allocation(bytes, align, touch, elem, false)
+    }
+
+    /// [`Arena::alloc_own`] of zeroed memory (a tensor made inside a site): memory recycled
+    /// earlier is cleared; new memory comes zeroed from the allocator, which for large
+    /// sizes maps fresh pages instead of writing zeros.
+    pub fn alloc_own_zeroed(&mut self, bytes: usize, align: usize) -> *mut u8 {
+        self.own_allocation(bytes, align, Touch::Whole, 1, true)
+    }
+
+    fn own_allocation(
+        &mut self,
+        bytes: usize,
+        align: usize,
+        touch: Touch,
+        elem: usize,
+        zeroed: bool,
+    ) -> *mut u8 {
         let align = align.max(1);
         if bytes == 0 {
             return align as *mut u8;
@@ -250,12 +268,22 @@ impl Arena {
         let Ok(layout) = std::alloc::Layout::from_size_align(size, align) else {
             return std::ptr::null_mut();
         };
-        let p = match self.spare.iter().position(|&(_, l)| l == layout) {
-            Some(k) => self.spare.swap_remove(k).0 as *mut u8,
-            None if layout.size() <= SMALL_OWN => thread_spare(layout).unwrap_or_else(|| {
-                // SAFETY: the layout has a non-zero size.
-                unsafe { std::alloc::alloc(layout) }
-            }),
+        let reused = match self.spare.iter().position(|&(_, l)| l == layout) {
+            Some(k) => Some(self.spare.swap_remove(k).0 as *mut u8),
+            None if layout.size() <= SMALL_OWN => thread_spare(layout),
+            None => None,
+        };
+        let p = match reused {
+            Some(p) => {
+                if zeroed {
+                    // SAFETY: `p` is an allocation of `layout`, which this arena holds.
+                    unsafe { std::ptr::write_bytes(p, 0, layout.size()) };
+                }
+                p
+            }
+            // SAFETY (both): the layout has a non-zero size.
+            None if zeroed => unsafe { std::alloc::alloc_zeroed(layout) },
+            None if layout.size() <= SMALL_OWN => unsafe { std::alloc::alloc(layout) },
             None => {
                 // SAFETY: the layout has a non-zero size.
                 let p = unsafe { std::alloc::alloc(layout) };

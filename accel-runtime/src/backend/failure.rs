@@ -33,13 +33,17 @@ pub enum FailureKind {
     ClampBounds = 12,
     /// `chunks(k)` (`a` = 0) or `windows(k)` (`a` = 1) with `k == 0`: Rust's assertion.
     ZeroSize = 13,
+    /// `Tensor::from_vec` of `a` elements for a shape of `b` elements.
+    TensorFill = 14,
+    /// A tensor of rank `a` created where compiled code holds rank `b` at most.
+    TensorRank = 15,
     /// A `match` found no arm (Rust's exhaustiveness check makes this unreachable).
     NoArm = 99,
 }
 
 impl FailureKind {
     /// Every kind.
-    pub const ALL: [FailureKind; 14] = [
+    pub const ALL: [FailureKind; 16] = [
         FailureKind::Index,
         FailureKind::DivZero,
         FailureKind::DivOverflow,
@@ -53,6 +57,8 @@ impl FailureKind {
         FailureKind::ScatterLengths,
         FailureKind::ClampBounds,
         FailureKind::ZeroSize,
+        FailureKind::TensorFill,
+        FailureKind::TensorRank,
         FailureKind::NoArm,
     ];
 
@@ -105,6 +111,11 @@ impl Failure {
             }
             Some(FailureKind::DivZero) => "attempt to divide by zero".into(),
             Some(FailureKind::DivOverflow) => "attempt to divide with overflow".into(),
+            // A tensor's shape whose product passes 64 bits (see the CPU's `tensors`).
+            Some(FailureKind::Alloc) if a == u64::MAX && b == u64::MAX => {
+                "could not allocate a tensor: its shape has more elements than memory can hold"
+                    .into()
+            }
             // An element count whose bytes pass `isize::MAX` (see the CPU's `bytes_of`).
             Some(FailureKind::Alloc) if a == u64::MAX => format!(
                 "could not allocate {b} elements: their size passes isize::MAX bytes"
@@ -133,6 +144,13 @@ impl Failure {
             // Rust's words (`slice::chunks`, `slice::windows`).
             Some(FailureKind::ZeroSize) if a == 1 => "window size must be non-zero".into(),
             Some(FailureKind::ZeroSize) => "chunk size must be non-zero".into(),
+            // The words of `Tensor::from_vec`'s own check (`tensor.rs`).
+            Some(FailureKind::TensorFill) => format!(
+                "Tensor::from_vec: {a} elements do not fill a shape of {b} elements"
+            ),
+            Some(FailureKind::TensorRank) => format!(
+                "a tensor created here has rank {a}, above the rank compiled code holds ({b})"
+            ),
             Some(FailureKind::NoArm) | None => {
                 format!("compiled code failed (kind {})", self.code)
             }

@@ -3,9 +3,9 @@
 //! functions Cranelift has no instruction for (Rust's own, so results match debug mode).
 
 use super::pool::{
-    accel_alloc, accel_alloc_host, accel_alloc_rows, accel_chunk_size, accel_chunks, accel_copy,
-    accel_fail, accel_host_mark, accel_host_owns, accel_par, accel_recycle, accel_site_word,
-    accel_threads,
+    accel_alloc, accel_alloc_host, accel_alloc_rows, accel_alloc_zeroed, accel_chunk_size,
+    accel_chunks, accel_copy, accel_fail, accel_host_mark, accel_host_owns, accel_par,
+    accel_recycle, accel_site_word, accel_threads,
 };
 use accel_ir::ScalarType;
 use cranelift_codegen::ir::types as ct;
@@ -97,6 +97,12 @@ pub fn helpers() -> Vec<Helper> {
             None,
         ),
         h("accel_copy", accel_copy as *const u8, &[i64_; 3], None),
+        h(
+            "accel_alloc_zeroed",
+            accel_alloc_zeroed as *const u8,
+            &[i64_; 4],
+            Some(i64_),
+        ),
         h("accel_threads", accel_threads as *const u8, &[], Some(i64_)),
         h("accel_prefetch", accel_prefetch as *const u8, &[i64_], None),
         h(

@@ -618,6 +618,24 @@ pub extern "C" fn accel_alloc_rows(ctx: *const RunCtx, bytes: u64, align: u64, r
     host.alloc_own_of(bytes as usize, align as usize, Touch::Whole, row as usize) as u64
 }
 
+/// Zeroed memory for a tensor made in compiled code: of the site function's own where
+/// `host` is 1 (loops recycle it), else from the running thread's arena.
+pub extern "C" fn accel_alloc_zeroed(ctx: *const RunCtx, bytes: u64, align: u64, host: u64) -> u64 {
+    // SAFETY: as in `accel_alloc`.
+    let ctx = unsafe { &*ctx };
+    if host == 1 {
+        let mut host = ctx.host.lock().unwrap_or_else(|e| e.into_inner());
+        return host.alloc_own_zeroed(bytes as usize, align as usize) as u64;
+    }
+    let mut arena = ctx.arena().lock().unwrap_or_else(|e| e.into_inner());
+    let p = arena.alloc(bytes as usize, align as usize);
+    if !p.is_null() {
+        // SAFETY: the arena just gave `p`, `bytes` long.
+        unsafe { std::ptr::write_bytes(p, 0, bytes as usize) };
+    }
+    p as u64
+}
+
 /// Whether the site function allocated `ptr` itself, at least `bytes` long (1) or not (0):
 /// a sequence whose memory a `create` may write in place (see `codegen::in_place`), never a
 /// caller's.

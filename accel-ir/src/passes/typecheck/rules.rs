@@ -324,14 +324,30 @@ impl Checker<'_> {
         })
     }
 
+    /// A tensor's shape (`&[d0, d1]`, or a sequence): its dimensions are `usize`s, as
+    /// the constructors' `&[usize]` makes them in Rust.
+    fn shape(&mut self, shape: Option<&Ty>, what: &str) -> Result<(), IrError> {
+        let usize_ = Ty::Scalar(ScalarType::Usize);
+        match shape.map(|t| self.resolve(t)) {
+            Some(Ty::Array(d, _) | Ty::Seq(d)) => {
+                self.expect(&d, &usize_, || format!("the shape of `{what}`"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> Result<Ty, IrError> {
         let ats = args
             .iter()
             .map(|a| self.infer(a))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(match (ty, func) {
-            ("Tensor", "zeros") => Ty::Tensor(Box::new(self.fresh(Kind::Any))),
+            ("Tensor", "zeros") => {
+                self.shape(ats.first(), "Tensor::zeros")?;
+                Ty::Tensor(Box::new(self.fresh(Kind::Any)))
+            }
             ("Tensor", "from_vec") => {
+                self.shape(ats.get(1), "Tensor::from_vec")?;
                 let elem = self.elem_of(&ats[0], "Tensor::from_vec")?;
                 Ty::Tensor(Box::new(elem))
             }

@@ -17,10 +17,18 @@ impl FnCx<'_, '_> {
             match s {
                 Stmt::Let {
                     pat,
+                    ty,
                     init: Some(init),
-                    ..
                 } => {
-                    let mut v = self.expr(init)?;
+                    let mut v = match (ty, init) {
+                        // The element type of a new tensor is the one its `let` gives it.
+                        (Type::Tensor(elem), Expr::Assoc { ty, func, args })
+                            if (ty.as_str(), func.as_str()) == ("Tensor", "zeros") =>
+                        {
+                            self.tensor_zeros(elem, &args[0])?
+                        }
+                        _ => self.expr(init)?,
+                    };
                     let computed = !matches!(init, Expr::Lit(_) | Expr::Var(_));
                     if loop_after[k] && computed && matches!(v.ty, Type::Scalar(_)) {
                         v = self.pin(v);

@@ -51,6 +51,8 @@ impl FnCx<'_, '_> {
         let mut allocates = false;
         body.walk(&mut |e| {
             allocates |= matches!(e, Expr::Par { .. } | Expr::Seq(_) | Expr::SeqRepeat(..))
+                || matches!(e, Expr::Assoc { ty, .. } if ty == "Tensor")
+                || matches!(e, Expr::Method { method, .. } if method == "to_vec")
         });
         if !self.host || !allocates {
             return None;

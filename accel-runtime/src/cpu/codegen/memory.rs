@@ -369,7 +369,12 @@ impl FnCx<'_, '_> {
 
     /// The address the allocation helper `helper` gives for `bytes` bytes, a failure
     /// reported where it is null.
-    fn allocated(&mut self, helper: &'static str, args: &[Value], bytes: Value) -> Value {
+    pub(super) fn allocated(
+        &mut self,
+        helper: &'static str,
+        args: &[Value],
+        bytes: Value,
+    ) -> Value {
         let p = self.helper(helper, args)[0];
         let null = self.b.ins().icmp_imm_s(IntCC::Equal, p, 0);
         self.fail_if(null, FailureKind::Alloc, bytes, bytes);
@@ -429,7 +434,7 @@ impl FnCx<'_, '_> {
     /// The bytes of `n` elements of `size` bytes each, a failure reported where they pass
     /// `isize::MAX` (the most Rust allocates): a product that wrapped would allocate too
     /// little for the elements written (`create(1 << 62, ..)` of `f32`s asked for 4 bytes).
-    fn bytes_of(&mut self, n: Value, size: i64) -> Value {
+    pub(super) fn bytes_of(&mut self, n: Value, size: i64) -> Value {
         let too_many = self.b.ins().icmp_imm_u(
             IntCC::UnsignedGreaterThan,
             n,

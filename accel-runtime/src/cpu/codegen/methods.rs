@@ -442,6 +442,10 @@ impl FnCx<'_, '_> {
                     .ok_or_else(|| format!("`{ty}::{func}` needs arguments"))?;
                 self.method(recv, func, rest)
             }
+            ("Tensor", "from_vec") => self.tensor_from_vec(&args[0], &args[1]),
+            ("Tensor", "zeros") => Err(unsupported(
+                "`Tensor::zeros` but where a `let` binds it (its element type)",
+            )),
             _ => Err(unsupported(format!("`{ty}::{func}`"))),
         }
     }
@@ -511,6 +515,20 @@ impl FnCx<'_, '_> {
                     let rank = t.w[1];
                     self.fail_if(wrong_rank, FailureKind::Rank, c, rank);
                 }
+                if coords > MAX_RANK {
+                    // No tensor compiled code holds has this rank: the access fails
+                    // wherever it runs.
+                    let always = self.b.ins().iconst(ct::I8, 1);
+                    let (c, rank) = (self.iconst(coords as i64), t.w[1]);
+                    self.fail_if(always, FailureKind::Rank, c, rank);
+                    return Ok(match method {
+                        "get" => V {
+                            ty: Type::Scalar(s),
+                            w: vec![self.zero(clif(s))],
+                        },
+                        _ => V::unit(),
+                    });
+                }
                 let mut flat = self.iconst(0);
                 for (k, &i) in idx.w.iter().enumerate() {
                     let dim = t.w[2 + k];
@@ -557,6 +575,7 @@ impl FnCx<'_, '_> {
                     w: [vec![rank], cols].concat(),
                 })
             }
+            "to_vec" => self.tensor_to_vec(t),
             m => Err(unsupported(format!("`.{m}()` on a tensor"))),
         }
     }

@@ -35,6 +35,7 @@ mod pipeline;
 mod proofs;
 mod simd;
 mod spmd;
+mod tensors;
 mod trivial_params;
 mod values;
 

@@ -488,6 +488,11 @@ impl FnCx<'_, '_> {
         let Some(Expr::Array(coords)) = args.first() else {
             return Err(not_spmd("a tensor index that is not an array literal"));
         };
+        if coords.len() > crate::backend::abi::MAX_RANK {
+            return Err(not_spmd(
+                "a tensor index of more coordinates than a tensor's rank",
+            ));
+        }
         let proven = match recv {
             Expr::Var(name) => self
                 .safe_tensors
