@@ -1,8 +1,9 @@
 //! Tensors made inside a site (`Tensor::zeros`, `Tensor::from_vec`, `to_vec`): compiled on
-//! the CPU, not run sequentially. Each site against debug mode at every tier, at sizes
-//! around a gang's width and past a launch's split; the failures (a shape the elements do
-//! not fill, a rank too high, a shape too large) as errors of the right kind in debug and
-//! cpu modes alike; and the memory a loop recycles is zero again in each new tensor.
+//! the CPU and, between launches, on the GPU (the emulator here), not run sequentially.
+//! Each site against debug mode at every CPU tier and in cuda mode, at sizes around a
+//! gang's width and past a launch's split; the failures (a shape the elements do not
+//! fill, a rank too high, a shape too large) as errors of the right kind in every mode;
+//! and the memory a loop recycles is zero again in each new tensor.
 
 use accel_runtime::prelude::*;
 use accel_runtime::ErrorKind;
@@ -56,13 +57,27 @@ fn fresh_each_step(n: usize, steps: usize) -> Vec<i64> {
         let t: Tensor<i64> = Tensor::zeros(&[n]);
         parallel_loop(n / 3, |i| t.set([3 * i + s % 3], (s + i) as i64));
         let v = t.to_vec();
-        let mut total = 0i64;
-        for x in v.iter() {
-            total += *x;
-        }
-        sums.set([s], total);
+        parallel_loop(1, |_| {
+            let mut total = 0i64;
+            for x in v.iter() {
+                total += *x;
+            }
+            sums.set([s], total);
+        });
     }
     sums.to_vec()
+}
+
+/// Runs `site` in cuda mode on the emulator (when the `cuda` feature and the emulator are
+/// there): its result must be `want`.
+fn on_the_gpu<R: PartialEq + std::fmt::Debug>(site: impl Fn() -> R, want: &R) {
+    #[cfg(feature = "cuda")]
+    if common::emulator_present() {
+        let got = accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, &site));
+        assert_eq!(&got, want, "cuda (emulator) and debug differ");
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = (site, want);
 }
 
 /// Sizes around the gang widths (4 to 32 lanes) and past a launch's split into chunks.
@@ -77,7 +92,7 @@ fn a_tensor_made_in_a_site_is_compiled_and_agrees_with_debug_mode() {
             let want = if n > 0 && p / n == p % n { 1.0 } else { 0.0 };
             assert_eq!(*x, want, "identity({n})[{p}]");
         }
-        common::agree(|| accelerate!(identity(n)));
+        on_the_gpu(|| accelerate!(identity(n)), &got);
     }
     let xs: Vec<u32> = (0..5000u32)
         .map(|i| i.wrapping_mul(2654435761) >> 7)
@@ -89,6 +104,7 @@ fn a_tensor_made_in_a_site_is_compiled_and_agrees_with_debug_mode() {
             want[*x as usize % k] += 1;
         }
         assert_eq!(got, want, "bins of {k}");
+        on_the_gpu(|| accelerate!(bins(&xs, k)), &got);
     }
 }
 
@@ -99,20 +115,23 @@ fn from_vec_copies_and_to_vec_reads_in_row_major_order() {
         let got = common::exact(|| accelerate!(scaled_rows(xs.clone(), r)));
         let want: Vec<f64> = (0..r * c).map(|p| xs[p] * (p / c) as f64).collect();
         assert_eq!(got, want, "{r}x{c}");
+        on_the_gpu(|| accelerate!(scaled_rows(xs.clone(), r)), &got);
     }
     // A shape that is a sequence (a captured tensor's `shape()`).
     let like = Tensor::<f32>::zeros(&[4, 6]);
     let xs: Vec<f32> = (0..24).map(|i| i as f32 * 0.5).collect();
-    let got = common::exact(|| {
+    let site = || {
         accelerate!({
             let t = Tensor::from_vec(xs.clone(), like.shape());
             parallel_loop(1, |_| t.set([3, 5], -1.0));
-            (t.rank(), t.get([2, 1]), t.to_vec())
+            (t.rank(), t.to_vec())
         })
-    });
+    };
+    let got = common::exact(site);
     let mut want = xs.clone();
     want[23] = -1.0;
-    assert_eq!(got, (2, 6.5, want));
+    assert_eq!(got, (2, want));
+    on_the_gpu(site, &got);
 }
 
 #[test]
@@ -123,6 +142,7 @@ fn a_loop_of_new_tensors_starts_each_from_zeros() {
             .map(|s| (0..n / 3).map(|i| (s + i) as i64).sum())
             .collect();
         assert_eq!(got, want, "n = {n}");
+        on_the_gpu(|| accelerate!(fresh_each_step(n, 6)), &got);
     }
 }
 
@@ -137,55 +157,54 @@ fn a_tensor_made_inside_an_element_is_its_own() {
     });
     let want: Vec<u32> = (0..37u32).map(|i| i * 10u32.pow(i % 4)).collect();
     assert_eq!(got, want);
-}
-
-/// The error a fallible site gives in debug and cpu modes (the CUDA backend compiles no
-/// tensor made inside a site: such a site runs on the CPU).
-fn errors<R: std::fmt::Debug>(
-    f: impl Fn() -> Result<R, accel_runtime::AccelError>,
-) -> [(Mode, accel_runtime::AccelError); 2] {
-    [Mode::Debug, Mode::Cpu].map(|m| (m, with_mode(m, &f).expect_err("the site fails")))
+    common::agree(|| {
+        accelerate!(create(37, |i| {
+            let t = Tensor::<u32>::zeros(&[4]);
+            t.set([i % 4], i as u32);
+            t.get([0]) + 10 * t.get([1]) + 100 * t.get([2]) + 1000 * t.get([3])
+        }))
+    });
 }
 
 #[test]
 fn shapes_the_elements_do_not_fill_ranks_too_high_and_huge_shapes_fail() {
     let xs: Vec<f32> = vec![1.0; 10];
-    for (mode, e) in errors(|| {
+    for (mode, e) in common::errors_in_every_mode(|| {
         try_accelerate!({
             let t = Tensor::from_vec(xs.clone(), &[3, 4]);
             parallel_loop(3, |i| t.set([i, 0], 2.0));
             t.to_vec()
         })
     }) {
-        assert_eq!(e.kind(), ErrorKind::LengthMismatch, "{mode:?}: {e}");
+        assert_eq!(e.kind(), ErrorKind::LengthMismatch, "{mode}: {e}");
         assert!(
             e.to_string().contains("10 elements do not fill"),
-            "{mode:?}: {e}"
+            "{mode}: {e}"
         );
     }
     let shape: Vec<usize> = vec![2, 2, 2, 2];
-    for (mode, e) in errors(|| {
+    for (mode, e) in common::errors_in_every_mode(|| {
         try_accelerate!({
             let t: Tensor<f32> = Tensor::zeros(&shape);
             parallel_loop(2, |i| t.set([i, 0, 0, 0], 2.0));
             t.to_vec()
         })
     }) {
-        assert_eq!(e.kind(), ErrorKind::TensorRank, "{mode:?}: {e}");
-        assert!(e.to_string().contains("rank 4"), "{mode:?}: {e}");
+        assert_eq!(e.kind(), ErrorKind::TensorRank, "{mode}: {e}");
+        assert!(e.to_string().contains("rank 4"), "{mode}: {e}");
     }
     let huge = usize::MAX / 2;
-    for (mode, e) in errors(|| {
+    for (mode, e) in common::errors_in_every_mode(|| {
         try_accelerate!({
             let t: Tensor<u8> = Tensor::zeros(&[huge, 3]);
             parallel_loop(2, |i| t.set([i, 0], 2));
             t.rank()
         })
     }) {
-        assert_eq!(e.kind(), ErrorKind::OutOfMemory, "{mode:?}: {e}");
+        assert_eq!(e.kind(), ErrorKind::OutOfMemory, "{mode}: {e}");
         assert!(
             e.to_string().contains("more elements than memory can hold"),
-            "{mode:?}: {e}"
+            "{mode}: {e}"
         );
     }
 }

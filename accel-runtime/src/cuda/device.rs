@@ -490,6 +490,41 @@ impl Session<'_> {
             .map_err(|e| format!("copy from the GPU failed: {e}"))
     }
 
+    /// Writes `bytes` zero bytes at device address `dst` (in order with the kernels
+    /// launched before).
+    pub fn fill_zero(&self, dst: u64, bytes: usize) -> Result<(), String> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        if self.gpu.is_emulator() {
+            // SAFETY: callers pass an address inside a live buffer with at least `bytes`
+            // bytes after it; emulated device memory is host memory.
+            unsafe { std::ptr::write_bytes(dst as *mut u8, 0, bytes) };
+            return Ok(());
+        }
+        // SAFETY: as above, on the device.
+        unsafe { result::memset_d8_sync(dst, 0, bytes) }
+            .map_err(|e| format!("clearing device memory failed: {e}"))
+    }
+
+    /// Copies `bytes` bytes from device address `src` to `dst` (distinct buffers; in
+    /// order with the kernels launched before).
+    pub fn copy_on_device(&self, dst: u64, src: u64, bytes: usize) -> Result<(), String> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let _traced = Traced::new(self, "copy on device", "copy", bytes as u64);
+        if self.gpu.is_emulator() {
+            // SAFETY: callers pass addresses inside live buffers with at least `bytes`
+            // bytes after each, in different buffers.
+            unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
+            return Ok(());
+        }
+        // SAFETY: as above, on the device.
+        unsafe { result::memcpy_dtod_sync(dst, src, bytes) }
+            .map_err(|e| format!("a copy on the GPU failed: {e}"))
+    }
+
     /// Launches `kernel` on `blocks` blocks of the device's threads per block; every
     /// parameter is one 64-bit word.
     pub fn launch(&self, kernel: Kernel, blocks: u32, params: &[u64]) -> Result<(), String> {

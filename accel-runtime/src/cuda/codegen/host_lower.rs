@@ -120,7 +120,15 @@ impl Gen {
                         Type::Infer => self.type_of(init)?,
                         t => t.clone(),
                     };
-                    let lowered = self.host(init)?;
+                    let lowered = match (&t, init) {
+                        // A new tensor: its element type is the one its `let` gives it.
+                        (Type::Tensor(_), Expr::Assoc { ty, func, args })
+                            if (ty.as_str(), func.as_str()) == ("Tensor", "zeros") =>
+                        {
+                            self.new_tensor(func, args)?
+                        }
+                        _ => self.host(init)?,
+                    };
                     bind_pattern(pat, &t, &mut self.host_scope, &self.records)
                         .map_err(|e| e.to_string())?;
                     out.push(Stmt::Let {
@@ -146,8 +154,9 @@ impl Gen {
         let seq_len = matches!(rt, Type::Seq(_) | Type::Tensor(_) | Type::Array(..))
             && matches!(method, "len" | "is_empty")
             && args.is_empty();
-        let tensor_dims =
-            matches!(rt, Type::Tensor(_)) && matches!(method, "shape" | "rank") && args.is_empty();
+        let tensor_dims = matches!(rt, Type::Tensor(_))
+            && matches!(method, "shape" | "rank" | "to_vec")
+            && args.is_empty();
         if !(scalar_method || seq_len || tensor_dims) {
             return Err(unsupported(format!(
                 "`.{method}()` outside parallel operations"
@@ -160,9 +169,33 @@ impl Gen {
         })
     }
 
+    /// `Tensor::zeros(shape)` (where a `let` gives its type) or `Tensor::from_vec(v,
+    /// shape)`: made on the device (`cuda::host::tensors`).
+    fn new_tensor(&mut self, func: &str, args: &[Expr]) -> R<Expr> {
+        let shape = args.last().ok_or("a tensor without a shape")?;
+        match self.type_of(shape)? {
+            Type::Array(_, k) if k > crate::backend::abi::MAX_RANK => {
+                return Err(unsupported(format!(
+                    "tensors of rank {k} (compiled code holds rank {} at most)",
+                    crate::backend::abi::MAX_RANK
+                )))
+            }
+            Type::Array(..) | Type::Seq(_) => {}
+            t => return Err(unsupported(format!("a tensor's shape of type {t}"))),
+        }
+        Ok(Expr::Assoc {
+            ty: "Tensor".into(),
+            func: func.to_string(),
+            args: args.iter().map(|a| self.host(a)).collect::<R<_>>()?,
+        })
+    }
+
     /// `T::func(..)` on the host: number methods it knows, `same_len` and
     /// `histogram_len`, `scatter_len`.
     fn host_assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<Expr> {
+        if (ty, func) == ("Tensor", "from_vec") {
+            return self.new_tensor(func, args);
+        }
         let known = (ty == "accel" && matches!(func, "same_len" | "histogram_len" | "scatter_len"))
             || ((ScalarType::from_name(ty).is_some() || ty == "cmp")
                 && HOST_METHODS.contains(&func));

@@ -255,7 +255,8 @@ impl KernelGen<'_> {
                     "if (!{ok}) accel_fail(err, {FAIL_RANK}, {coords}, {rank});"
                 ));
                 let flat = self.let_("ull", "flat", "0");
-                for (k, i) in idx.w.iter().enumerate() {
+                // An index of more coordinates than any tensor's rank failed above.
+                for (k, i) in idx.w.iter().enumerate().take(MAX_RANK) {
                     let dim = &t.w[2 + k];
                     self.line(&format!(
                         "if ({i} >= {dim}) {{ accel_fail(err, {FAIL_INDEX}, {i}, {dim}); {ok} = false; }}"

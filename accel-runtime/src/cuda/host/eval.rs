@@ -193,6 +193,9 @@ impl Run<'_, '_> {
     /// A method (a tensor's shape is uploaded as a sequence).
     fn eval_method(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<HostVal> {
         let r = self.eval(recv)?;
+        if let (Type::Tensor(_), "to_vec") = (&r.ty, method) {
+            return self.tensor_to_vec(&r);
+        }
         if let (Type::Tensor(_), "shape") = (&r.ty, method) {
             let dims = tensor_dims(&r)
                 .iter()
@@ -210,6 +213,9 @@ impl Run<'_, '_> {
     /// `T::func(..)` and `same_len`.
     fn eval_assoc(&mut self, ty: &str, func: &str, args: &[Expr]) -> R<HostVal> {
         let a = args.iter().map(|x| self.eval(x)).collect::<R<Vec<_>>>()?;
+        if (ty, func) == ("Tensor", "from_vec") {
+            return self.tensor_from_vec(&a[0], &a[1]);
+        }
         if (ty, func) == ("accel", "same_len") {
             if a[0].w[0] != a[1].w[0] {
                 return Err(Failure::new(FailureKind::Lengths, a[0].w[0], a[1].w[0]).describe());
@@ -333,9 +339,19 @@ impl Run<'_, '_> {
         for s in stmts {
             match s {
                 Stmt::Let {
-                    pat, init: Some(x), ..
+                    pat,
+                    ty,
+                    init: Some(x),
                 } => {
-                    let v = self.eval(x)?;
+                    let v = match (ty, x) {
+                        (Type::Tensor(elem), Expr::Assoc { ty, func, args })
+                            if (ty.as_str(), func.as_str()) == ("Tensor", "zeros") =>
+                        {
+                            let shape = self.eval(&args[0])?;
+                            self.tensor_zeros(elem, &shape)?
+                        }
+                        _ => self.eval(x)?,
+                    };
                     for name in pat.bound_names() {
                         shadowed.push((name.clone(), self.env.get(&name).cloned()));
                     }

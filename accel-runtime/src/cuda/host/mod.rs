@@ -6,6 +6,7 @@
 pub mod eval;
 mod pages;
 pub mod scalar;
+mod tensors;
 
 use super::codegen::kernel::KernelParams;
 use super::codegen::launch::Launch;
