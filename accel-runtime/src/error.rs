@@ -165,6 +165,7 @@ impl AccelError {
 pub(crate) fn kind_of(message: &str) -> ErrorKind {
     let has = |s: &str| message.contains(s);
     if has("index out of bounds")
+        || has("is out of bounds for shape")
         || has("out of range for slice")
         || has("slice bounds")
         || has("slice index starts at")

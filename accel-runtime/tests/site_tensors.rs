@@ -68,6 +68,19 @@ fn fresh_each_step(n: usize, steps: usize) -> Vec<i64> {
     sums.to_vec()
 }
 
+/// A tensor whose ends the site sets between launches and whose elements it reads back
+/// (on the GPU, each a copy of one element).
+#[accel]
+fn with_ends(n: usize, left: f64) -> (f64, f64, Vec<f64>) {
+    let t: Tensor<f64> = Tensor::zeros(&[n]);
+    t.set([0], left);
+    t.set([n - 1], -1.0);
+    parallel_loop(n - 2, |i| t.set([i + 1], t.get([0]) + i as f64 * 0.5));
+    let last = t.get([n - 1]);
+    t.set([n - 1], last * 2.0);
+    (t.get([n - 2]), t.get([n - 1]), t.to_vec())
+}
+
 /// Runs `site` in cuda mode on the emulator (when the `cuda` feature and the emulator are
 /// there): its result must be `want`.
 fn on_the_gpu<R: PartialEq + std::fmt::Debug>(site: impl Fn() -> R, want: &R) {
@@ -132,6 +145,40 @@ fn from_vec_copies_and_to_vec_reads_in_row_major_order() {
     want[23] = -1.0;
     assert_eq!(got, (2, want));
     on_the_gpu(site, &got);
+}
+
+#[test]
+fn the_site_sets_and_reads_elements_between_launches() {
+    for n in [2, 3, 40] {
+        let got = common::exact(|| accelerate!(with_ends(n, 4.0)));
+        let mut want: Vec<f64> = vec![0.0; n];
+        want[0] = 4.0;
+        want[n - 1] = -1.0;
+        for (i, w) in want.iter_mut().enumerate().take(n - 1).skip(1) {
+            *w = 4.0 + (i - 1) as f64 * 0.5;
+        }
+        want[n - 1] = -2.0;
+        assert_eq!(got, (want[n - 2], -2.0, want), "n = {n}");
+        on_the_gpu(|| accelerate!(with_ends(n, 4.0)), &got);
+    }
+    let t = Tensor::<i32>::zeros(&[2, 3]);
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!({
+            parallel_loop(2, |i| t.set([i, 0], 1));
+            t.set([1, 3], 5);
+        })
+    }) {
+        assert_eq!(e.kind(), ErrorKind::IndexOutOfBounds, "{mode}: {e}");
+        assert!(e.to_string().contains("out of bounds"), "{mode}: {e}");
+    }
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!({
+            parallel_loop(2, |i| t.set([i, 0], 1));
+            t.get([1])
+        })
+    }) {
+        assert_eq!(e.kind(), ErrorKind::TensorRank, "{mode}: {e}");
+    }
 }
 
 #[test]

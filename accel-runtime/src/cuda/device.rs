@@ -490,6 +490,24 @@ impl Session<'_> {
             .map_err(|e| format!("copy from the GPU failed: {e}"))
     }
 
+    /// Copies `data` to device address `dst` inside a live buffer (a tensor element the
+    /// host program sets; waits for running kernels).
+    pub fn write(&self, dst: u64, data: &[u8]) -> Result<(), String> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        BYTES_UPLOADED.fetch_add(data.len(), Ordering::Relaxed);
+        if self.gpu.is_emulator() {
+            // SAFETY: callers pass an address inside a live buffer with at least
+            // `data.len()` bytes after it; emulated device memory is host memory.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
+            return Ok(());
+        }
+        // SAFETY: as above, on the device.
+        unsafe { result::memcpy_htod_sync(dst, data) }
+            .map_err(|e| format!("copy to the GPU failed: {e}"))
+    }
+
     /// Writes `bytes` zero bytes at device address `dst` (in order with the kernels
     /// launched before).
     pub fn fill_zero(&self, dst: u64, bytes: usize) -> Result<(), String> {

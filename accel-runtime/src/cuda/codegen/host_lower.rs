@@ -157,7 +157,8 @@ impl Gen {
         let tensor_dims = matches!(rt, Type::Tensor(_))
             && matches!(method, "shape" | "rank" | "to_vec")
             && args.is_empty();
-        if !(scalar_method || seq_len || tensor_dims) {
+        let tensor_element = matches!(rt, Type::Tensor(_)) && matches!(method, "get" | "set");
+        if !(scalar_method || seq_len || tensor_dims || tensor_element) {
             return Err(unsupported(format!(
                 "`.{method}()` outside parallel operations"
             )));

@@ -193,8 +193,14 @@ impl Run<'_, '_> {
     /// A method (a tensor's shape is uploaded as a sequence).
     fn eval_method(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<HostVal> {
         let r = self.eval(recv)?;
-        if let (Type::Tensor(_), "to_vec") = (&r.ty, method) {
-            return self.tensor_to_vec(&r);
+        match (&r.ty, method) {
+            (Type::Tensor(_), "to_vec") => return self.tensor_to_vec(&r),
+            (Type::Tensor(_), "get" | "set") => {
+                let a = args.iter().map(|x| self.eval(x)).collect::<R<Vec<_>>>()?;
+                let index = a.first().ok_or("a tensor element without an index")?;
+                return self.tensor_element(&r, index, a.get(1));
+            }
+            _ => {}
         }
         if let (Type::Tensor(_), "shape") = (&r.ty, method) {
             let dims = tensor_dims(&r)

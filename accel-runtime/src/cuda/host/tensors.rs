@@ -1,13 +1,14 @@
-//! Tensors made by the host program between launches (`Tensor::zeros`,
-//! `Tensor::from_vec`, `t.to_vec()`): device memory cleared or copied on the device, in
-//! the words of a captured tensor (see `backend::abi`), so the kernels read them alike.
-//! Their failures are the CPU's (`cpu::codegen::tensors`), in the same words.
+//! Tensors in the host program between launches: made (`Tensor::zeros`,
+//! `Tensor::from_vec`, `t.to_vec()`: device memory cleared or copied on the device, in the
+//! words of a captured tensor, see `backend::abi`, so the kernels read them alike) and
+//! read or written one element at a time (`t.get(..)`, `t.set(..)`). Their failures are
+//! the CPU's (`cpu::codegen`), in the same words.
 
 use super::Run;
 use crate::backend::abi::MAX_RANK;
 use crate::backend::failure::{Failure, FailureKind};
 use crate::backend::layout::size_of;
-use crate::cuda::host::scalar::HostVal;
+use crate::cuda::host::scalar::{normalize, HostVal};
 use accel_ir::{ScalarType, Type};
 
 type R<T> = Result<T, String>;
@@ -55,6 +56,53 @@ impl Run<'_, '_> {
             ty: Type::Seq(elem.clone()),
             w: vec![count, p],
         })
+    }
+
+    /// `t.get(index)` (`value` none) or `t.set(index, value)`: one element read back from
+    /// the device or written to it, the rank and every coordinate checked.
+    pub(crate) fn tensor_element(
+        &mut self,
+        t: &HostVal,
+        index: &HostVal,
+        value: Option<&HostVal>,
+    ) -> R<HostVal> {
+        let Type::Tensor(elem) = &t.ty else {
+            return Err(format!("an element of a {}", t.ty));
+        };
+        let s = tensor_scalar(elem)?;
+        let (coords, rank) = (index.w.len() as u64, t.w[1]);
+        if coords != rank {
+            return Err(Failure::new(FailureKind::Rank, coords, rank).describe());
+        }
+        let mut flat = 0u64;
+        for (k, &i) in index.w.iter().enumerate() {
+            let dim = t.w[2 + k];
+            if i >= dim {
+                return Err(Failure::new(FailureKind::Index, i, dim).describe());
+            }
+            flat = flat * dim + i;
+        }
+        let size = size_of(s);
+        let at = t.w[0] + flat * size as u64;
+        match value {
+            Some(v) => {
+                self.session.write(at, &v.w[0].to_le_bytes()[..size])?;
+                self.bytes_in += size;
+                Ok(HostVal {
+                    ty: Type::Unit,
+                    w: vec![],
+                })
+            }
+            None => {
+                let mut bytes = [0u8; 8];
+                self.session.download(at, &mut bytes[..size])?;
+                self.bytes_out += size;
+                Ok(HostVal {
+                    ty: Type::Scalar(s),
+                    w: vec![normalize(s, u64::from_le_bytes(bytes))],
+                })
+            }
+        }
     }
 
     /// A shape's dimensions: an array's words, or a sequence's elements read back (at
