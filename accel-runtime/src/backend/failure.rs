@@ -12,7 +12,7 @@ pub enum FailureKind {
     /// `MIN / -1`.
     DivOverflow = 3,
     /// An allocation of `a` bytes failed (`a` = `u64::MAX`: `b` elements whose size passes
-    /// `isize::MAX` bytes).
+    /// `isize::MAX` bytes, or with `b` = 0 a tensor's shape whose product passes 64 bits).
     Alloc = 4,
     /// A tensor index of `a` coordinates into a tensor of rank `b`.
     Rank = 5,
@@ -111,8 +111,9 @@ impl Failure {
             }
             Some(FailureKind::DivZero) => "attempt to divide by zero".into(),
             Some(FailureKind::DivOverflow) => "attempt to divide with overflow".into(),
-            // A tensor's shape whose product passes 64 bits (see the CPU's `tensors`).
-            Some(FailureKind::Alloc) if a == u64::MAX && b == u64::MAX => {
+            // A tensor's shape whose product passes 64 bits (see the CPU's `tensors`; no
+            // count of zero elements passes `isize::MAX` bytes).
+            Some(FailureKind::Alloc) if a == u64::MAX && b == 0 => {
                 "could not allocate a tensor: its shape has more elements than memory can hold"
                     .into()
             }

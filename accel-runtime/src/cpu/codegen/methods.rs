@@ -503,58 +503,7 @@ impl FnCx<'_, '_> {
                     w,
                 })
             }
-            "get" | "set" => {
-                let idx = &a[0];
-                let coords = idx.w.len();
-                if checked {
-                    let wrong_rank =
-                        self.b
-                            .ins()
-                            .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
-                    let c = self.iconst(coords as i64);
-                    let rank = t.w[1];
-                    self.fail_if(wrong_rank, FailureKind::Rank, c, rank);
-                }
-                if coords > MAX_RANK {
-                    // No tensor compiled code holds has this rank: the access fails
-                    // wherever it runs.
-                    let always = self.b.ins().iconst(ct::I8, 1);
-                    let (c, rank) = (self.iconst(coords as i64), t.w[1]);
-                    self.fail_if(always, FailureKind::Rank, c, rank);
-                    return Ok(match method {
-                        "get" => V {
-                            ty: Type::Scalar(s),
-                            w: vec![self.zero(clif(s))],
-                        },
-                        _ => V::unit(),
-                    });
-                }
-                let mut flat = self.iconst(0);
-                for (k, &i) in idx.w.iter().enumerate() {
-                    let dim = t.w[2 + k];
-                    if checked {
-                        let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
-                        self.fail_if(oob, FailureKind::Index, i, dim);
-                    }
-                    let scaled = self.b.ins().imul(flat, dim);
-                    flat = self.b.ins().iadd(scaled, i);
-                }
-                let off = self.scaled(flat, s);
-                let addr = self.b.ins().iadd(t.w[0], off);
-                if method == "get" {
-                    let w = self.load(clif(s), addr, 0);
-                    Ok(V {
-                        ty: Type::Scalar(s),
-                        w: vec![w],
-                    })
-                } else {
-                    self.store(a[1].w[0], addr, 0);
-                    Ok(V {
-                        ty: Type::Unit,
-                        w: vec![],
-                    })
-                }
-            }
+            "get" | "set" => self.tensor_element(t, s, method, a, checked),
             "shape" => {
                 // A shape as a sequence needs memory: copy the dimensions.
                 let rank = t.w[1];

@@ -1,5 +1,5 @@
-//! Tensors made inside a site: `Tensor::zeros(shape)`, `Tensor::from_vec(v, shape)` and
-//! `t.to_vec()`. A tensor is the words of its view (see `backend::abi`): its first
+//! Tensors made inside a site (`Tensor::zeros(shape)`, `Tensor::from_vec(v, shape)`,
+//! `t.to_vec()`) and their elements in scalar code (`t.get(index)`, `t.set(index, v)`). A tensor is the words of its view (see `backend::abi`): its first
 //! element's address, its rank and `MAX_RANK` dimensions (1 past the rank). A new
 //! tensor's memory is the site function's own (a loop's step recycles what it no longer
 //! holds) or, inside a kernel, the running thread's; either is freed when the run ends,
@@ -74,6 +74,65 @@ impl FnCx<'_, '_> {
         })
     }
 
+    /// `t.get(index)` or `t.set(index, value)` (`a`: the index, then the value); with
+    /// `checked`, the rank and each coordinate are checked (not where proven in bounds).
+    pub(super) fn tensor_element(
+        &mut self,
+        t: &V,
+        s: ScalarType,
+        method: &str,
+        a: &[V],
+        checked: bool,
+    ) -> R<V> {
+        let idx = &a[0];
+        let coords = idx.w.len();
+        if checked {
+            let wrong_rank = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::NotEqual, t.w[1], coords as i64);
+            let c = self.iconst(coords as i64);
+            let rank = t.w[1];
+            self.fail_if(wrong_rank, FailureKind::Rank, c, rank);
+        }
+        if coords > MAX_RANK {
+            // No tensor compiled code holds has this rank: the access fails wherever it
+            // runs.
+            let always = self.b.ins().iconst(ct::I8, 1);
+            let (c, rank) = (self.iconst(coords as i64), t.w[1]);
+            self.fail_if(always, FailureKind::Rank, c, rank);
+            return Ok(match method {
+                "get" => V {
+                    ty: Type::Scalar(s),
+                    w: vec![self.zero(clif(s))],
+                },
+                _ => V::unit(),
+            });
+        }
+        let mut flat = self.iconst(0);
+        for (k, &i) in idx.w.iter().enumerate() {
+            let dim = t.w[2 + k];
+            if checked {
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, dim);
+                self.fail_if(oob, FailureKind::Index, i, dim);
+            }
+            let scaled = self.b.ins().imul(flat, dim);
+            flat = self.b.ins().iadd(scaled, i);
+        }
+        let off = self.scaled(flat, s);
+        let addr = self.b.ins().iadd(t.w[0], off);
+        if method == "get" {
+            let w = self.load(clif(s), addr, 0);
+            Ok(V {
+                ty: Type::Scalar(s),
+                w: vec![w],
+            })
+        } else {
+            self.store(a[1].w[0], addr, 0);
+            Ok(V::unit())
+        }
+    }
+
     /// The rank and dimensions of a shape: an array of `usize`s (its rank known here) or
     /// a sequence of them (its rank checked against `MAX_RANK` as the code runs).
     fn shape(&mut self, shape: &V) -> R<Shape> {
@@ -118,7 +177,7 @@ impl FnCx<'_, '_> {
     }
 
     /// The product of a shape's dimensions; a product past 64 bits fails the run as an
-    /// allocation too large (both detail words `u64::MAX`).
+    /// allocation too large (detail words `u64::MAX` and 0).
     fn element_count(&mut self, shape: &Shape) -> Value {
         let mut count = shape.dims[0];
         let mut wrapped = self.iconst(0);
@@ -128,8 +187,8 @@ impl FnCx<'_, '_> {
             count = self.b.ins().imul(count, d);
         }
         let too_many = self.b.ins().icmp_imm_u(IntCC::NotEqual, wrapped, 0);
-        let all = self.iconst(-1);
-        self.fail_if(too_many, FailureKind::Alloc, all, all);
+        let (all, none) = (self.iconst(-1), self.iconst(0));
+        self.fail_if(too_many, FailureKind::Alloc, all, none);
         count
     }
 }

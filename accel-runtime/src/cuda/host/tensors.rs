@@ -136,7 +136,7 @@ impl Run<'_, '_> {
 fn element_count(dims: &[u64]) -> R<u64> {
     dims.iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| Failure::new(FailureKind::Alloc, u64::MAX, u64::MAX).describe())
+        .ok_or_else(|| Failure::new(FailureKind::Alloc, u64::MAX, 0).describe())
 }
 
 /// The bytes of `count` elements of `s`; past `isize::MAX`, the CPU's failure.
