@@ -71,7 +71,7 @@ mod kernels {
     }
 }
 
-use accel_bench::{median_ms, ms, n_body_x, n_body_x_accel};
+use accel_bench::{median, median_ms, ms, n_body_x, n_body_x_accel};
 use accel_examples::classic::{black_scholes_option, escape_time as mandel, option_book};
 use accel_examples::random::uniform;
 use accel_runtime::__private::{with_cpu_tier, CpuTier};
@@ -150,12 +150,22 @@ fn bench<R>(
         }
         e
     });
-    let accel_ms = median_ms(runs, accel);
-    let limit = limit.map(|f| {
-        // Accel's helpers are back in the pool by then.
+    // Runs in turn, accel then the limit, so that both meet the same state of a shared
+    // machine (its load, its free huge pages) rather than one the first half of the runs
+    // and the other the second.
+    let (mut accel_runs, mut limit_runs) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        // Each starts when the other's threads have stopped spinning for more work (on two
+        // cores a spinning thread of one pool takes a core from the other's).
         std::thread::sleep(std::time::Duration::from_millis(2));
-        median_ms(runs, f)
-    });
+        accel_runs.push(ms(&accel).1);
+        if let Some(f) = &limit {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            limit_runs.push(ms(f).1);
+        }
+    }
+    let accel_ms = median(accel_runs);
+    let limit = limit.map(|_| median(limit_runs));
     let limit = limit.zip(limit_error);
     let shown = limit.map_or("skipped".to_string(), |(l, e)| {
         format!("{l:.2} ms (max rel. error {e:.1e})")
@@ -260,7 +270,9 @@ fn read_bandwidth(avx: Avx512, runs: usize, bytes: usize) -> f64 {
 
 /// Sum, dot product and SAXPY over long `f32` sequences (`cpu_suite`'s `streams`).
 fn streams(setup: &Setup, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
-    let (runs, avx) = (setup.runs, setup.avx);
+    // Runs of a few milliseconds, whose times move most on a shared machine: three times
+    // as many (still under a second each).
+    let (runs, avx) = (3 * setup.runs, setup.avx);
     let n = setup.scale(1 << 25, 1 << 18);
     let xs = uniform(n, 1, 0.0, 1.0);
     let ys = uniform(n, 2, 0.0, 1.0);
@@ -461,7 +473,7 @@ fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<Str
         None => "not measured (no AVX-512)".into(),
     };
     let mut preamble = format!(
-        "Machine: {}. Median of {} runs (7 for Mandelbrot, 5 for N-body), release build, one process. \
+        "Machine: {}. Median of {} runs (three times as many for the streams, 7 for Mandelbrot, 5 for N-body), accel's and the limit's in turn, release build, one process. \
          Read bandwidth: {bandwidth}.\n\n\
          - **accelerate! cpu**: `cpu_suite`'s site in `Mode::Cpu`, {tier}, after a first call that compiles it (or loads it from accel's disk cache).\n\
          - **limit**: hand-written AVX-512 intrinsics over all cores with rayon \
