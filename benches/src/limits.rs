@@ -65,6 +65,9 @@ mod kernels {
         pub fn n_body(self, _: &[f32], _: &[f32], _: &[f32], _: &[f32]) -> Vec<f32> {
             match self {}
         }
+        pub fn n_body_exact(self, _: &[f32], _: &[f32], _: &[f32], _: &[f32]) -> Vec<f32> {
+            match self {}
+        }
         pub fn read(self, _: &[f32]) -> f32 {
             match self {}
         }
@@ -408,6 +411,21 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
         |v| max_rel(v, &reference),
         TOLERANCE,
     ));
+    // The same limit computing what accel computes (its contract: every operation rounded
+    // as written, no approximate square roots, no fused multiply-adds): how much of the
+    // distance above is the arithmetic.
+    rows.push(bench(
+        "n-body, exact limit",
+        format!("{bodies} bodies"),
+        setup.runs.min(5),
+        || n_body_x_accel(&px, &py, &pz, &pm),
+        setup.avx.map(|a| {
+            let (x, y, z, m) = (&px, &py, &pz, &pm);
+            move || a.n_body_exact(x, y, z, m)
+        }),
+        |v| max_rel(v, &reference),
+        TOLERANCE,
+    ));
 }
 
 /// What the report's header says about the run.
@@ -478,7 +496,8 @@ fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<Str
          - **accelerate! cpu**: `cpu_suite`'s site in `Mode::Cpu`, {tier}, after a first call that compiles it (or loads it from accel's disk cache).\n\
          - **limit**: hand-written AVX-512 intrinsics over all cores with rayon \
            (`benches/src/limits/kernels.rs`; sum and dot read with 256-bit loads, which stream faster \
-           here), checked against the sequential reference.\n\
+           here; N-body's approximates `1 / sqrt` and fuses multiply-adds, its exact limit \
+           rounds every operation as written, as accel does), checked against the sequential reference.\n\
          - **accel / limit**: how many times longer accel takes.\n\
          - **bandwidth**: bytes read per second by the reductions, and their share of the read bandwidth.\n\
          - **max rel. error**: against an exact (f64) sum for the reductions, sequential Rust \

@@ -176,6 +176,22 @@ impl Avx512 {
 
     /// The x accelerations of each body (softened, all pairs).
     pub fn n_body(self, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> Vec<f32> {
+        self.n_body_with::<false>(px, py, pz, pm)
+    }
+
+    /// [`Avx512::n_body`] computing exactly what the reference computes (a square root
+    /// and a division per pair, every operation rounded as written): accel's contract.
+    pub fn n_body_exact(self, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32]) -> Vec<f32> {
+        self.n_body_with::<true>(px, py, pz, pm)
+    }
+
+    fn n_body_with<const EXACT: bool>(
+        self,
+        px: &[f32],
+        py: &[f32],
+        pz: &[f32],
+        pm: &[f32],
+    ) -> Vec<f32> {
         let n = px.len();
         assert!(py.len() == n && pz.len() == n && pm.len() == n);
         let block = BODY_GROUPS * LANES;
@@ -184,7 +200,13 @@ impl Avx512 {
             let i0 = b * block;
             if o.len() == block {
                 // SAFETY: `self` exists only where AVX-512F was detected.
-                unsafe { n_body_block(i0, px, py, pz, pm, o) }
+                unsafe {
+                    if EXACT {
+                        n_body_block_exact(i0, px, py, pz, pm, o)
+                    } else {
+                        n_body_block(i0, px, py, pz, pm, o)
+                    }
+                }
             } else {
                 for (k, o) in o.iter_mut().enumerate() {
                     *o = super::n_body_x(i0 + k, px, py, pz, pm);
@@ -569,6 +591,51 @@ fn n_body_block(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: 
             let r2 = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d2, _mm512_mul_ps(r0, r0), three));
             let inv8 = _mm512_mul_ps(_mm512_mul_ps(r2, r2), r2);
             ax[g] = _mm512_fmadd_ps(_mm512_mul_ps(mj, dx), inv8, ax[g]);
+        }
+    }
+    for (g, a) in ax.iter().enumerate() {
+        let o = &mut out[g * LANES..(g + 1) * LANES];
+        // SAFETY: `o` holds 16 floats.
+        unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *a) };
+    }
+}
+
+/// [`n_body_block`] as the reference computes it: `d2 = dx dx + dy dy + dz dz + 0.01`,
+/// `1 / (d2 sqrt(d2))`, `ax += m dx inv`, each operation rounded in that order.
+#[target_feature(enable = "avx512f")]
+fn n_body_block_exact(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: &mut [f32]) {
+    let n = px.len();
+    let (py, pz, pm) = (&py[..n], &pz[..n], &pm[..n]);
+    let mut xi = [_mm512_setzero_ps(); BODY_GROUPS];
+    let mut yi = xi;
+    let mut zi = xi;
+    for g in 0..BODY_GROUPS {
+        let at = i0 + g * LANES;
+        (xi[g], yi[g], zi[g]) = (load16(px, at), load16(py, at), load16(pz, at));
+    }
+    let mut ax = [_mm512_setzero_ps(); BODY_GROUPS];
+    let soft = _mm512_set1_ps(0.01);
+    let one = _mm512_set1_ps(1.0);
+    for j in 0..n {
+        let (xj, yj, zj, mj) = (
+            _mm512_set1_ps(px[j]),
+            _mm512_set1_ps(py[j]),
+            _mm512_set1_ps(pz[j]),
+            _mm512_set1_ps(pm[j]),
+        );
+        for g in 0..BODY_GROUPS {
+            let dx = _mm512_sub_ps(xj, xi[g]);
+            let dy = _mm512_sub_ps(yj, yi[g]);
+            let dz = _mm512_sub_ps(zj, zi[g]);
+            let d2 = _mm512_add_ps(
+                _mm512_add_ps(
+                    _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+                    _mm512_mul_ps(dz, dz),
+                ),
+                soft,
+            );
+            let inv = _mm512_div_ps(one, _mm512_mul_ps(d2, _mm512_sqrt_ps(d2)));
+            ax[g] = _mm512_add_ps(ax[g], _mm512_mul_ps(_mm512_mul_ps(mj, dx), inv));
         }
     }
     for (g, a) in ax.iter().enumerate() {
