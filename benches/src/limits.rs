@@ -161,7 +161,7 @@ fn bench<R>(
         // Each starts when the other's threads have stopped spinning for more work (on two
         // cores a spinning thread of one pool takes a core from the other's).
         std::thread::sleep(std::time::Duration::from_millis(2));
-        accel_runs.push(ms(&accel).1);
+        accel_runs.push(ms(accel).1);
         if let Some(f) = &limit {
             std::thread::sleep(std::time::Duration::from_millis(2));
             limit_runs.push(ms(f).1);
