@@ -82,12 +82,14 @@ fn with_ends(n: usize, left: f64) -> (f64, f64, Vec<f64>) {
 }
 
 /// Runs `site` in cuda mode on the emulator (when the `cuda` feature and the emulator are
-/// there): its result must be `want`.
+/// there): its result must be `want`; and compiles its kernels for the GPU (NVRTC and
+/// ptxas, where found).
 fn on_the_gpu<R: PartialEq + std::fmt::Debug>(site: impl Fn() -> R, want: &R) {
     #[cfg(feature = "cuda")]
     if common::emulator_present() {
         let got = accel_runtime::cuda::with_emulator(|| with_mode(Mode::Cuda, &site));
         assert_eq!(&got, want, "cuda (emulator) and debug differ");
+        accel_runtime::cuda::with_kernel_check(|| with_mode(Mode::Cpu, &site));
     }
     #[cfg(not(feature = "cuda"))]
     let _ = (site, want);
@@ -204,13 +206,41 @@ fn a_tensor_made_inside_an_element_is_its_own() {
     });
     let want: Vec<u32> = (0..37u32).map(|i| i * 10u32.pow(i % 4)).collect();
     assert_eq!(got, want);
-    common::agree(|| {
-        accelerate!(create(37, |i| {
-            let t = Tensor::<u32>::zeros(&[4]);
-            t.set([i % 4], i as u32);
-            t.get([0]) + 10 * t.get([1]) + 100 * t.get([2]) + 1000 * t.get([3])
+    on_the_gpu(
+        || {
+            accelerate!(create(37, |i| {
+                let t = Tensor::<u32>::zeros(&[4]);
+                t.set([i % 4], i as u32);
+                t.get([0]) + 10 * t.get([1]) + 100 * t.get([2]) + 1000 * t.get([3])
+            }))
+        },
+        &want,
+    );
+    let site = || {
+        accelerate!(create(41, |i| {
+            let t = Tensor::from_vec(create(6, |k| (i * k) as u32), &[2, 3]);
+            t.set([1, 2], 7);
+            let v = t.to_vec();
+            v[5] + v[4] + t.get([0, 1]) + v.len() as u32
         }))
-    });
+    };
+    let got = common::exact(site);
+    let want: Vec<u32> = (0..41u32).map(|i| 7 + 5 * i + 6).collect();
+    assert_eq!(got, want);
+    on_the_gpu(site, &want);
+    let k = 5usize;
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!(create(9, |i| {
+            let t = Tensor::from_vec(create(k, |j| (i + j) as f32), &[2, 3]);
+            t.get([1, 1])
+        }))
+    }) {
+        assert_eq!(e.kind(), ErrorKind::LengthMismatch, "{mode}: {e}");
+        assert!(
+            e.to_string().contains("5 elements do not fill"),
+            "{mode}: {e}"
+        );
+    }
 }
 
 #[test]

@@ -77,6 +77,16 @@ impl KernelGen<'_> {
         for s in stmts {
             match s {
                 Stmt::Let { pat, init, ty } => match init {
+                    // A new tensor: its element type is the one its `let` gives it.
+                    Some(Expr::Assoc { ty: t, func, args })
+                        if (t.as_str(), func.as_str()) == ("Tensor", "zeros") =>
+                    {
+                        let Type::Tensor(elem) = ty else {
+                            return Err(unsupported("`Tensor::zeros` of an unknown element type"));
+                        };
+                        let v = self.tensor_zeros(elem, &args[0])?;
+                        self.bind(pat, v)?;
+                    }
                     Some(x) => {
                         let v = self.expr(x)?;
                         self.bind(pat, v)?;

@@ -29,7 +29,13 @@ impl KernelGen<'_> {
             let a = rest.iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
             return self.method(r, func, a);
         }
-        Err(unsupported(format!("`{ty}::{func}` in kernel code")))
+        match (ty, func) {
+            ("Tensor", "from_vec") => self.tensor_from_vec(&args[0], &args[1]),
+            ("Tensor", "zeros") => Err(unsupported(
+                "`Tensor::zeros` but where a `let` binds it (its element type)",
+            )),
+            _ => Err(unsupported(format!("`{ty}::{func}` in kernel code"))),
+        }
     }
 
     /// Records a `Lengths` failure unless the lengths `a` and `b` (of `map2`'s inputs)
@@ -292,6 +298,7 @@ impl KernelGen<'_> {
                     w: [vec![n], cols].concat(),
                 })
             }
+            "to_vec" => self.tensor_to_vec(t),
             m => Err(unsupported(format!("`.{m}()` on a tensor in kernel code"))),
         }
     }

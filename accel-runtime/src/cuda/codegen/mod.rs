@@ -43,6 +43,7 @@ mod methods;
 mod num;
 pub(crate) mod ops;
 mod prelude;
+mod tensors;
 mod values;
 
 use crate::backend::FrontEnd;
