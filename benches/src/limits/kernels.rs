@@ -200,13 +200,7 @@ impl Avx512 {
             let i0 = b * block;
             if o.len() == block {
                 // SAFETY: `self` exists only where AVX-512F was detected.
-                unsafe {
-                    if EXACT {
-                        n_body_block_exact(i0, px, py, pz, pm, o)
-                    } else {
-                        n_body_block(i0, px, py, pz, pm, o)
-                    }
-                }
+                unsafe { n_body_block::<EXACT>(i0, px, py, pz, pm, o) }
             } else {
                 for (k, o) in o.iter_mut().enumerate() {
                     *o = super::n_body_x(i0 + k, px, py, pz, pm);
@@ -552,9 +546,17 @@ fn escape_time(cx: f64, cy: f64) -> u32 {
 /// an interaction is about 11 multiply-class operations and a chain of about 40 cycles.
 const BODY_GROUPS: usize = 4;
 
-/// The x accelerations of bodies `i0..i0 + 64`, into `out`.
+/// The x accelerations of bodies `i0..i0 + 64`, into `out`: approximated as a
+/// performance engineer writes it, or with `EXACT` as the reference computes it.
 #[target_feature(enable = "avx512f")]
-fn n_body_block(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: &mut [f32]) {
+fn n_body_block<const EXACT: bool>(
+    i0: usize,
+    px: &[f32],
+    py: &[f32],
+    pz: &[f32],
+    pm: &[f32],
+    out: &mut [f32],
+) {
     let n = px.len();
     let (py, pz, pm) = (&py[..n], &pz[..n], &pm[..n]);
     let mut xi = [_mm512_setzero_ps(); BODY_GROUPS];
@@ -565,32 +567,27 @@ fn n_body_block(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: 
         (xi[g], yi[g], zi[g]) = (load16(px, at), load16(py, at), load16(pz, at));
     }
     let mut ax = [_mm512_setzero_ps(); BODY_GROUPS];
-    let soft = _mm512_set1_ps(0.01);
-    let three = _mm512_set1_ps(3.0);
     for j in 0..n {
         let (xj, yj, zj) = (
             _mm512_set1_ps(px[j]),
             _mm512_set1_ps(py[j]),
             _mm512_set1_ps(pz[j]),
         );
-        // The Newton step's halving, cubed, folded into the mass (once per body j).
-        let mj = _mm512_mul_ps(_mm512_set1_ps(pm[j]), _mm512_set1_ps(0.125));
+        let mj = match EXACT {
+            true => _mm512_set1_ps(pm[j]),
+            // The Newton step's halving, cubed, folded into the mass (once per body j).
+            false => _mm512_mul_ps(_mm512_set1_ps(pm[j]), _mm512_set1_ps(0.125)),
+        };
         for g in 0..BODY_GROUPS {
-            let dx = _mm512_sub_ps(xj, xi[g]);
-            let dy = _mm512_sub_ps(yj, yi[g]);
-            let dz = _mm512_sub_ps(zj, zi[g]);
-            let d2 = _mm512_fmadd_ps(
-                dz,
-                dz,
-                _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dx, dx, soft)),
+            let d = (
+                _mm512_sub_ps(xj, xi[g]),
+                _mm512_sub_ps(yj, yi[g]),
+                _mm512_sub_ps(zj, zi[g]),
             );
-            // 1 / (d2 sqrt(d2)) = r^3 with r = 1 / sqrt(d2): the 14-bit estimate r0 and one
-            // Newton step, 2r = r0 (3 - d2 r0^2) (about 2^-23 relative), cheaper than a
-            // square root and a division.
-            let r0 = _mm512_rsqrt14_ps(d2);
-            let r2 = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d2, _mm512_mul_ps(r0, r0), three));
-            let inv8 = _mm512_mul_ps(_mm512_mul_ps(r2, r2), r2);
-            ax[g] = _mm512_fmadd_ps(_mm512_mul_ps(mj, dx), inv8, ax[g]);
+            ax[g] = match EXACT {
+                true => exact_pull(d, mj, ax[g]),
+                false => approximate_pull(d, mj, ax[g]),
+            };
         }
     }
     for (g, a) in ax.iter().enumerate() {
@@ -600,49 +597,39 @@ fn n_body_block(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: 
     }
 }
 
-/// [`n_body_block`] as the reference computes it: `d2 = dx dx + dy dy + dz dz + 0.01`,
-/// `1 / (d2 sqrt(d2))`, `ax += m dx inv`, each operation rounded in that order.
+/// `ax` plus one body's pull at distance `(dx, dy, dz)`, `m8` its mass over 8: with
+/// `r = 1 / sqrt(d2)` from the 14-bit estimate `r0` and one Newton step, `2r = r0 (3 - d2
+/// r0^2)` (about 2^-23 relative), cheaper than a square root and a division; multiply-adds
+/// fused.
 #[target_feature(enable = "avx512f")]
-fn n_body_block_exact(i0: usize, px: &[f32], py: &[f32], pz: &[f32], pm: &[f32], out: &mut [f32]) {
-    let n = px.len();
-    let (py, pz, pm) = (&py[..n], &pz[..n], &pm[..n]);
-    let mut xi = [_mm512_setzero_ps(); BODY_GROUPS];
-    let mut yi = xi;
-    let mut zi = xi;
-    for g in 0..BODY_GROUPS {
-        let at = i0 + g * LANES;
-        (xi[g], yi[g], zi[g]) = (load16(px, at), load16(py, at), load16(pz, at));
-    }
-    let mut ax = [_mm512_setzero_ps(); BODY_GROUPS];
-    let soft = _mm512_set1_ps(0.01);
-    let one = _mm512_set1_ps(1.0);
-    for j in 0..n {
-        let (xj, yj, zj, mj) = (
-            _mm512_set1_ps(px[j]),
-            _mm512_set1_ps(py[j]),
-            _mm512_set1_ps(pz[j]),
-            _mm512_set1_ps(pm[j]),
-        );
-        for g in 0..BODY_GROUPS {
-            let dx = _mm512_sub_ps(xj, xi[g]);
-            let dy = _mm512_sub_ps(yj, yi[g]);
-            let dz = _mm512_sub_ps(zj, zi[g]);
-            let d2 = _mm512_add_ps(
-                _mm512_add_ps(
-                    _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
-                    _mm512_mul_ps(dz, dz),
-                ),
-                soft,
-            );
-            let inv = _mm512_div_ps(one, _mm512_mul_ps(d2, _mm512_sqrt_ps(d2)));
-            ax[g] = _mm512_add_ps(ax[g], _mm512_mul_ps(_mm512_mul_ps(mj, dx), inv));
-        }
-    }
-    for (g, a) in ax.iter().enumerate() {
-        let o = &mut out[g * LANES..(g + 1) * LANES];
-        // SAFETY: `o` holds 16 floats.
-        unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *a) };
-    }
+#[inline]
+fn approximate_pull((dx, dy, dz): (__m512, __m512, __m512), m8: __m512, ax: __m512) -> __m512 {
+    let d2 = _mm512_fmadd_ps(
+        dz,
+        dz,
+        _mm512_fmadd_ps(dy, dy, _mm512_fmadd_ps(dx, dx, _mm512_set1_ps(0.01))),
+    );
+    let r0 = _mm512_rsqrt14_ps(d2);
+    let three = _mm512_set1_ps(3.0);
+    let r2 = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d2, _mm512_mul_ps(r0, r0), three));
+    let inv8 = _mm512_mul_ps(_mm512_mul_ps(r2, r2), r2);
+    _mm512_fmadd_ps(_mm512_mul_ps(m8, dx), inv8, ax)
+}
+
+/// `ax` plus one body's pull as the reference computes it: `d2 = dx dx + dy dy + dz dz +
+/// 0.01`, `1 / (d2 sqrt(d2))`, `ax + m dx inv`, each operation rounded in that order.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn exact_pull((dx, dy, dz): (__m512, __m512, __m512), m: __m512, ax: __m512) -> __m512 {
+    let d2 = _mm512_add_ps(
+        _mm512_add_ps(
+            _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+            _mm512_mul_ps(dz, dz),
+        ),
+        _mm512_set1_ps(0.01),
+    );
+    let inv = _mm512_div_ps(_mm512_set1_ps(1.0), _mm512_mul_ps(d2, _mm512_sqrt_ps(d2)));
+    _mm512_add_ps(ax, _mm512_mul_ps(_mm512_mul_ps(m, dx), inv))
 }
 
 /// The 16 floats of `v` from `at`.
