@@ -51,6 +51,27 @@ fn the_examples_of_api_md() {
     assert_eq!(exps.len(), xs.len());
 }
 
+/// Rust's float sum starts at -0.0, the neutral element of `+`: an empty sum, or one of
+/// -0.0s, is -0.0 (a sum started at 0.0 gives 0.0), in every mode and tier; an integer
+/// sum starts at 0.
+#[test]
+fn a_float_sum_starts_at_minus_zero_as_rusts_does() {
+    for xs in [vec![], vec![-0.0f32], vec![-0.0f32; 40]] {
+        let got = common::exact(|| accelerate!(xs.par_iter().sum::<f32>()));
+        assert_eq!(got.to_bits(), (-0.0f32).to_bits(), "{xs:?}");
+        let doubled =
+            common::exact(|| accelerate!(xs.par_iter().map(|x| *x as f64 * 2.0).sum::<f64>()));
+        assert_eq!(doubled.to_bits(), (-0.0f64).to_bits(), "{xs:?}");
+    }
+    let none: Vec<u32> = vec![];
+    assert_eq!(
+        common::exact(|| accelerate!(none.par_iter().sum::<u32>())),
+        0
+    );
+    let ys = vec![3i64, -5, 7];
+    assert_eq!(common::exact(|| accelerate!(ys.par_iter().sum::<i64>())), 5);
+}
+
 #[test]
 fn sources_and_consumers() {
     for n in SIZES {

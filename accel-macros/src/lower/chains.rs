@@ -79,12 +79,14 @@ impl Lowerer {
             }
             "sum" | "product" if arity(0) => {
                 let xs = self.chain_source(&m.receiver);
-                let (op, unit) = if name == "sum" {
-                    (BinOp::Add, 0)
+                // Rust's float sum starts at -0.0, the neutral element of `+` (an empty
+                // sum, or one of -0.0s, is -0.0); as an integer it is 0.
+                let (op, ne) = if name == "sum" {
+                    let minus_zero = Expr::Lit(Lit::Float(-0.0, None));
+                    (BinOp::Add, Expr::Cast(Box::new(minus_zero), Type::Infer))
                 } else {
-                    (BinOp::Mul, 1)
+                    (BinOp::Mul, numeric_literal(1))
                 };
-                let ne = numeric_literal(unit);
                 let op = self.binary_lambda(op);
                 self.par_at(ParOp::Reduce, vec![op, ne, xs], here)
             }

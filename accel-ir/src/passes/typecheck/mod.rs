@@ -287,11 +287,12 @@ impl Checker<'_> {
                 *e = Expr::Cast(Box::new(lit), placeholder(n));
                 return;
             }
-            // A number literal of whatever type the context needs (`0 as _`, which the
-            // front end writes for an iterator's `sum`): a slot like an unsuffixed
-            // literal's, but of any number type.
+            // A number literal of whatever type the context needs (`1 as _`, `-0.0 as _`,
+            // which the front end writes for an iterator's `product` and `sum`): a slot
+            // like an unsuffixed literal's, but of any number type.
             Expr::Cast(inner, t)
-                if *t == Type::Infer && matches!(**inner, Expr::Lit(Lit::Int(_, None))) =>
+                if *t == Type::Infer
+                    && matches!(**inner, Expr::Lit(Lit::Int(_, None) | Lit::Float(_, None))) =>
             {
                 let Ty::Var(n) = self.fresh(Kind::Any) else {
                     return;
@@ -403,7 +404,9 @@ impl Checker<'_> {
                 let lit = match &**inner {
                     Expr::Lit(Lit::Int(v, _)) if s.is_float() => Lit::Float(*v as f64, Some(s)),
                     Expr::Lit(Lit::Int(v, _)) => Lit::Int(*v, Some(s)),
-                    Expr::Lit(Lit::Float(v, _)) => Lit::Float(*v, Some(s)),
+                    Expr::Lit(Lit::Float(v, _)) if s.is_float() => Lit::Float(*v, Some(s)),
+                    // `-0.0 as _` of an integer type: 0.
+                    Expr::Lit(Lit::Float(v, _)) => Lit::Int(*v as i64 as u64, Some(s)),
                     other => return Err(err(format!("unexpected literal {other}"))),
                 };
                 *e = Expr::Lit(lit);
