@@ -263,6 +263,12 @@ pub fn cpu_switched_chunks() -> usize {
     crate::cpu::pool::SWITCHED_CHUNKS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How many captured sequences of tuples, arrays or records compiled code read where
+/// they lie, on this thread (see `accel_type::in_place`).
+pub fn inputs_read_in_place() -> usize {
+    crate::accel_type::in_place::MARSHALED.get()
+}
+
 /// How many sequence results this thread got in rows (see `layout::row_leaves`) and
 /// adopted as they are, and how many it read element by element (a record's).
 pub fn rows_results() -> (usize, usize) {

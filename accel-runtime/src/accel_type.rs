@@ -6,6 +6,7 @@ use crate::structure::{CheckCtx, ValuePath};
 use accel_ir::{ScalarType, Type};
 
 mod columns;
+pub(crate) mod in_place;
 pub(crate) mod rows;
 
 pub use columns::marshal_part;
@@ -87,6 +88,13 @@ pub trait Accel: Send + Sync {
     #[doc(hidden)]
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         None
+    }
+
+    /// For a sequence whose elements compiled code can read where they lie (see
+    /// `in_place`): the bytes from one element to the next; 0 for any other value.
+    #[doc(hidden)]
+    fn row_stride(&self) -> usize {
+        0
     }
 
     /// A copy of the value (tensors: another handle to the same memory).
@@ -437,6 +445,19 @@ impl<T: Accel, const N: usize> Accel for [T; N] {
 /// Sequence words shared by `Vec<T>` and `[T]`: the length, then the columns.
 fn marshal_seq<'m, T: Accel + 'm>(xs: &[T], m: &mut Marshal<'m>) {
     m.push(xs.len() as u64);
+    if std::mem::take(&mut m.in_place) {
+        // The compiled code reads the elements where they are: each scalar's address in
+        // the first element, a row's stride apart (see `in_place`).
+        let mut offsets = Vec::new();
+        if in_place::stride::<T>() > 0 && T::leaf_offsets(0, &mut offsets) {
+            let base = xs.as_ptr() as u64;
+            offsets.iter().for_each(|&o| m.push(base + o as u64));
+            m.bytes += std::mem::size_of_val(xs);
+            in_place::MARSHALED.set(in_place::MARSHALED.get() + 1);
+            return;
+        }
+        m.fail("a sequence marshaled in place whose elements cannot be (a bug in accel)".into());
+    }
     T::marshal_columns(xs, m);
 }
 
@@ -496,6 +517,9 @@ impl<T: Accel> Accel for Vec<T> {
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         marshal_seq(self, m)
     }
+    fn row_stride(&self) -> usize {
+        in_place::stride::<T>()
+    }
     fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
     where
         Self: 'm,
@@ -537,6 +561,9 @@ impl<T: Accel> Accel for [T] {
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         marshal_seq(self, m)
     }
+    fn row_stride(&self) -> usize {
+        in_place::stride::<T>()
+    }
 }
 
 impl<T: Accel + ?Sized> Accel for &T {
@@ -561,6 +588,9 @@ impl<T: Accel + ?Sized> Accel for &T {
     }
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         (**self).distributed_over()
+    }
+    fn row_stride(&self) -> usize {
+        (**self).row_stride()
     }
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         (**self).marshal(m)
@@ -596,6 +626,10 @@ pub trait Inspect {
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         None
     }
+    /// See [`Accel::row_stride`].
+    fn row_stride(&self) -> usize {
+        0
+    }
 }
 
 impl std::fmt::Debug for dyn Inspect + Sync {
@@ -623,6 +657,9 @@ impl<T: Accel> Inspect for T {
     }
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         Accel::distributed_over(self)
+    }
+    fn row_stride(&self) -> usize {
+        Accel::row_stride(self)
     }
 }
 

@@ -287,12 +287,13 @@ fn float_reductions_group_alike_at_every_tier() {
         let (xs, ys) = (noise(n, 11 + n as u64), noise(n, 12 + n as u64));
         let at = |tier| with_mode(Mode::Cpu, || with_cpu_tier(tier, || dots(&xs, &ys)));
         let quick = at(CpuTier::Quick);
-        // One chunk at these lengths: the documented fold, bit for bit.
+        // One chunk at these lengths: the documented fold, bit for bit, from -0.0 (where
+        // Rust's float sum starts).
         let products: Vec<f64> = xs.iter().zip(&ys).map(|(a, b)| a * b).collect();
         let scaled: Vec<f32> = xs.iter().map(|x| *x as f32 * 1.5).collect();
         let want = (
-            documented_fold(&products, 0.0),
-            documented_fold(&scaled, 0.0),
+            documented_fold(&products, -0.0),
+            documented_fold(&scaled, -0.0),
         );
         assert_eq!(quick.0.to_bits(), want.0.to_bits(), "n = {n}: f64 dot");
         assert_eq!(quick.1.to_bits(), want.1.to_bits(), "n = {n}: f32 sum");

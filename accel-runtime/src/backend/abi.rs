@@ -39,6 +39,9 @@ pub struct Marshal<'a> {
     pub bytes: usize,
     /// Bytes copied into new columns (records, nested sequences), for ACCEL_LOG.
     pub copied: usize,
+    /// Whether the next sequence marshaled is read in place by the compiled code (its
+    /// elements' scalars where they lie, see `accel_type::in_place`); taken by it.
+    pub in_place: bool,
     /// Why a value could not be marshaled (the first reason).
     pub error: Option<String>,
     /// The distributed sequences among the values (their words are this rank's part, see

@@ -75,6 +75,10 @@ pub struct Captures<'a> {
     /// The word of scalar capture `k` (`None` for other values), read on demand: a backend
     /// may compile values in.
     pub scalar: &'a dyn Fn(usize) -> Option<u64>,
+    /// Each capture's stride where its elements may be read in place (see
+    /// `accel_type::in_place`), else 0; empty where none may (programs derived for
+    /// devices and ranks, whose captures are marshaled as columns).
+    pub row_strides: &'a [usize],
 }
 
 /// A backend: compiles sites for one mode.
@@ -122,6 +126,12 @@ pub trait CompiledSite: Send + Sync {
 
     /// Runs the site on its marshaled captured values.
     fn run(&self, captures: &Marshal<'_>) -> Result<Run, String>;
+
+    /// Which captures, in marshaling order, the code reads in place (marshaled with
+    /// [`Marshal::in_place`]); none by default.
+    fn inputs_in_place(&self) -> &[bool] {
+        &[]
+    }
 }
 
 /// What one run of a compiled site gives back.

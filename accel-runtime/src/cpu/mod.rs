@@ -37,6 +37,9 @@ pub struct CpuSite {
     site_words: Arc<[std::sync::atomic::AtomicU64]>,
     /// What its runs ask while they run, until it is hot (made by the first that asks).
     hot_check: OnceLock<pool::HotCheckFn>,
+    /// Which captures its code reads in place (see `codegen::row_inputs`), in marshaling
+    /// order.
+    in_place: Vec<bool>,
 }
 
 /// A site's fused program, its captures and its result type: what each tier compiles.
@@ -46,6 +49,8 @@ struct Program {
     result: Type,
     /// Whether the caller takes a sequence result in rows (every tier's code agrees).
     rows: bool,
+    /// The captures read in place, with their strides (every tier's code agrees).
+    row_inputs: Vec<(String, i64)>,
     location: String,
 }
 
@@ -119,7 +124,7 @@ impl Backend for CpuBackend {
                     policy,
                 )
             },
-            || compile(site, &*front()?, &fixed, policy, rows),
+            || compile(site, &*front()?, &fixed, policy, rows, captures.row_strides),
         );
         if let Ok(code) = &compiled {
             RECENT_SITES.with_borrow_mut(|sites| {
@@ -242,6 +247,7 @@ fn compile(
     fixed: &[(usize, u64)],
     policy: tiers::Policy,
     rows: bool,
+    row_strides: &[usize],
 ) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -258,11 +264,13 @@ fn compile(
         _ => policy,
     };
     let mut tier = policy.first_tier();
+    let (in_place, row_inputs) = read_in_place(&front.captures, &fused, row_strides);
     let site_code = codegen::SiteCode {
         body: &fused,
         captures: &front.captures,
         result: &front.result,
         rows,
+        row_inputs: &row_inputs,
     };
     let mut code = codegen::compile(&site_code, dump.is_some(), tier);
     if let (Err(e), codegen::Tier::Llvm) = (&code, tier) {
@@ -332,8 +340,10 @@ fn compile(
             captures: front.captures.clone(),
             result: front.result.clone(),
             rows,
+            row_inputs,
             location: site.location(),
         }),
+        in_place,
     });
     if let Some(upgrade) = &compiled.upgrade {
         let (upgrade, quick) = (Arc::clone(upgrade), Arc::clone(&compiled.code));
@@ -347,6 +357,27 @@ fn compile(
         );
     }
     Ok(compiled)
+}
+
+/// Which captures the code reads where they lie (whose elements can be, by their
+/// `row_strides`, and which the program `fused` reads only at its operations' indices: no
+/// columns built per call), in marshaling order, and those captures with their strides.
+fn read_in_place(
+    captures: &[(String, Type)],
+    fused: &accel_ir::Expr,
+    row_strides: &[usize],
+) -> (Vec<bool>, Vec<(String, i64)>) {
+    let mut flags = Vec::new();
+    let mut read = Vec::new();
+    for (k, (name, _)) in captures.iter().enumerate() {
+        let stride = row_strides.get(k).copied().unwrap_or(0);
+        let in_place = stride > 0 && codegen::row_inputs::readable_in_place(fused, name);
+        flags.push(in_place);
+        if in_place {
+            read.push((name.clone(), stride as i64));
+        }
+    }
+    (flags, read)
 }
 
 /// Looks in the background for the site's LLVM code in the disk cache (an earlier
@@ -394,6 +425,7 @@ impl Program {
             captures: &self.captures,
             result: &self.result,
             rows: self.rows,
+            row_inputs: &self.row_inputs,
         }
     }
 
@@ -530,6 +562,10 @@ fn compile_in(body: &mut accel_ir::Expr, name: &str, value: &accel_ir::Lit) {
 impl CompiledSite for CpuSite {
     fn summary(&self) -> String {
         format!("{} parallel kernel(s)", self.code.kernels)
+    }
+
+    fn inputs_in_place(&self) -> &[bool] {
+        &self.in_place
     }
 
     fn compile_ms(&self) -> f64 {

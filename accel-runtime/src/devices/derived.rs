@@ -58,6 +58,7 @@ impl Deriving<'_> {
             names: &names,
             types: &types,
             scalar: &|_| None,
+            row_strides: &[],
         };
         let key = SiteKey {
             id: derived_id(self.site.id, self.stage, role),

@@ -285,6 +285,11 @@ pub(crate) fn plan<R: Accel>(
     let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
     let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
     let scalar = |k: usize| all.get(k).and_then(|(_, v)| scalar_word(*v));
+    // Only one device's code reads captures in place (a split's parts read columns).
+    let row_strides: Vec<usize> = all
+        .iter()
+        .map(|(_, v)| v.row_stride() * !split as usize)
+        .collect();
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
@@ -292,6 +297,7 @@ pub(crate) fn plan<R: Accel>(
         names: &names,
         types: &types,
         scalar: &scalar,
+        row_strides: &row_strides,
     };
     if let Some(Some(c)) = split.then(|| split_plan(site, &desc, &result, &front, devices)) {
         return Ok(Plan::Compiled(c, PhantomData));
@@ -321,7 +327,7 @@ pub(crate) fn plan<R: Accel>(
                 let own = Captures {
                     names: &names[..captures.len()],
                     types: &types[..captures.len()],
-                    scalar: &scalar,
+                    ..desc
                 };
                 if step.backend.code_depends_on_types_alone(key, &own) {
                     remember_plan(RecentPlan {
@@ -354,25 +360,27 @@ pub(crate) fn plan<R: Accel>(
                     message: format!("{e} (ACCEL_MODE={name}); {}", step.advice),
                 });
             }
-            Err(e) => {
-                if !hit {
-                    log::fallback(
-                        key.id,
-                        format_args!(
-                            "{}: {name}: {e}; {} (what compiles: the guide's performance chapter; ACCEL_LOG=0 silences this)",
-                            site.location(),
-                            step.instead
-                        ),
-                    );
-                    fallbacks.push(format!("{name}: {e}"));
-                }
-            }
+            Err(e) if !hit => fallbacks.push(fell_back(site, name, &e, step.instead)),
+            Err(_) => {}
         }
     }
     if !fallbacks.is_empty() {
         stats::record(key.id, site.location(), RanOn::Sequential, fallbacks);
     }
     Ok(Plan::Sequential)
+}
+
+/// Says once that `site` does not compile on backend `name` (`e`) and what runs it
+/// `instead`; the line for its statistics.
+fn fell_back(site: &'static SiteDesc, name: &str, e: &str, instead: &str) -> String {
+    log::fallback(
+        site.key().id,
+        format_args!(
+            "{}: {name}: {e}; {instead} (what compiles: the guide's performance chapter; ACCEL_LOG=0 silences this)",
+            site.location(),
+        ),
+    );
+    format!("{name}: {e}")
 }
 
 /// The backend that runs parts on `device`.
@@ -590,9 +598,12 @@ fn run_marshaled<R: Accel>(
         words: abi::word_buffer(4 * captures.len() + 4),
         ..Marshal::default()
     };
-    for (_, v) in captures {
+    let in_place = code.inputs_in_place();
+    for (k, (_, v)) in captures.iter().enumerate() {
         let word = m.words.len();
+        m.in_place = in_place.get(k).copied().unwrap_or(false);
         v.marshal_into(&mut m);
+        m.in_place = false;
         if distributed && v.distributed_over().is_none() && crate::dist::spreading() {
             // Spread by the test hook: each rank reads its part of the whole in place.
             let t = v.ir_type();

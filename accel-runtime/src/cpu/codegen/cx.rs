@@ -194,6 +194,8 @@ pub struct Gen {
     /// The `create`s of the site function that may write into the memory of the sequence
     /// they replace, by their element function's address (see `in_place`).
     pub(super) in_place: HashSet<usize>,
+    /// The captures read in place, by name, with their strides (see `row_inputs`).
+    pub(super) row_inputs: HashMap<String, i64>,
     /// Whether the kernel being generated may write its output into memory its element
     /// reads at its own index: no gang may then compute an element twice.
     pub(super) writes_in_place: bool,

@@ -33,6 +33,7 @@ mod num;
 mod ops;
 mod pipeline;
 mod proofs;
+pub(super) mod row_inputs;
 mod simd;
 mod spmd;
 mod tensors;
@@ -84,6 +85,8 @@ pub struct SiteCode<'a> {
     pub captures: &'a [(String, Type)],
     pub result: &'a Type,
     pub rows: bool,
+    /// The captures read in place, with their strides (see [`row_inputs`]).
+    pub row_inputs: &'a [(String, i64)],
 }
 
 /// Whether kernels may run elements on SIMD lanes (SPMD); `ACCEL_SIMD=0` turns it off
@@ -258,6 +261,7 @@ impl Gen {
             inner_gangs: false,
             spmd_fallbacks: Vec::new(),
             in_place: HashSet::new(),
+            row_inputs: HashMap::new(),
             writes_in_place: false,
             rows_result: None,
             wrote_rows: false,
@@ -397,6 +401,7 @@ fn compile_with(
             );
         }
         f.g.in_place = in_place::eligible(body);
+        f.g.row_inputs = site.row_inputs.iter().cloned().collect();
         f.g.rows_result = site.rows.then(|| rows_result(body, result)).flatten();
         let v = f.expr(body)?;
         result_words = v.w.len();

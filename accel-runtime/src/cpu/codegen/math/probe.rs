@@ -58,6 +58,7 @@ impl MathProbe {
             simd_loops: 0,
             shapes: Vec::new(),
             site_words: 0,
+            row_inputs: HashMap::new(),
             manifests: HashMap::new(),
             listing: None,
             fma: config.fma.unwrap_or(host_fma) && host_fma,

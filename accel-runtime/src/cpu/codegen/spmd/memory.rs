@@ -43,6 +43,12 @@ impl FnCx<'_, '_> {
         };
         let elem = (**elem).clone();
         let len = v.w[0];
+        if let Some(stride) = self.row_input_stride(base) {
+            if !proven {
+                self.check_lanes_below(&idx.w[0], len, FailureKind::Index)?;
+            }
+            return self.gang_rows_in_place(&elem, &v.w[1..], &idx.w[0], len, stride, proven);
+        }
         let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
         let inside = match (&idx.w[0], masked, proven) {
             (Part::Seq(first, _), true, false) => Some(self.range_inside(*first, len)),
@@ -81,7 +87,7 @@ impl FnCx<'_, '_> {
 
     /// `fast` where `cond` holds, else `slow`: two ways to compute one gang value (every
     /// word as vectors, of the same types), joined.
-    fn either_g(
+    pub(super) fn either_g(
         &mut self,
         cond: Value,
         fast: impl FnOnce(&mut Self) -> R<G>,
@@ -218,7 +224,7 @@ impl FnCx<'_, '_> {
 
     /// The lanes `i` of one column of numbers `s` (`len` long when known); `movable` when
     /// they are in bounds wherever the load is (sequences do not change during a run).
-    fn load_column(
+    pub(super) fn load_column(
         &mut self,
         col: Value,
         s: ScalarType,

@@ -44,6 +44,7 @@ mod lockstep;
 mod memory;
 mod methods;
 mod reduce;
+mod rows_in_place;
 mod sequences;
 mod small;
 pub(super) mod state;
