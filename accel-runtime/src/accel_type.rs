@@ -91,10 +91,11 @@ pub trait Accel: Send + Sync {
     }
 
     /// For a sequence whose elements compiled code can read where they lie (see
-    /// `in_place`): the bytes from one element to the next; 0 for any other value.
+    /// `in_place`): the bytes from one element to the next, and each scalar's offset in
+    /// an element; 0 and none for any other value.
     #[doc(hidden)]
-    fn row_stride(&self) -> usize {
-        0
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        (0, Vec::new())
     }
 
     /// A copy of the value (tensors: another handle to the same memory).
@@ -517,8 +518,8 @@ impl<T: Accel> Accel for Vec<T> {
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         marshal_seq(self, m)
     }
-    fn row_stride(&self) -> usize {
-        in_place::stride::<T>()
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        in_place::layout::<T>()
     }
     fn marshal_columns<'m>(xs: &[Self], m: &mut Marshal<'m>)
     where
@@ -561,8 +562,8 @@ impl<T: Accel> Accel for [T] {
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         marshal_seq(self, m)
     }
-    fn row_stride(&self) -> usize {
-        in_place::stride::<T>()
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        in_place::layout::<T>()
     }
 }
 
@@ -589,8 +590,8 @@ impl<T: Accel + ?Sized> Accel for &T {
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         (**self).distributed_over()
     }
-    fn row_stride(&self) -> usize {
-        (**self).row_stride()
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        (**self).row_layout()
     }
     fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
         (**self).marshal(m)
@@ -626,9 +627,9 @@ pub trait Inspect {
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         None
     }
-    /// See [`Accel::row_stride`].
-    fn row_stride(&self) -> usize {
-        0
+    /// See [`Accel::row_layout`].
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        (0, Vec::new())
     }
 }
 
@@ -658,8 +659,8 @@ impl<T: Accel> Inspect for T {
     fn distributed_over(&self) -> Option<std::sync::Arc<dyn crate::comm::Communicator>> {
         Accel::distributed_over(self)
     }
-    fn row_stride(&self) -> usize {
-        Accel::row_stride(self)
+    fn row_layout(&self) -> (usize, Vec<usize>) {
+        Accel::row_layout(self)
     }
 }
 

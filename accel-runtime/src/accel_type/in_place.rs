@@ -44,6 +44,17 @@ pub fn stride<T: Accel>() -> usize {
     }
 }
 
+/// [`stride`] with each scalar's offset in an element, in column order (none where the
+/// stride is 0).
+pub fn layout<T: Accel>() -> (usize, Vec<usize>) {
+    let stride = stride::<T>();
+    let mut offsets = Vec::new();
+    if stride == 0 || !T::leaf_offsets(0, &mut offsets) {
+        return (0, Vec::new());
+    }
+    (stride, offsets)
+}
+
 /// The scalars of a flat element type, in column order; `None` where it holds sequences.
 fn scalars(t: &Type) -> Option<Vec<ScalarType>> {
     match t {

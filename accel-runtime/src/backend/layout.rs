@@ -62,6 +62,16 @@ pub fn words(t: &Type) -> Result<Vec<Word>, String> {
     })
 }
 
+/// How a sequence read in place lies in memory (see `accel_type::in_place`): the bytes
+/// from one element to the next, and each scalar's offset in an element, in column order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowLayout {
+    /// The bytes from one element to the next.
+    pub stride: i64,
+    /// Each scalar's offset in bytes in an element, in column order.
+    pub offsets: Vec<i64>,
+}
+
 /// The first word of each of `captures` among their words, in order.
 pub fn first_words(captures: &[(String, Type)]) -> Result<Vec<usize>, String> {
     let mut word = 0;

@@ -14,6 +14,7 @@ pub mod tiers;
 use crate::backend::abi::{Arena, Marshal};
 use crate::backend::cache::CompileCache;
 use crate::backend::dump::{dump_dir, file_stem, write_file};
+use crate::backend::layout::RowLayout;
 use crate::backend::{Backend, Captures, CompiledSite, FrontEnd, FrontEndFn, Run, SiteKey};
 use accel_ir::Type;
 use pool::RunCtx;
@@ -49,8 +50,8 @@ struct Program {
     result: Type,
     /// Whether the caller takes a sequence result in rows (every tier's code agrees).
     rows: bool,
-    /// The captures read in place, with their strides (every tier's code agrees).
-    row_inputs: Vec<(String, i64)>,
+    /// The captures read in place, with how they lie (every tier's code agrees).
+    row_inputs: Vec<(String, RowLayout)>,
     location: String,
 }
 
@@ -124,7 +125,7 @@ impl Backend for CpuBackend {
                     policy,
                 )
             },
-            || compile(site, &*front()?, &fixed, policy, rows, captures.row_strides),
+            || compile(site, &*front()?, &fixed, policy, rows, captures.row_layouts),
         );
         if let Ok(code) = &compiled {
             RECENT_SITES.with_borrow_mut(|sites| {
@@ -247,7 +248,7 @@ fn compile(
     fixed: &[(usize, u64)],
     policy: tiers::Policy,
     rows: bool,
-    row_strides: &[usize],
+    row_layouts: &[(usize, Vec<usize>)],
 ) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -264,7 +265,7 @@ fn compile(
         _ => policy,
     };
     let mut tier = policy.first_tier();
-    let (in_place, row_inputs) = read_in_place(&front.captures, &fused, row_strides);
+    let (in_place, row_inputs) = read_in_place(&front.captures, &fused, row_layouts);
     let site_code = codegen::SiteCode {
         body: &fused,
         captures: &front.captures,
@@ -360,21 +361,25 @@ fn compile(
 }
 
 /// Which captures the code reads where they lie (whose elements can be, by their
-/// `row_strides`, and which the program `fused` reads only at its operations' indices: no
-/// columns built per call), in marshaling order, and those captures with their strides.
+/// `row_layouts`, and which the program `fused` reads only at its operations' indices: no
+/// columns built per call), in marshaling order, and those captures with how they lie.
 fn read_in_place(
     captures: &[(String, Type)],
     fused: &accel_ir::Expr,
-    row_strides: &[usize],
-) -> (Vec<bool>, Vec<(String, i64)>) {
+    row_layouts: &[(usize, Vec<usize>)],
+) -> (Vec<bool>, Vec<(String, RowLayout)>) {
     let mut flags = Vec::new();
     let mut read = Vec::new();
     for (k, (name, _)) in captures.iter().enumerate() {
-        let stride = row_strides.get(k).copied().unwrap_or(0);
+        let (stride, offsets) = row_layouts.get(k).cloned().unwrap_or_default();
         let in_place = stride > 0 && codegen::row_inputs::readable_in_place(fused, name);
         flags.push(in_place);
         if in_place {
-            read.push((name.clone(), stride as i64));
+            let row = RowLayout {
+                stride: stride as i64,
+                offsets: offsets.into_iter().map(|o| o as i64).collect(),
+            };
+            read.push((name.clone(), row));
         }
     }
     (flags, read)

@@ -58,7 +58,7 @@ impl Deriving<'_> {
             names: &names,
             types: &types,
             scalar: &|_| None,
-            row_strides: &[],
+            row_layouts: &[],
         };
         let key = SiteKey {
             id: derived_id(self.site.id, self.stage, role),

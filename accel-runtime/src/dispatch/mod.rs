@@ -286,10 +286,10 @@ pub(crate) fn plan<R: Accel>(
     let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
     let scalar = |k: usize| all.get(k).and_then(|(_, v)| scalar_word(*v));
     // Only one device's code reads captures in place (a split's parts read columns).
-    let row_strides: Vec<usize> = all
-        .iter()
-        .map(|(_, v)| v.row_stride() * !split as usize)
-        .collect();
+    let row_layouts: Vec<(usize, Vec<usize>)> = match split {
+        false => all.iter().map(|(_, v)| v.row_layout()).collect(),
+        true => Vec::new(),
+    };
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
     let key = site.key();
@@ -297,7 +297,7 @@ pub(crate) fn plan<R: Accel>(
         names: &names,
         types: &types,
         scalar: &scalar,
-        row_strides: &row_strides,
+        row_layouts: &row_layouts,
     };
     if let Some(Some(c)) = split.then(|| split_plan(site, &desc, &result, &front, devices)) {
         return Ok(Plan::Compiled(c, PhantomData));

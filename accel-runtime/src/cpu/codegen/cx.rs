@@ -195,7 +195,7 @@ pub struct Gen {
     /// they replace, by their element function's address (see `in_place`).
     pub(super) in_place: HashSet<usize>,
     /// The captures read in place, by name, with their strides (see `row_inputs`).
-    pub(super) row_inputs: HashMap<String, i64>,
+    pub(super) row_inputs: HashMap<String, crate::backend::layout::RowLayout>,
     /// Whether the kernel being generated may write its output into memory its element
     /// reads at its own index: no gang may then compute an element twice.
     pub(super) writes_in_place: bool,

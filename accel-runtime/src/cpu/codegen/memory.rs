@@ -37,7 +37,7 @@ impl FnCx<'_, '_> {
             let by_var =
                 matches!(i, Expr::Var(j) if self.safe.iter().any(|(a, b)| a == s && b == j));
             let by_affine = self.safe_affine.iter().any(|(a, x)| a == s && x == i);
-            if let Some(stride) = self.row_input_stride(base) {
+            if let Some(row) = self.row_input(base) {
                 let proven = by_var || by_affine;
                 if !proven {
                     let len = v.w[0];
@@ -47,7 +47,7 @@ impl FnCx<'_, '_> {
                         .icmp(IntCC::UnsignedGreaterThanOrEqual, iv.w[0], len);
                     self.fail_if(oob, FailureKind::Index, iv.w[0], len);
                 }
-                let w = self.row_in_place(elem, &v.w[1..], iv.w[0], stride, proven)?;
+                let w = self.row_in_place(elem, &v.w[1..], iv.w[0], row.stride, proven)?;
                 return Ok(V {
                     ty: (**elem).clone(),
                     w,

@@ -85,8 +85,8 @@ pub struct SiteCode<'a> {
     pub captures: &'a [(String, Type)],
     pub result: &'a Type,
     pub rows: bool,
-    /// The captures read in place, with their strides (see [`row_inputs`]).
-    pub row_inputs: &'a [(String, i64)],
+    /// The captures read in place, with how they lie (see [`row_inputs`]).
+    pub row_inputs: &'a [(String, crate::backend::layout::RowLayout)],
 }
 
 /// Whether kernels may run elements on SIMD lanes (SPMD); `ACCEL_SIMD=0` turns it off

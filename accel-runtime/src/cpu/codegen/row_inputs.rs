@@ -8,7 +8,7 @@
 //! and deinterleaves (`spmd::rows_in_place`); any other use keeps columns.
 
 use super::cx::*;
-use crate::backend::layout::flat_columns;
+use crate::backend::layout::{flat_columns, RowLayout};
 use accel_ir::{Expr, Pat, Type};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
@@ -52,10 +52,10 @@ pub(in crate::cpu) fn readable_in_place(body: &Expr, name: &str) -> bool {
 }
 
 impl FnCx<'_, '_> {
-    /// The stride of the capture `base` names where it is read in place.
-    pub(super) fn row_input_stride(&self, base: &Expr) -> Option<i64> {
+    /// How the capture `base` names lies where it is read in place.
+    pub(super) fn row_input(&self, base: &Expr) -> Option<RowLayout> {
         match base {
-            Expr::Var(name) => self.g.row_inputs.get(name).copied(),
+            Expr::Var(name) => self.g.row_inputs.get(name).cloned(),
             _ => None,
         }
     }

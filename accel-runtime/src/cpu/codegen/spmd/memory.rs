@@ -43,11 +43,11 @@ impl FnCx<'_, '_> {
         };
         let elem = (**elem).clone();
         let len = v.w[0];
-        if let Some(stride) = self.row_input_stride(base) {
+        if let Some(row) = self.row_input(base) {
             if !proven {
                 self.check_lanes_below(&idx.w[0], len, FailureKind::Index)?;
             }
-            return self.gang_rows_in_place(&elem, &v.w[1..], &idx.w[0], len, stride, proven);
+            return self.gang_rows_in_place(&elem, &v.w[1..], &idx.w[0], len, &row, proven);
         }
         let masked = self.gang.as_ref().is_some_and(|g| g.mask.is_some());
         let inside = match (&idx.w[0], masked, proven) {
