@@ -87,7 +87,7 @@ fn locals_are_values_and_function_parameters_are_applied() {
 
 #[test]
 fn iterator_chains_lower_to_parallel_operations() {
-    assert_eq!(site("xs.par_iter().map(|x| x * 2).sum()").unwrap(), "(reduce (lambda (__accel_a1 __accel_b2) (+ __accel_a1 __accel_b2)) (as 0 _) (map (lambda (x) (* x 2)) xs))");
+    assert_eq!(site("xs.par_iter().map(|x| x * 2).sum()").unwrap(), "(reduce (lambda (__accel_a1 __accel_b2) (+ __accel_a1 __accel_b2)) (as -0.0 _) (map (lambda (x) (* x 2)) xs))");
     assert_eq!(site("xs.iter().zip(&ys).filter(|(x, y)| **x > **y).count()").unwrap(),
         "(reduce (lambda (__accel_a3 __accel_b4) (+ __accel_a3 __accel_b4)) 0usize (map (lambda (_) 1usize) (filter (lambda ((x, y)) (> x y)) (map2 (lambda (__accel_x1 __accel_y2) (tuple __accel_x1 __accel_y2)) (slice xs 0usize (.min (.len xs) (.len ys))) (slice ys 0usize (.min (.len xs) (.len ys)))))))"
     );
