@@ -164,6 +164,45 @@ fn reads_under_a_mask_and_inside_a_nested_operation_agree() {
 }
 
 #[test]
+fn a_stencil_reads_its_neighbours_in_place() {
+    for n in [1, 2, 17, 33, 1000, 4099] {
+        let v = numbers(2 * n, 6);
+        let pairs: Vec<(f32, f32)> = (0..n).map(|i| (v[i] as f32, v[n + i] as f32)).collect();
+        let (got, read) = exact_in_place(|| {
+            accelerate!(create(pairs.len(), |i| {
+                if i == 0 || i == pairs.len() - 1 {
+                    pairs[i].0
+                } else {
+                    pairs[i - 1].0 * 0.25 + pairs[i].1 * 0.5 + pairs[i + 1].0 * 0.25
+                }
+            }))
+        });
+        assert!(read >= 3, "n = {n}");
+        let want: Vec<f32> = (0..n)
+            .map(|i| {
+                if i == 0 || i == n - 1 {
+                    pairs[i].0
+                } else {
+                    pairs[i - 1].0 * 0.25 + pairs[i].1 * 0.5 + pairs[i + 1].0 * 0.25
+                }
+            })
+            .collect();
+        assert_eq!(got, want, "n = {n}");
+    }
+    // Unguarded, the neighbour before the first element is out of bounds (its index
+    // wraps), as with columns.
+    let pairs: Vec<(f32, f32)> = (0..20).map(|i| (i as f32, 2.0)).collect();
+    for (mode, e) in common::errors_in_every_mode(|| {
+        try_accelerate!(create(pairs.len(), |i| pairs[i - 1].0 + pairs[i].1))
+    }) {
+        assert!(
+            matches!(e.kind(), ErrorKind::IndexOutOfBounds | ErrorKind::Overflow),
+            "{mode}: {e}"
+        );
+    }
+}
+
+#[test]
 fn a_capture_read_elsewhere_keeps_columns() {
     let n = 100;
     let v = numbers(2 * n, 5);

@@ -1,15 +1,16 @@
 //! Captured sequences of tuples, arrays or records read where they lie (see
 //! `accel_type::in_place`): element `i`'s scalar `k` is `stride * i` bytes past the
 //! capture's column word `k` (its address in the first element), so no columns are built
-//! for a call. Only a capture the program reads as `xs[i]` at the index of the parallel
-//! operation around the read, in an element without loops (`create(xs.len(), |i| ..
-//! xs[i] ..)`, what iterator chains and `map` fuse to), and as `xs.len()`, is read so: a
-//! gang's lanes are then consecutive elements, whose scalars it loads as whole vectors
-//! and deinterleaves (`spmd::rows_in_place`); any other use keeps columns.
+//! for a call. Only a capture the program reads as `xs[i]` (or a neighbour `xs[i + 1]`,
+//! `xs[i - 1]`) at the index of the parallel operation around the read, in an element
+//! without loops (`create(xs.len(), |i| .. xs[i] ..)`, what iterator chains and `map`
+//! fuse to), and as `xs.len()`, is read so: a gang's lanes are then consecutive elements,
+//! whose scalars it loads as whole vectors and deinterleaves (`spmd::rows_in_place`); any
+//! other use keeps columns.
 
 use super::cx::*;
 use crate::backend::layout::{flat_columns, RowLayout};
-use accel_ir::{Expr, Pat, Type};
+use accel_ir::{BinOp, Expr, Pat, Type};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
 /// Whether the program `body` reads the capture `name` only as `name[i]`, `i` the index
@@ -37,7 +38,7 @@ pub(in crate::cpu) fn readable_in_place(body: &Expr, name: &str) -> bool {
                 }
                 body.walk(&mut |x| {
                     if let Expr::Index(b, j) = x {
-                        if is_name(b) && matches!(&**j, Expr::Var(v) if v == i) {
+                        if is_name(b) && at_or_beside(j, i) {
                             fitting += 1;
                         }
                     }
@@ -49,6 +50,18 @@ pub(in crate::cpu) fn readable_in_place(body: &Expr, name: &str) -> bool {
     // A read counted for two operations' indices (one nested in the other, the same
     // name) makes more fitting uses than uses: then columns.
     uses > 0 && fitting == uses
+}
+
+/// Whether the index `j` is `i`, or `i` plus or minus a literal (a stencil's neighbour):
+/// consecutive lanes at a gang's index.
+fn at_or_beside(j: &Expr, i: &str) -> bool {
+    let is_i = |e: &Expr| matches!(e, Expr::Var(v) if v == i);
+    let literal = |e: &Expr| e.literal_usize().is_some();
+    match j {
+        Expr::Binary(BinOp::Add, a, b) => (is_i(a) && literal(b)) || (literal(a) && is_i(b)),
+        Expr::Binary(BinOp::Sub, a, b) => is_i(a) && literal(b),
+        j => is_i(j),
+    }
 }
 
 impl FnCx<'_, '_> {
