@@ -211,7 +211,56 @@ fn streams(runs: usize, scale: &dyn Fn(usize, usize) -> usize, rows: &mut Vec<Ro
         saxpy_seq,
         |a, b| max_rel(a, b),
     ));
+    // The same data as a user's `Vec` of pairs and of records: read where they lie.
+    let pairs: Vec<(f32, f32)> = xs.iter().zip(&ys).map(|(&x, &y)| (x, y)).collect();
     drop((xs, ys));
+    let exact: f64 = pairs.iter().map(|&(x, y)| x as f64 * y as f64).sum();
+    rows.push(bench(
+        "dot over a Vec of pairs",
+        format!("{n} (f32, f32)"),
+        runs,
+        || accelerate!(pairs.par_iter().map(|&(x, y)| x * y).sum::<f32>()),
+        || pairs.par_iter().map(|&(x, y)| x * y).sum::<f32>(),
+        || pairs.iter().map(|&(x, y)| x * y).sum::<f32>(),
+        |a, _| rel(*a as f64, exact),
+    ));
+    let particles: Vec<Particle> = pairs[..n / 2]
+        .iter()
+        .zip(&pairs[n / 2..])
+        .map(|(&(x, y), &(z, mass))| Particle { x, y, z, mass })
+        .collect();
+    drop(pairs);
+    let energy = |p: &Particle| p.mass * (p.x * p.x + p.y * p.y + p.z * p.z);
+    let exact: f64 = particles
+        .iter()
+        .map(|p| {
+            p.mass as f64
+                * (p.x as f64 * p.x as f64 + p.y as f64 * p.y as f64 + p.z as f64 * p.z as f64)
+        })
+        .sum();
+    rows.push(bench(
+        "sum over a Vec of records",
+        format!("{} records of four f32", n / 2),
+        runs,
+        || {
+            accelerate!(particles
+                .par_iter()
+                .map(|p| p.mass * (p.x * p.x + p.y * p.y + p.z * p.z))
+                .sum::<f32>())
+        },
+        || particles.par_iter().map(energy).sum::<f32>(),
+        || particles.iter().map(energy).sum::<f32>(),
+        |a, _| rel(*a as f64, exact),
+    ));
+}
+
+/// A user's record: a particle's position and mass.
+#[derive(Accel, Clone, Copy, Debug, PartialEq)]
+struct Particle {
+    x: f32,
+    y: f32,
+    z: f32,
+    mass: f32,
 }
 
 /// Black-Scholes call and put prices of random options, written as users write it: one

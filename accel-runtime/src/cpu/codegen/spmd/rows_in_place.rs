@@ -186,6 +186,14 @@ impl FnCx<'_, '_> {
         if m == 1 {
             return vs[0];
         }
+        if (m, per, lane_bytes) == (4, 4, 4) {
+            // Four 32-bit scalars a row in vectors of four (Cranelift's): lane `place` of
+            // each vector, gathered by three two-input shuffles of the `shufps` form.
+            let q = place as u8;
+            let low = self.shuffle_lanes(vs[0], vs[1], &[q, q, 4 + q, 4 + q], 4);
+            let high = self.shuffle_lanes(vs[2], vs[3], &[q, q, 4 + q, 4 + q], 4);
+            return self.shuffle_lanes(low, high, &[0, 2, 4, 6], 4);
+        }
         let source = |l: usize| l * m + place;
         let first_two: Vec<u8> = (0..per)
             .map(|l| match source(l) {
