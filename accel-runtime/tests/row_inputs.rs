@@ -18,16 +18,6 @@ struct Particle {
     mass: f32,
 }
 
-const LENGTHS: [usize; 9] = [0, 1, 3, 15, 16, 17, 33, 1001, 40_003];
-
-/// `n` numbers in [-1, 1) from a fixed seed.
-fn numbers(n: usize, seed: u64) -> Vec<f64> {
-    common::values(n, seed)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
-}
-
 /// Runs `site` against debug mode at every CPU tier (and in the other modes), and says
 /// how many captures the runs read in place.
 fn exact_in_place<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> (R, usize) {
@@ -40,9 +30,9 @@ fn exact_in_place<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> (R, usize
 
 #[test]
 fn pairs_are_read_in_place_at_every_length() {
-    for n in LENGTHS {
-        let a = numbers(n, 1);
-        let b = numbers(n, 2);
+    for n in common::GANG_LENGTHS {
+        let a = common::numbers(n, 1);
+        let b = common::numbers(n, 2);
         let pairs: Vec<(f32, f32)> = a
             .iter()
             .zip(&b)
@@ -72,7 +62,7 @@ fn pairs_are_read_in_place_at_every_length() {
 #[test]
 fn arrays_records_and_mixed_numbers_are_read_in_place() {
     for n in [5, 16, 33, 4099] {
-        let v = numbers(3 * n, 3);
+        let v = common::numbers(3 * n, 3);
         let points: Vec<[f64; 3]> = (0..n)
             .map(|i| [v[3 * i], v[3 * i + 1], v[3 * i + 2]])
             .collect();
@@ -131,7 +121,7 @@ fn arrays_records_and_mixed_numbers_are_read_in_place() {
 #[test]
 fn reads_under_a_mask_and_inside_a_nested_operation_agree() {
     for n in [7, 32, 1000] {
-        let v = numbers(2 * n, 4);
+        let v = common::numbers(2 * n, 4);
         let pairs: Vec<(f32, f32)> = (0..n).map(|i| (v[i] as f32, v[n + i] as f32)).collect();
         let (got, read) = exact_in_place(|| {
             accelerate!(create(pairs.len(), |i| if i % 3 == 0 {
@@ -166,7 +156,7 @@ fn reads_under_a_mask_and_inside_a_nested_operation_agree() {
 #[test]
 fn a_stencil_reads_its_neighbours_in_place() {
     for n in [1, 2, 17, 33, 1000, 4099] {
-        let v = numbers(2 * n, 6);
+        let v = common::numbers(2 * n, 6);
         let pairs: Vec<(f32, f32)> = (0..n).map(|i| (v[i] as f32, v[n + i] as f32)).collect();
         let (got, read) = exact_in_place(|| {
             accelerate!(create(pairs.len(), |i| {
@@ -205,7 +195,7 @@ fn a_stencil_reads_its_neighbours_in_place() {
 #[test]
 fn a_capture_read_elsewhere_keeps_columns() {
     let n = 100;
-    let v = numbers(2 * n, 5);
+    let v = common::numbers(2 * n, 5);
     let pairs: Vec<(f32, f32)> = (0..n).map(|i| (v[i] as f32, v[n + i] as f32)).collect();
     // Read backwards, and whole in a loop: columns, and the same results.
     let (got, read) =

@@ -25,18 +25,6 @@ struct Padded {
     z: f32,
 }
 
-/// Lengths around a gang's width (4 to 32 lanes) and its tails, and long enough to be
-/// split into chunks and read in parallel.
-const LENGTHS: [usize; 9] = [0, 1, 3, 15, 16, 17, 33, 1001, 40_003];
-
-/// `n` numbers in [-1, 1) from a fixed seed.
-fn numbers(n: usize, seed: u64) -> Vec<f64> {
-    common::values(n, seed)
-        .into_iter()
-        .map(|x| 2.0 * x)
-        .collect()
-}
-
 /// Runs `site` in debug mode and in cpu mode at every tier: the results must print alike
 /// (floats bit for bit). Returns how many cpu results were adopted and read from rows.
 fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> (usize, usize) {
@@ -62,8 +50,11 @@ fn exact<R: Accel + std::fmt::Debug>(site: impl Fn() -> R) -> (usize, usize) {
 
 #[test]
 fn pairs_of_f32_from_create_are_adopted_as_rows() {
-    for n in LENGTHS {
-        let xs: Vec<f32> = numbers(n, 1).into_iter().map(|x| x as f32).collect();
+    for n in common::GANG_LENGTHS {
+        let xs: Vec<f32> = common::numbers(n, 1)
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
         let (adopted, read) = exact(|| {
             accelerate!(create(xs.len(), |i| {
                 let x = xs[i];
@@ -86,9 +77,12 @@ fn pairs_of_f32_from_create_are_adopted_as_rows() {
 
 #[test]
 fn rows_of_three_and_of_mixed_numbers_from_maps() {
-    for n in LENGTHS {
-        let xs: Vec<f32> = numbers(n, 2).into_iter().map(|x| x as f32).collect();
-        let ys: Vec<f64> = numbers(n, 3);
+    for n in common::GANG_LENGTHS {
+        let xs: Vec<f32> = common::numbers(n, 2)
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
+        let ys: Vec<f64> = common::numbers(n, 3);
         // Twelve bytes a row: no power of two.
         let (adopted, _) = exact(|| accelerate!(map(|x| (x, x + 1.0, x * x), &xs)));
         assert_eq!(adopted > 0, n > 0, "n = {n}");
@@ -108,8 +102,11 @@ fn rows_of_three_and_of_mixed_numbers_from_maps() {
 #[test]
 fn records_are_adopted_and_others_read_element_by_element() {
     let runs = if common::llvm_present() { 3 } else { 2 };
-    for n in LENGTHS {
-        let xs: Vec<f32> = numbers(n, 4).into_iter().map(|x| x as f32).collect();
+    for n in common::GANG_LENGTHS {
+        let xs: Vec<f32> = common::numbers(n, 4)
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
         let (adopted, read) = exact(|| {
             accelerate!(create(xs.len(), |i| Point {
                 x: xs[i],
@@ -143,7 +140,7 @@ fn records_are_adopted_and_others_read_element_by_element() {
 #[test]
 fn elements_of_mixed_sizes_stay_in_columns() {
     for n in [0, 17, 1001] {
-        let xs: Vec<f64> = numbers(n, 5);
+        let xs: Vec<f64> = common::numbers(n, 5);
         let (adopted, read) = exact(|| accelerate!(map(|x| (x, x as f32), &xs)));
         assert_eq!((adopted, read), (0, 0));
         let (adopted, read) = exact(|| accelerate!(map(|x| (x > 0.0, x < 0.5), &xs)));
@@ -153,7 +150,10 @@ fn elements_of_mixed_sizes_stay_in_columns() {
 
 #[test]
 fn rows_inside_other_results_and_of_later_operations() {
-    let xs: Vec<f32> = numbers(1001, 6).into_iter().map(|x| x as f32).collect();
+    let xs: Vec<f32> = common::numbers(1001, 6)
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
     // A tuple holding the sequence, a filter's result, a producer read by a reduction:
     // columns, as before.
     let (adopted, _) = exact(|| accelerate!((map(|x| (x, -x), &xs), 2.0f32)));
@@ -183,7 +183,10 @@ fn long_sequences_of_tuples_and_records_are_captured_alike() {
     // Captured tuples and records are copied into columns, in parallel from 2^15
     // elements, into memory earlier calls gave back: every length below reuses some.
     for n in [40_003usize, 40_003, 70_001, 40_003, 33_000] {
-        let xs: Vec<f32> = numbers(n, 7).into_iter().map(|x| x as f32).collect();
+        let xs: Vec<f32> = common::numbers(n, 7)
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
         let pairs: Vec<(f32, f64)> = xs.iter().map(|&x| (x, x as f64 * 3.0)).collect();
         let points: Vec<Point> = xs.iter().map(|&x| Point { x, y: -x, z: x * x }).collect();
         let nested: Vec<([u32; 2], f32)> = xs

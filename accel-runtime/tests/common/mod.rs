@@ -300,3 +300,12 @@ pub fn values(n: usize, seed: u64) -> Vec<f64> {
         })
         .collect()
 }
+
+/// `n` numbers in [-1, 1) from a fixed seed.
+pub fn numbers(n: usize, seed: u64) -> Vec<f64> {
+    values(n, seed).into_iter().map(|x| 2.0 * x).collect()
+}
+
+/// Lengths around a gang's width (4 to 32 lanes) and its tails, and long enough to be
+/// split into chunks and read or written in parallel.
+pub const GANG_LENGTHS: [usize; 9] = [0, 1, 3, 15, 16, 17, 33, 1001, 40_003];
