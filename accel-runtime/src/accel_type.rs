@@ -449,8 +449,8 @@ fn marshal_seq<'m, T: Accel + 'm>(xs: &[T], m: &mut Marshal<'m>) {
     if std::mem::take(&mut m.in_place) {
         // The compiled code reads the elements where they are: each scalar's address in
         // the first element, a row's stride apart (see `in_place`).
-        let mut offsets = Vec::new();
-        if in_place::stride::<T>() > 0 && T::leaf_offsets(0, &mut offsets) {
+        let (stride, offsets) = in_place::layout::<T>();
+        if stride > 0 {
             let base = xs.as_ptr() as u64;
             offsets.iter().for_each(|&o| m.push(base + o as u64));
             m.bytes += std::mem::size_of_val(xs);

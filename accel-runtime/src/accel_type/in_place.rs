@@ -13,22 +13,23 @@ thread_local! {
     pub static MARSHALED: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The bytes from one element of `T` to the next when compiled code can read sequences of
-/// `T` in place: a tuple, array or record of at least two numbers of 4 or 8 bytes (what a
-/// gang loads as whole vectors), each at an offset Rust's layout gives and whose size
-/// divides the element's; else 0.
-pub fn stride<T: Accel>() -> usize {
+/// How sequences of `T` lie where compiled code can read them in place: the bytes from
+/// one element to the next and each scalar's offset in an element, in column order, for a
+/// tuple, array or record of at least two numbers of 4 or 8 bytes (what a gang loads as
+/// whole vectors) at offsets Rust's layout gives, each size dividing the element's; else 0
+/// and no offsets.
+pub fn layout<T: Accel>() -> (usize, Vec<usize>) {
     let leaves = match T::accel_type() {
         t @ (Type::Tuple(_) | Type::Record(..) | Type::Array(..)) => match scalars(&t) {
             Some(l) if l.len() >= 2 => l,
-            _ => return 0,
+            _ => return (0, Vec::new()),
         },
-        _ => return 0,
+        _ => return (0, Vec::new()),
     };
     let size = std::mem::size_of::<T>();
     let mut offsets = Vec::new();
     if !T::leaf_offsets(0, &mut offsets) || offsets.len() != leaves.len() {
-        return 0;
+        return (0, Vec::new());
     }
     let fits = leaves.iter().zip(&offsets).all(|(s, &o)| {
         let b = crate::backend::layout::size_of(*s);
@@ -37,22 +38,10 @@ pub fn stride<T: Accel>() -> usize {
             && size.is_multiple_of(b)
             && o.is_multiple_of(b)
     });
-    if fits {
-        size
-    } else {
-        0
+    match fits {
+        true => (size, offsets),
+        false => (0, Vec::new()),
     }
-}
-
-/// [`stride`] with each scalar's offset in an element, in column order (none where the
-/// stride is 0).
-pub fn layout<T: Accel>() -> (usize, Vec<usize>) {
-    let stride = stride::<T>();
-    let mut offsets = Vec::new();
-    if stride == 0 || !T::leaf_offsets(0, &mut offsets) {
-        return (0, Vec::new());
-    }
-    (stride, offsets)
 }
 
 /// The scalars of a flat element type, in column order; `None` where it holds sequences.
@@ -74,10 +63,15 @@ fn scalars(t: &Type) -> Option<Vec<ScalarType>> {
 mod tests {
     use super::*;
 
+    /// The stride of `T`'s layout.
+    fn stride<T: Accel>() -> usize {
+        layout::<T>().0
+    }
+
     #[test]
     fn tuples_and_arrays_of_4_and_8_byte_numbers_are_read_in_place() {
         assert_eq!(stride::<(f32, f32)>(), 8);
-        assert_eq!(stride::<[f64; 3]>(), 24);
+        assert_eq!(layout::<[f64; 3]>(), (24, vec![0, 8, 16]));
         assert_eq!(stride::<(u32, f32, i32)>(), 12);
         assert_eq!(stride::<(f32, f64)>(), 16);
         // Numbers alone, bytes, booleans and nested sequences are not.

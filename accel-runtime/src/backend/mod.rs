@@ -75,11 +75,11 @@ pub struct Captures<'a> {
     /// The word of scalar capture `k` (`None` for other values), read on demand: a backend
     /// may compile values in.
     pub scalar: &'a dyn Fn(usize) -> Option<u64>,
-    /// Each capture's stride and its scalars' offsets in an element where its elements
-    /// may be read in place (see `accel_type::in_place`), else 0 and none; empty where
-    /// none may (programs derived for devices and ranks, whose captures are marshaled as
-    /// columns).
-    pub row_layouts: &'a [(usize, Vec<usize>)],
+    /// Capture `k`'s stride and its scalars' offsets in an element where its elements may
+    /// be read in place (see `accel_type::in_place`), else 0 and none (always for the
+    /// programs derived for devices and ranks, whose captures are marshaled as columns);
+    /// read on demand, when a backend compiles.
+    pub row_layout: &'a dyn Fn(usize) -> (usize, Vec<usize>),
 }
 
 /// A backend: compiles sites for one mode.

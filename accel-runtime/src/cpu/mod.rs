@@ -125,7 +125,7 @@ impl Backend for CpuBackend {
                     policy,
                 )
             },
-            || compile(site, &*front()?, &fixed, policy, rows, captures.row_layouts),
+            || compile(site, &*front()?, &fixed, policy, rows, captures.row_layout),
         );
         if let Ok(code) = &compiled {
             RECENT_SITES.with_borrow_mut(|sites| {
@@ -248,7 +248,7 @@ fn compile(
     fixed: &[(usize, u64)],
     policy: tiers::Policy,
     rows: bool,
-    row_layouts: &[(usize, Vec<usize>)],
+    row_layout: &dyn Fn(usize) -> (usize, Vec<usize>),
 ) -> Result<Arc<CpuSite>, String> {
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
@@ -265,7 +265,7 @@ fn compile(
         _ => policy,
     };
     let mut tier = policy.first_tier();
-    let (in_place, row_inputs) = read_in_place(&front.captures, &fused, row_layouts);
+    let (in_place, row_inputs) = read_in_place(&front.captures, &fused, row_layout);
     let site_code = codegen::SiteCode {
         body: &fused,
         captures: &front.captures,
@@ -361,17 +361,18 @@ fn compile(
 }
 
 /// Which captures the code reads where they lie (whose elements can be, by their
-/// `row_layouts`, and which the program `fused` reads only at its operations' indices: no
+/// `row_layout`, and which the program `fused` reads only at its operations' indices: no
 /// columns built per call), in marshaling order, and those captures with how they lie.
 fn read_in_place(
     captures: &[(String, Type)],
     fused: &accel_ir::Expr,
-    row_layouts: &[(usize, Vec<usize>)],
+    row_layout: &dyn Fn(usize) -> (usize, Vec<usize>),
 ) -> (Vec<bool>, Vec<(String, RowLayout)>) {
     let mut flags = Vec::new();
     let mut read = Vec::new();
     for (k, (name, _)) in captures.iter().enumerate() {
-        let (stride, offsets) = row_layouts.get(k).cloned().unwrap_or_default();
+        // The program is walked only for captures whose elements could be read in place.
+        let (stride, offsets) = row_layout(k);
         let in_place = stride > 0 && codegen::row_inputs::readable_in_place(fused, name);
         flags.push(in_place);
         if in_place {

@@ -58,7 +58,7 @@ impl Deriving<'_> {
             names: &names,
             types: &types,
             scalar: &|_| None,
-            row_layouts: &[],
+            row_layout: &|_| (0, Vec::new()),
         };
         let key = SiteKey {
             id: derived_id(self.site.id, self.stage, role),

@@ -286,9 +286,9 @@ pub(crate) fn plan<R: Accel>(
     let types: Vec<Type> = all.iter().map(|(_, v)| v.ir_type()).collect();
     let scalar = |k: usize| all.get(k).and_then(|(_, v)| scalar_word(*v));
     // Only one device's code reads captures in place (a split's parts read columns).
-    let row_layouts: Vec<(usize, Vec<usize>)> = match split {
-        false => all.iter().map(|(_, v)| v.row_layout()).collect(),
-        true => Vec::new(),
+    let row_layout = |k: usize| match (split, all.get(k)) {
+        (false, Some((_, v))) => v.row_layout(),
+        _ => (0, Vec::new()),
     };
     let result = R::accel_type();
     let front = || frontend::front_end(site, &types, &result);
@@ -297,7 +297,7 @@ pub(crate) fn plan<R: Accel>(
         names: &names,
         types: &types,
         scalar: &scalar,
-        row_layouts: &row_layouts,
+        row_layout: &row_layout,
     };
     if let Some(Some(c)) = split.then(|| split_plan(site, &desc, &result, &front, devices)) {
         return Ok(Plan::Compiled(c, PhantomData));
