@@ -399,33 +399,28 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
         .into_par_iter()
         .map(|i| n_body_x(i, &px, &py, &pz, &pm))
         .collect();
-    rows.push(bench(
-        "n-body (x accelerations)",
-        format!("{bodies} bodies"),
-        setup.runs.min(5),
-        || n_body_x_accel(&px, &py, &pz, &pm),
-        setup.avx.map(|a| {
-            let (x, y, z, m) = (&px, &py, &pz, &pm);
-            move || a.n_body(x, y, z, m)
-        }),
-        |v| max_rel(v, &reference),
-        TOLERANCE,
-    ));
-    // The same limit computing what accel computes (its contract: every operation rounded
-    // as written, no approximate square roots, no fused multiply-adds): how much of the
-    // distance above is the arithmetic.
-    rows.push(bench(
-        "n-body, exact limit",
-        format!("{bodies} bodies"),
-        setup.runs.min(5),
-        || n_body_x_accel(&px, &py, &pz, &pm),
-        setup.avx.map(|a| {
-            let (x, y, z, m) = (&px, &py, &pz, &pm);
-            move || a.n_body_exact(x, y, z, m)
-        }),
-        |v| max_rel(v, &reference),
-        TOLERANCE,
-    ));
+    // The second limit computes what accel computes (its contract: every operation
+    // rounded as written, no approximate square roots, no fused multiply-adds): how much
+    // of the distance to the first is the arithmetic.
+    type Limit = fn(Avx512, &[f32], &[f32], &[f32], &[f32]) -> Vec<f32>;
+    let limits: [(&'static str, Limit); 2] = [
+        ("n-body (x accelerations)", Avx512::n_body),
+        ("n-body, exact limit", Avx512::n_body_exact),
+    ];
+    for (name, limit) in limits {
+        rows.push(bench(
+            name,
+            format!("{bodies} bodies"),
+            setup.runs.min(5),
+            || n_body_x_accel(&px, &py, &pz, &pm),
+            setup.avx.map(|a| {
+                let (x, y, z, m) = (&px, &py, &pz, &pm);
+                move || limit(a, x, y, z, m)
+            }),
+            |v| max_rel(v, &reference),
+            TOLERANCE,
+        ));
+    }
 }
 
 /// What the report's header says about the run.
