@@ -70,7 +70,13 @@ fn child(dir: &std::path::Path, tier: &str) -> (usize, usize, usize) {
 /// [`child`]'s counts, whether it loaded LLVM's library, and what it wrote to stderr.
 fn child_saying(dir: &std::path::Path, tier: &str) -> ((usize, usize, usize), bool, String) {
     let dir = dir.to_string_lossy().into_owned();
-    let env = [("ACCEL_CACHE_DIR", dir.as_str()), ("ACCEL_TIER", tier)];
+    // One thread: a site whose calls leave other threads of the pool idle gets hot after
+    // a few milliseconds (`tiers::ALONE_LLVM_AFTER_MS`), and this one must not.
+    let env = [
+        ("ACCEL_CACHE_DIR", dir.as_str()),
+        ("ACCEL_TIER", tier),
+        ("ACCEL_NUM_THREADS", "1"),
+    ];
     let (ok, out, err) = common::run_child("child_runs_the_site", &env);
     assert!(ok, "the child failed:\n{out}\n{err}");
     let line = out

@@ -351,6 +351,7 @@ fn compile(
         compiled.program.upgrade(
             codegen::Tier::Optimized,
             ("optimized code", "the quick code"),
+            || true,
             move |code| {
                 upgrade.install(&quick, code);
                 tiers::TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -449,11 +450,13 @@ impl Program {
     /// `install`; the log names it `what` and, if the compile fails, the code that
     /// `stays`. LLVM's compile first asks whether the library is there (loading it is
     /// background work too), unless an earlier process's code may be on disk: that is
-    /// looked for first, with no library loaded.
+    /// looked for first, with no library loaded. Nothing is done when `needed` says, as the
+    /// job starts, that the site has that code already (a look in the disk cache found it).
     fn upgrade(
         self: &Arc<Self>,
         tier: codegen::Tier,
         (what, stays): (&'static str, &'static str),
+        needed: impl FnOnce() -> bool + Send + 'static,
         install: impl FnOnce(codegen::Compiled) + Send + 'static,
     ) {
         let program = Arc::clone(self);
@@ -461,6 +464,9 @@ impl Program {
         let cache = crate::backend::disk_cache::enabled();
         tiers::in_background(
             move || {
+                if !needed() {
+                    return;
+                }
                 crate::backend::disk_cache::with_disk_cache(cache, || {
                     let start = Instant::now();
                     let location = &program.location;
@@ -513,15 +519,17 @@ impl Program {
 }
 
 /// What a site without LLVM's code does, given its calls so far and a call `running` this
-/// long: queues its LLVM compile once it is hot, else looks in the disk cache once it has
-/// run a while (where an earlier process may have left code there).
+/// long (`alone`: on one thread of a pool of more so far): queues its LLVM compile once it
+/// is hot, else looks in the disk cache once it has run a while (where an earlier process
+/// may have left code there).
 fn upgrade_if_due(
     upgrade: &Arc<tiers::Upgrade>,
     program: &Arc<Program>,
     quick: &Arc<codegen::Compiled>,
     running: std::time::Duration,
+    alone: bool,
 ) {
-    if upgrade.hot(running) {
+    if upgrade.hot(running, alone) {
         tier_up_to_llvm(upgrade, program, quick);
     } else if upgrade.due_for_a_look(running) && llvm::may_have_cached() {
         llvm_from_disk(upgrade, program, quick);
@@ -537,9 +545,11 @@ fn tier_up_to_llvm(
     quick: &Arc<codegen::Compiled>,
 ) {
     let (upgrade, quick) = (Arc::clone(upgrade), Arc::clone(quick));
+    let before = Arc::clone(&upgrade);
     program.upgrade(
         codegen::Tier::Llvm,
         ("the site is hot; LLVM's code", "Cranelift's code"),
+        move || before.llvm.get().is_none(),
         move |code| {
             if upgrade.install_llvm(&quick, code) {
                 tiers::LLVM_TIER_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -596,10 +606,13 @@ impl CompiledSite for CpuSite {
             // A long call makes its site hot while it runs, and switches its remaining
             // chunks to LLVM's code once that is compiled.
             if upgrade.may_get_hot() {
+                llvm::guard_exit_of_this_thread();
                 let check = self.hot_check.get_or_init(|| {
                     let (upgrade, program) = (Arc::clone(upgrade), Arc::clone(&self.program));
                     let quick = Arc::clone(&self.code);
-                    Arc::new(move |running| upgrade_if_due(&upgrade, &program, &quick, running))
+                    Arc::new(move |running, alone| {
+                        upgrade_if_due(&upgrade, &program, &quick, running, alone)
+                    })
                 });
                 ctx.hot_check = Some(pool::HotCheck::new(Arc::clone(check), start));
             }
@@ -629,12 +642,14 @@ impl CompiledSite for CpuSite {
             )
         })?;
         if let (Some(upgrade), None) = (&self.upgrade, llvm) {
-            upgrade.ran(start.elapsed());
+            let alone = ctx.ran_alone();
+            upgrade.ran(start.elapsed(), alone);
             upgrade_if_due(
                 upgrade,
                 &self.program,
                 &self.code,
                 std::time::Duration::ZERO,
+                alone,
             );
         }
         if status != 0 {

@@ -117,6 +117,9 @@ pub struct RunCtx {
     /// allocation (most runs make none).
     arenas: OnceLock<Box<[Mutex<Arena>]>>,
     threads: usize,
+    /// Whether the run was called from outside every rayon pool (a call from a task of
+    /// the pool shares it with the caller's other tasks).
+    outside_pools: bool,
     /// What the site function (between launches) allocates: each its own allocation,
     /// recycled at each step of its loops once no variable holds it.
     host: Mutex<Arena>,
@@ -138,8 +141,9 @@ pub struct RunCtx {
     pub site_words: Option<Arc<[AtomicU64]>>,
 }
 
-/// A site's check of whether it is hot, told how long a run has been running.
-pub type HotCheckFn = Arc<dyn Fn(std::time::Duration) + Send + Sync>;
+/// A site's check of whether it is hot, told how long a run has been running and whether
+/// it has run on one thread of a pool of more so far.
+pub type HotCheckFn = Arc<dyn Fn(std::time::Duration, bool) + Send + Sync>;
 
 /// What a run asks, now and then as its chunks start, of the site it runs: whether it has
 /// run long enough to become hot (see `cpu::tiers`).
@@ -165,9 +169,9 @@ impl HotCheck {
     /// A chunk starts: every eighth asks the site (reading the clock at every chunk cost a
     /// loop of tiny launches 5% of its time; a run's first chunks have hardly run, and the
     /// site is asked again when the call ends).
-    fn chunk_starts(&self) {
+    fn chunk_starts(&self, alone: bool) {
         if self.chunks.fetch_add(1, Ordering::Relaxed) % 8 == 7 {
-            (self.check)(self.start.elapsed());
+            (self.check)(self.start.elapsed(), alone);
         }
     }
 }
@@ -178,6 +182,7 @@ impl RunCtx {
         RunCtx {
             arenas: OnceLock::new(),
             threads,
+            outside_pools: rayon::current_thread_index().is_none(),
             host: Mutex::new(Arena::default()),
             error: Mutex::new(None),
             peak_threads: AtomicUsize::new(1),
@@ -192,7 +197,7 @@ impl RunCtx {
     /// tier's once that is.
     fn kernel_now(&self, kernel: Kernel) -> Kernel {
         if let Some(check) = &self.hot_check {
-            check.chunk_starts();
+            check.chunk_starts(self.ran_alone());
         }
         let llvm = self.llvm_upgrade.as_ref().and_then(|u| u.get());
         let Some(newer) = llvm.or_else(|| self.upgrade.as_ref().and_then(|u| u.get())) else {
@@ -211,6 +216,13 @@ impl RunCtx {
             }
             None => kernel,
         }
+    }
+
+    /// Whether the run, called from outside every pool, has used one thread so far of a
+    /// pool of more: the others idle, as far as accel knows (see
+    /// `tiers::ALONE_LLVM_AFTER_MS`).
+    pub fn ran_alone(&self) -> bool {
+        self.outside_pools && self.threads > 1 && self.peak_threads.load(Ordering::Relaxed) == 1
     }
 
     /// This thread's arena.

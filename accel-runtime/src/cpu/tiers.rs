@@ -13,7 +13,9 @@
 //! A site that keeps running (about as long as its LLVM compile is expected to take, see
 //! [`llvm_threshold_ms`]) is compiled once more, by LLVM where its library is present
 //! (`cpu::llvm`): the same Cranelift IR, so the same bits; calls that start after it is
-//! ready run it (a running call keeps the code it has).
+//! ready run it (a running call keeps the code it has). A site whose calls leave the
+//! pool's other threads idle (launches too small to split) is compiled sooner, on an idle
+//! core (see [`ALONE_LLVM_AFTER_MS`]).
 //!
 //! `ACCEL_TIER=cranelift` never compiles with LLVM; `optimized` compiles the optimized
 //! code on the first call (as before tiers: steady timings from the first call, no
@@ -106,6 +108,9 @@ pub struct Upgrade {
     llvm_after_ms: Option<f64>,
     /// Nanoseconds its calls have run.
     ran_ns: AtomicU64,
+    /// Whether a call ran on more than one thread, or on a pool of one (see
+    /// [`Upgrade::hot`]).
+    shared: AtomicBool,
     /// Whether its LLVM compile is queued.
     llvm_queued: AtomicBool,
     /// Whether its LLVM code was looked for in the disk cache.
@@ -138,6 +143,15 @@ pub fn llvm_threshold_ms(quick_compile_ms: f64) -> f64 {
     (50.0 * quick_compile_ms).max(20.0)
 }
 
+/// How long a site whose calls run on one thread, while the pool has more, runs before its
+/// LLVM compile is queued: the compile then takes a core the site leaves idle, not the
+/// site's own time, so waiting for the rent-or-buy threshold only runs slower code
+/// longer. A loop of launches too small to split (jacobi-1d's 2000-point steps, durbin,
+/// trisolv) is such a site: its 128-bit Cranelift code runs at the sequential loop's pace,
+/// LLVM's wider vectors 15-30% faster, and at 0.5-3 ms a call it would take 30-150 calls to
+/// reach the rent-or-buy threshold.
+pub const ALONE_LLVM_AFTER_MS: f64 = 5.0;
+
 impl Upgrade {
     /// The upgrades of a site under the adaptive policies: LLVM's code after
     /// `llvm_after_ms` of running, when given.
@@ -148,18 +162,28 @@ impl Upgrade {
         }
     }
 
-    /// Adds a call's run time (see [`Upgrade::hot`]).
-    pub fn ran(&self, elapsed: std::time::Duration) {
+    /// Adds a call's run time (see [`Upgrade::hot`]); `alone`: whether it ran on one
+    /// thread of a pool of more.
+    pub fn ran(&self, elapsed: std::time::Duration, alone: bool) {
         let ns = elapsed.as_nanos() as u64;
         self.ran_ns.fetch_add(ns, Ordering::Relaxed);
+        if !alone {
+            self.shared.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Whether the site's calls so far and a call `running` this long make it hot; true
-    /// once (the caller then queues its LLVM compile).
-    pub fn hot(&self, running: std::time::Duration) -> bool {
-        let Some(after_ms) = self.llvm_after_ms else {
+    /// once (the caller then queues its LLVM compile). `alone`: whether the running call
+    /// has used one thread of a pool of more so far; when every call has, the site is hot
+    /// after [`ALONE_LLVM_AFTER_MS`] (the compile takes an idle core) unless its
+    /// rent-or-buy threshold comes first.
+    pub fn hot(&self, running: std::time::Duration, alone: bool) -> bool {
+        let Some(mut after_ms) = self.llvm_after_ms else {
             return false;
         };
+        if alone && !self.shared.load(Ordering::Relaxed) {
+            after_ms = after_ms.min(ALONE_LLVM_AFTER_MS);
+        }
         let total = self.ran_ns.load(Ordering::Relaxed) + running.as_nanos() as u64;
         total as f64 >= after_ms * 1e6
             && !self.llvm_queued.load(Ordering::Relaxed)

@@ -98,6 +98,9 @@ fn api() -> Result<&'static Api, String> {
             Ok(path) if !path.is_empty() => vec![path],
             _ => NAMES.iter().map(|s| s.to_string()).collect(),
         };
+        let Some(_loading) = Loading::start() else {
+            return Err("the process is exiting".into());
+        };
         let mut errors = Vec::new();
         for name in names {
             // SAFETY: loading LLVM runs its static initialisers (option registration),
@@ -223,6 +226,13 @@ pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
     let Some(_compiling) = Compiling::start() else {
         return Err("the process is exiting".into());
     };
+    static REGISTERED: AtomicUsize = AtomicUsize::new(0);
+    // The first compile makes statics whose destructors [`at_exit`], registered before,
+    // runs after: only the guards protect it.
+    let _first = match REGISTERED.load(Ordering::SeqCst) {
+        0 => Some(Loading::start().ok_or("the process is exiting")?),
+        _ => None,
+    };
     // SAFETY: every object made here is used on this thread only, with the context made
     // for this call, and freed before it (the context outlives the module).
     let result = unsafe {
@@ -231,7 +241,6 @@ pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
         (api.context_dispose)(context);
         result
     };
-    static REGISTERED: AtomicUsize = AtomicUsize::new(0);
     // Bounded: a process compiling thousands of sites has long registered every static.
     if REGISTERED.fetch_add(1, Ordering::Relaxed) < 1024 {
         // SAFETY: as in `load`.
@@ -243,6 +252,70 @@ pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
 /// Compiles under way, and whether the process has begun to exit (see [`at_exit`]).
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Loads of the library and first compiles under way: the phases [`at_exit`] does not
+/// protect (see [`guard_exit_of_this_thread`]).
+static LOADING: AtomicUsize = AtomicUsize::new(0);
+
+/// A load of the library, or a first compile, under way, counted in [`LOADING`] while
+/// it lives.
+struct Loading;
+
+impl Loading {
+    /// `None` once the process is exiting: nothing is loaded or compiled then.
+    fn start() -> Option<Loading> {
+        LOADING.fetch_add(1, Ordering::SeqCst);
+        if EXITING.load(Ordering::SeqCst) {
+            LOADING.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Loading)
+    }
+}
+
+impl Drop for Loading {
+    fn drop(&mut self) {
+        LOADING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Makes this thread's exit, and the process's exit from it, wait for a load of the
+/// library or a compile under way. A process that exited while a background thread
+/// loaded LLVM crashed or spun (17 of 150 runs of a C program exiting 0-40 ms into a
+/// `dlopen` of libLLVM.so.19.1 on another thread), and one that exited during the first
+/// compile failed in the instruction selector ("LLVM ERROR: Do not know how to split the
+/// result of this operator"): exit ran the destructors LLVM registered so far while its
+/// constructors, or the compile that made them, still ran. [`at_exit`] cannot help there,
+/// since exit handlers run newest first and those are newer; but the exiting thread's
+/// thread-local destructors run before every exit handler (glibc's `exit`, which
+/// returning from `main` and `std::process::exit` call). So each thread that calls a site
+/// that may tier up to LLVM holds a thread-local guard: the main thread's (which goes
+/// only as the process exits) stops new loads and compiles and waits for those under way,
+/// up to five seconds; another thread's, as it ends, waits for a load.
+pub(super) fn guard_exit_of_this_thread() {
+    struct Guard;
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            // SAFETY: getpid and gettid have no preconditions.
+            let main = unsafe { libc::getpid() == libc::gettid() };
+            if main {
+                EXITING.store(true, Ordering::SeqCst);
+            }
+            let busy = || {
+                LOADING.load(Ordering::SeqCst) != 0
+                    || (main && IN_FLIGHT.load(Ordering::SeqCst) != 0)
+            };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while busy() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    }
+    thread_local! {
+        static GUARD: Guard = const { Guard };
+    }
+    GUARD.with(|_| {});
+}
 
 /// A compile under way, counted in [`IN_FLIGHT`] while it lives.
 struct Compiling;

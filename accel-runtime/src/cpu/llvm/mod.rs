@@ -53,6 +53,13 @@ pub fn available() -> Result<String, String> {
         .clone()
 }
 
+/// Makes this thread's exit, and the process's exit from it, wait for a load of LLVM's
+/// library under way (a background compile loads it; a process that exits meanwhile
+/// crashes). Called by each thread that calls a site that may tier up to LLVM.
+pub(in crate::cpu) fn guard_exit_of_this_thread() {
+    api::guard_exit_of_this_thread();
+}
+
 /// The lanes of 32-bit numbers in one of the host's vector registers as LLVM compiles
 /// for it: 16 with AVX-512, 8 with AVX2, else 4 (Cranelift's 128 bits). A gang's groups
 /// are that wide at this tier (`codegen::spmd`). `ACCEL_LLVM_VECTOR_BITS=128|256|512`
@@ -389,6 +396,8 @@ mod api {
     pub(super) fn object(_: &str, _: &str) -> Result<Vec<u8>, String> {
         Err(WHY.into())
     }
+
+    pub(super) fn guard_exit_of_this_thread() {}
 
     pub(super) fn load(
         _: &[u8],
