@@ -156,6 +156,8 @@ pub struct Gen {
     /// The most groups of four lanes a gang may have (see `spmd::gang_groups`): one at
     /// the quick tier, whose code is compiled while the first call waits.
     pub(super) max_groups: usize,
+    /// The lanes of a gang whose element has a search loop (see `spmd::gang_groups`).
+    pub(super) search_lanes: usize,
     /// The lanes of a gang's group, one vector of 32-bit lanes: four (128 bits) for
     /// Cranelift, the host's vector width for LLVM (16 with AVX-512, 8 with AVX2).
     pub(super) group_lanes: usize,

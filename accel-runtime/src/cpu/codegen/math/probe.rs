@@ -53,6 +53,7 @@ impl MathProbe {
             records: HashMap::new(),
             kernels: 0,
             max_groups: 1,
+            search_lanes: crate::cpu::codegen::spmd::GROUP,
             group_lanes: crate::cpu::codegen::spmd::GROUP,
             next_group: crate::cpu::codegen::spmd::GROUP,
             simd_loops: 0,

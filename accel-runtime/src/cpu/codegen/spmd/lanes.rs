@@ -31,7 +31,7 @@ impl FnCx<'_, '_> {
     pub(super) fn gang_shape(&mut self, body: &Expr, param: &str) -> (usize, usize) {
         let groups = match self.g.pinned_lanes {
             Some(lanes) => super::Width::Lanes(lanes),
-            None => super::gang_groups(body, param, self.g.max_groups),
+            None => super::gang_groups(body, param, self.g.max_groups, self.g.search_lanes),
         };
         let lanes = match groups {
             // A search loop's or `ACCEL_GANG`'s lanes, as they are.

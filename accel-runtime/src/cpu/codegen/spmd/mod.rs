@@ -81,8 +81,14 @@ pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usi
 /// lanes and 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
 /// The quick tier, compiled while a site's first call waits, takes one group.
 ///
-/// An element with a search loop (see [`searches`]) runs four lanes.
-pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize) -> Width {
+/// An element with a search loop (see [`searches`]) runs `search_lanes`: four at
+/// Cranelift's tiers, sixteen at LLVM's.
+pub(super) fn gang_groups(
+    body: &accel_ir::Expr,
+    param: &str,
+    max_groups: usize,
+    search_lanes: usize,
+) -> Width {
     static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
         match std::env::var("ACCEL_GANG")
@@ -97,7 +103,7 @@ pub(super) fn gang_groups(body: &accel_ir::Expr, param: &str, max_groups: usize)
         return Width::Lanes(groups * GROUP);
     }
     if searches(body, param) {
-        return Width::Lanes(GROUP);
+        return Width::Lanes(search_lanes);
     }
     let fit = (CODE_BUDGET / code_weight(body).max(1)).clamp(1, max_groups.min(MAX_LANES / GROUP));
     // A power of two: the gang's width divides the chunks' alignment.
@@ -144,7 +150,9 @@ pub(super) fn carries_f64(body: &accel_ir::Expr) -> bool {
 /// Lanes leave such a loop at counts as scattered as the data, and the gang runs until its
 /// last lane leaves: each extra lane is another chance of a long run that every lane
 /// waits for, with little work per step to share. Word count measured 241 ms at 4 lanes,
-/// 307 at 8 and 447 at 16. A loop of arithmetic (Mandelbrot's escape test) exits in step
+/// 307 at 8 and 447 at 16 in Cranelift's code; LLVM's code for it runs 16 lanes in half
+/// the time of 4 (one thread, AVX2: 120-165 ms against 244-323, and so at 128-bit
+/// groups: 176 against 331), as the loop's bound (eight steps) caps the wait. A loop of arithmetic (Mandelbrot's escape test) exits in step
 /// with its neighbours and gains from wide gangs' independent chains.
 fn searches(body: &accel_ir::Expr, param: &str) -> bool {
     varying_while(body, param, true)
