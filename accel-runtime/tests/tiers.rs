@@ -510,28 +510,45 @@ fn child_exits_during_an_llvm_compile() {
     });
     // Each child exits at another point of the compile (Cranelift's IR, LLVM's passes,
     // its code generator).
+    sleep_until_exit();
+}
+
+/// A child's wait before it exits: `ACCEL_TEST_EXIT_AFTER_MS` milliseconds (10 unset).
+fn sleep_until_exit() {
     let ms = std::env::var("ACCEL_TEST_EXIT_AFTER_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(10);
     std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
-#[test]
-fn a_process_exiting_during_an_llvm_compile_exits_cleanly() {
+/// Runs the child test `child` once per delay, each exiting that many milliseconds in,
+/// without the disk cache; each must exit cleanly. Nothing to run without LLVM.
+fn each_child_exits_cleanly(child: &str, delays_ms: &[&str]) {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     if !common::llvm_present() {
         return;
     }
-    // Exit waits for the compile: LLVM's statics are not destroyed under it (a process
-    // that exited mid-compile crashed in LLVM's instruction selector).
-    for ms in ["5", "15", "30", "50", "80", "120"] {
+    for ms in delays_ms {
         let (ok, out, err) = common::run_child(
-            "child_exits_during_an_llvm_compile",
+            child,
             &[("ACCEL_CACHE", "0"), ("ACCEL_TEST_EXIT_AFTER_MS", ms)],
         );
-        assert!(ok, "the child did not exit cleanly:\n{out}\n{err}");
+        assert!(
+            ok,
+            "{child}, exiting {ms} ms in, did not exit cleanly:\n{out}\n{err}"
+        );
     }
+}
+
+#[test]
+fn a_process_exiting_during_an_llvm_compile_exits_cleanly() {
+    // Exit waits for the compile: LLVM's statics are not destroyed under it (a process
+    // that exited mid-compile crashed in LLVM's instruction selector).
+    each_child_exits_cleanly(
+        "child_exits_during_an_llvm_compile",
+        &["5", "15", "30", "50", "80", "120"],
+    );
 }
 
 /// The child of the next test: its thread calls a site that may tier up to LLVM, another
@@ -546,32 +563,18 @@ fn child_exits_while_llvm_loads() {
     });
     assert_eq!(tripled[7], xs[7] * 3.0);
     std::thread::spawn(accel_runtime::__private::llvm_available);
-    let ms = std::env::var("ACCEL_TEST_EXIT_AFTER_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
-    std::thread::sleep(std::time::Duration::from_millis(ms));
+    sleep_until_exit();
 }
 
 #[test]
 fn a_process_exiting_while_llvm_loads_exits_cleanly() {
-    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    if !common::llvm_present() {
-        return;
-    }
     // Exit waits for the load: the destructors LLVM registered so far do not run while
     // its constructors still do (a C program exiting during another thread's dlopen of
     // libLLVM crashed or spun in 17 of 150 runs, 0-40 ms into the load).
-    for ms in ["0", "3", "6", "10", "13", "16", "20", "25", "30", "40"] {
-        let (ok, out, err) = common::run_child(
-            "child_exits_while_llvm_loads",
-            &[("ACCEL_CACHE", "0"), ("ACCEL_TEST_EXIT_AFTER_MS", ms)],
-        );
-        assert!(
-            ok,
-            "the child exiting {ms} ms into the load did not exit cleanly:\n{out}\n{err}"
-        );
-    }
+    each_child_exits_cleanly(
+        "child_exits_while_llvm_loads",
+        &["0", "3", "6", "10", "13", "16", "20", "25", "30", "40"],
+    );
 }
 
 /// Steps too small to split between threads: each runs on the calling thread.

@@ -98,7 +98,7 @@ fn api() -> Result<&'static Api, String> {
             Ok(path) if !path.is_empty() => vec![path],
             _ => NAMES.iter().map(|s| s.to_string()).collect(),
         };
-        let Some(_loading) = Loading::start() else {
+        let Some(_loading) = UnderWay::start(&LOADING) else {
             return Err("the process is exiting".into());
         };
         let mut errors = Vec::new();
@@ -223,14 +223,14 @@ pub(super) fn object(ir: &str, passes: &str) -> Result<Vec<u8>, String> {
     let api = api()?;
     let ir = CString::new(ir).map_err(|_| "the module has a NUL byte".to_string())?;
     let passes = CString::new(passes).map_err(|e| e.to_string())?;
-    let Some(_compiling) = Compiling::start() else {
+    let Some(_compiling) = UnderWay::start(&IN_FLIGHT) else {
         return Err("the process is exiting".into());
     };
     static REGISTERED: AtomicUsize = AtomicUsize::new(0);
     // The first compile makes statics whose destructors [`at_exit`], registered before,
     // runs after: only the guards protect it.
     let _first = match REGISTERED.load(Ordering::SeqCst) {
-        0 => Some(Loading::start().ok_or("the process is exiting")?),
+        0 => Some(UnderWay::start(&LOADING).ok_or("the process is exiting")?),
         _ => None,
     };
     // SAFETY: every object made here is used on this thread only, with the context made
@@ -256,28 +256,6 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 /// Loads of the library and first compiles under way: the phases [`at_exit`] does not
 /// protect (see [`guard_exit_of_this_thread`]).
 static LOADING: AtomicUsize = AtomicUsize::new(0);
-
-/// A load of the library, or a first compile, under way, counted in [`LOADING`] while
-/// it lives.
-struct Loading;
-
-impl Loading {
-    /// `None` once the process is exiting: nothing is loaded or compiled then.
-    fn start() -> Option<Loading> {
-        LOADING.fetch_add(1, Ordering::SeqCst);
-        if EXITING.load(Ordering::SeqCst) {
-            LOADING.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(Loading)
-    }
-}
-
-impl Drop for Loading {
-    fn drop(&mut self) {
-        LOADING.fetch_sub(1, Ordering::SeqCst);
-    }
-}
 
 /// Makes this thread's exit, and the process's exit from it, wait for a load of the
 /// library or a compile under way. A process that exited while a background thread
@@ -317,24 +295,25 @@ pub(super) fn guard_exit_of_this_thread() {
     GUARD.with(|_| {});
 }
 
-/// A compile under way, counted in [`IN_FLIGHT`] while it lives.
-struct Compiling;
+/// Work under way that exit must wait for (a compile, counted in [`IN_FLIGHT`]; a load
+/// or first compile, in [`LOADING`]), counted while it lives.
+struct UnderWay(&'static AtomicUsize);
 
-impl Compiling {
-    /// `None` once the process is exiting: no compile starts then.
-    fn start() -> Option<Compiling> {
-        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+impl UnderWay {
+    /// `None` once the process is exiting: nothing starts then.
+    fn start(count: &'static AtomicUsize) -> Option<UnderWay> {
+        count.fetch_add(1, Ordering::SeqCst);
         if EXITING.load(Ordering::SeqCst) {
-            IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            count.fetch_sub(1, Ordering::SeqCst);
             return None;
         }
-        Some(Compiling)
+        Some(UnderWay(count))
     }
 }
 
-impl Drop for Compiling {
+impl Drop for UnderWay {
     fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
