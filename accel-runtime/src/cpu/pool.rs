@@ -168,10 +168,11 @@ impl HotCheck {
 
     /// A chunk starts: every eighth asks the site (reading the clock at every chunk cost a
     /// loop of tiny launches 5% of its time; a run's first chunks have hardly run, and the
-    /// site is asked again when the call ends).
-    fn chunk_starts(&self, alone: bool) {
+    /// site is asked again when the call ends). `alone` says whether the run has been
+    /// alone (see [`RunCtx::ran_alone`]), asked only then.
+    fn chunk_starts(&self, alone: impl FnOnce() -> bool) {
         if self.chunks.fetch_add(1, Ordering::Relaxed) % 8 == 7 {
-            (self.check)(self.start.elapsed(), alone);
+            (self.check)(self.start.elapsed(), alone());
         }
     }
 }
@@ -197,7 +198,7 @@ impl RunCtx {
     /// tier's once that is.
     fn kernel_now(&self, kernel: Kernel) -> Kernel {
         if let Some(check) = &self.hot_check {
-            check.chunk_starts(self.ran_alone());
+            check.chunk_starts(|| self.ran_alone());
         }
         let llvm = self.llvm_upgrade.as_ref().and_then(|u| u.get());
         let Some(newer) = llvm.or_else(|| self.upgrade.as_ref().and_then(|u| u.get())) else {

@@ -108,8 +108,8 @@ pub struct Upgrade {
     llvm_after_ms: Option<f64>,
     /// Nanoseconds its calls have run.
     ran_ns: AtomicU64,
-    /// Whether a call ran on more than one thread, or on a pool of one (see
-    /// [`Upgrade::hot`]).
+    /// Whether a call ran other than alone (`pool::RunCtx::ran_alone`: on more than one
+    /// thread, on a pool of one, or from a pool's task; see [`Upgrade::hot`]).
     shared: AtomicBool,
     /// Whether its LLVM compile is queued.
     llvm_queued: AtomicBool,

@@ -53,9 +53,10 @@ pub fn available() -> Result<String, String> {
         .clone()
 }
 
-/// Makes this thread's exit, and the process's exit from it, wait for a load of LLVM's
-/// library under way (a background compile loads it; a process that exits meanwhile
-/// crashes). Called by each thread that calls a site that may tier up to LLVM.
+/// Makes this thread's exit, and the process's exit from it, wait for LLVM's library to
+/// load and (from the main thread) for compiles under way: a background compile loads it,
+/// and a process that exits meanwhile crashes (see `api::guard_exit_of_this_thread`).
+/// Called by each thread that calls a site that may tier up to LLVM.
 pub(in crate::cpu) fn guard_exit_of_this_thread() {
     api::guard_exit_of_this_thread();
 }

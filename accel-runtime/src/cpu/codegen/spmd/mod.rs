@@ -152,8 +152,9 @@ pub(super) fn carries_f64(body: &accel_ir::Expr) -> bool {
 /// waits for, with little work per step to share. Word count measured 241 ms at 4 lanes,
 /// 307 at 8 and 447 at 16 in Cranelift's code; LLVM's code for it runs 16 lanes in half
 /// the time of 4 (one thread, AVX2: 120-165 ms against 244-323, and so at 128-bit
-/// groups: 176 against 331), as the loop's bound (eight steps) caps the wait. A loop of arithmetic (Mandelbrot's escape test) exits in step
-/// with its neighbours and gains from wide gangs' independent chains.
+/// groups: 176 against 331), as the loop's bound (eight steps) caps the wait. A loop of
+/// arithmetic (Mandelbrot's escape test) exits in step with its neighbours and gains from
+/// wide gangs' independent chains.
 fn searches(body: &accel_ir::Expr, param: &str) -> bool {
     varying_while(body, param, true)
 }
