@@ -154,9 +154,11 @@ pub fn cpu_spmd_fallbacks(location: &str) -> Option<Vec<String>> {
 
 /// The shapes the gang code of the CPU site compiled last at `location` took, if it was
 /// compiled: how gang loops that walk rows visit them (`rows`, `tiles`, `blocked`; `row
-/// values` where divisions are computed once per row), each `if` decided for whole gangs
-/// where their lanes agree (`coherent if`), and gang loops whose runs of gangs take such
-/// an `if`'s one arm untested (`settled if`).
+/// values` where divisions are computed once per row), 1-D gang loops walking down
+/// columns in blocks (`blocked columns`), each `if` decided for whole gangs
+/// where their lanes agree (`coherent if`), gang loops whose runs of gangs take such an
+/// `if`'s one arm untested (`settled if`), and gangs narrowed because each lane walks a
+/// row of its own (`row walk per lane`).
 pub fn cpu_gang_shapes(location: &str) -> Option<Vec<String>> {
     last_cpu_compilation(location, |r| r.shapes.clone())
 }

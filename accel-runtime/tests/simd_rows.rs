@@ -1,6 +1,7 @@
 //! The CPU backend's gang loops against debug mode: 2-D elements' rows walked (`p / w`,
 //! `p % w`), clamped neighbours (an image's edge), elements whose long loop runs in
-//! blocks over tiles of gangs (a matrix product), search loops' lockstep counters and
+//! blocks over tiles of gangs (a matrix product, a walk down columns), gangs narrowed
+//! for walks along each lane's own row, search loops' lockstep counters and
 //! range tests, at sizes around the gangs' width and the blocks' length; results
 //! bit-identical, each site checked to run on SIMD lanes (and to take its shape where
 //! it has one).
@@ -630,6 +631,115 @@ fn strided_walks_are_bit_identical() {
         with_mode(Mode::Cpu, || accelerate!(create(16, |j| a[j * 3])));
     });
     assert!(m.contains("index out of bounds") && m.contains("42"), "{m}");
+}
+
+#[test]
+fn row_walks_and_column_walks_are_bit_identical() {
+    let mut rng = Rng(29);
+    for (n, m) in [
+        (1usize, 3usize),
+        (3, 1),
+        (4, 17),
+        (5, 64),
+        (31, 9),
+        (33, 40),
+        (70, 5),
+    ] {
+        let a = rng.f64s(n * m, -1.0, 1.0);
+        let b = rng.f64s(n * m, -1.0, 1.0);
+        let x = rng.f64s(m, -1.0, 1.0);
+        // gesummv's element: each lane walks its own row of two matrices.
+        exact(|| {
+            accelerate!(create(n, |i| {
+                let mut t = 0.0;
+                let mut y = 0.0;
+                for j in 0..m {
+                    t += a[i * m + j] * x[j];
+                    y += b[i * m + j] * x[j];
+                }
+                1.5 * t + 2.5 * y
+            }))
+        }); // two rows
+            // The stride on the left of the product, a running value carried along.
+        exact(|| {
+            accelerate!(create(n, |i| {
+                let mut acc = 0.0;
+                for j in 1..m {
+                    acc = acc * 0.5 + a[m * i + j];
+                }
+                acc
+            }))
+        }); // stride first
+            // A walk down columns: consecutive across the lanes, run in blocks of rows over
+            // tiles of gangs.
+        let t = rng.f64s(n, -1.0, 1.0);
+        exact(|| {
+            accelerate!(create(m, |j| {
+                let mut acc = 0.0;
+                for i in 0..n {
+                    acc += a[i * m + j] * t[i];
+                }
+                acc
+            }))
+        }); // columns
+    }
+    // Long rows: chunks of many gangs, tiles of up to 64 of them (a chunk's last tile
+    // shorter), an overlapping last gang.
+    for (n, m) in [(3usize, 9001usize), (2, 20000), (0, 5000)] {
+        let a = rng.f64s(n * m, -1.0, 1.0);
+        let t = rng.f64s(n, -1.0, 1.0);
+        let c = rng.f64s(m, -1.0, 1.0);
+        exact(|| {
+            accelerate!(create(m, |j| {
+                let mut acc = c[j];
+                for i in 0..n {
+                    acc = acc * 0.75 + a[i * m + j] * t[i];
+                }
+                acc * 2.0
+            }))
+        }); // long columns
+    }
+    for marker in [
+        "// two rows",
+        "// stride first",
+        "// columns",
+        "// long columns",
+    ] {
+        vectorized(marker);
+        let site = site_of("simd_rows.rs", SOURCE, marker);
+        let shapes = cpu_gang_shapes(&site).unwrap_or_default();
+        let has = |shape: &str| shapes.iter().any(|s| s == shape);
+        let columns = marker.ends_with("columns");
+        assert_eq!(
+            has("row walk per lane"),
+            !columns,
+            "{site} ({marker}): {shapes:?}"
+        );
+        assert_eq!(
+            has("blocked columns"),
+            columns,
+            "{site} ({marker}): {shapes:?}"
+        );
+    }
+    // A 2-D element's row (`p / n`) is the same across its gang: not a walk per lane.
+    let (n, m) = (9usize, 13usize);
+    let a = rng.f64s(n * m, -1.0, 1.0);
+    exact(|| {
+        accelerate!(create(n * n, |p| {
+            let i = p / n;
+            let mut acc = 0.0;
+            for k in 0..m {
+                acc += a[i * m + k];
+            }
+            acc + (p % n) as f64
+        }))
+    }); // 2-D rows
+    let site = site_of("simd_rows.rs", SOURCE, "// 2-D rows");
+    let shapes = cpu_gang_shapes(&site).unwrap_or_default();
+    assert!(
+        !shapes.iter().any(|s| s == "row walk per lane"),
+        "{shapes:?}"
+    );
 }
 
 #[test]

@@ -227,7 +227,7 @@ pub struct SimdReport {
     /// Why kernels fell back to scalar code.
     pub fallbacks: Vec<String>,
     /// The shapes its gang code took (`rows`, `tiles`, `blocked`, `row values`, `coherent
-    /// if`, `settled if`).
+    /// if`, `settled if`, `row walk per lane`, `blocked columns`).
     pub shapes: Vec<String>,
 }
 

@@ -168,10 +168,12 @@ pub struct Gen {
     pub(super) simd_loops: usize,
     /// The shapes gang code took, in the order generated (tests check them): how each
     /// gang loop that walks rows visits them (`rows`, `tiles`, `blocked`; `row values`
-    /// where a walk of rows computes divisions once per row), each `if` decided for whole
+    /// where a walk of rows computes divisions once per row; `blocked columns` for a 1-D
+    /// one walking down columns), each `if` decided for whole
     /// gangs where their lanes agree (`coherent if`), and each gang loop over an element
     /// that is one such `if` whose runs of gangs between the condition's thresholds take
-    /// one arm untested (`settled if`); and each scalar loop that keeps the values it
+    /// one arm untested (`settled if`); each gang narrowed because its lanes walk rows of
+    /// their own (`row walk per lane`); and each scalar loop that keeps the values it
     /// stores for its next step (`kept stores`, see `forwarding`).
     pub(super) shapes: Vec<&'static str>,
     /// How many words the site keeps from call to call (`pool::accel_site_word`).

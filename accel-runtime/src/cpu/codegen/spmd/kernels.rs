@@ -7,17 +7,18 @@ use super::super::ops::Producer;
 use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
 pub(in crate::cpu::codegen) use super::blocked::StoreFn;
-use super::blocked::{blocked_loop, row_uniform, BlockedLoop};
+use super::blocked::{blocked_loop, column_walk, row_uniform, BlockedLoop};
 use super::coherence::Settling;
 pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
 use super::uniform::varying_vars;
-use super::walks::long_loop;
+use super::walks::{long_loop, GangSpan};
 use super::{Gang, Slot, G, MAX_LANES};
 use accel_ir::ops::{Create, ParallelLoop};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
 
 /// What a gang loop may generate besides the gang's element: the element as scalar code
@@ -113,6 +114,8 @@ impl FnCx<'_, '_> {
         };
         let blocked = match (&rows, &store) {
             (Some(rows), Some(_)) => self.blocked(body, param, rows),
+            // A 1-D element walking down columns, written to its own output only.
+            (None, Some(_)) if !self.g.writes_in_place => self.blocked_line(body, param),
             _ => None,
         };
         let each = std::cell::RefCell::new(each);
@@ -141,13 +144,10 @@ impl FnCx<'_, '_> {
             }
             _ => {
                 let span = span.as_ref().expect("a range not walked by rows");
+                let mut store = store.borrow_mut();
+                let blocked = blocked.as_ref().zip(store.as_mut().map(|s| &mut **s));
                 let each = &mut *each.borrow_mut();
-                match Settling::of(body, param) {
-                    Some(s) if f.settles(s.cond, &s) => {
-                        f.run_gang_span_settling(index, span, shift, &s, each)
-                    }
-                    _ => f.run_gang_span(index, span, shift, each),
-                }
+                f.run_line(body, param, (index, span, shift), blocked, each)
             }
         };
         let r = self.run_gangs_proved(&proofs, param, (lo, top), zero, &gangs_run);
@@ -159,6 +159,29 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
+    }
+
+    /// The gangs of `span` (a 1-D range), `shift` the `log2` of their width: blocked
+    /// where `blocked` gives the loop and the store (see `blocked`), with their `if`
+    /// settled where it settles (see `coherence`), else gang by gang.
+    fn run_line(
+        &mut self,
+        body: &Expr,
+        param: &str,
+        (index, span, shift): (Variable, &GangSpan, i64),
+        blocked: Option<(&BlockedLoop, &mut StoreFn<'_, Self>)>,
+        each: &mut ElementFn<'_, Self>,
+    ) -> R<()> {
+        if let Some((bl, store)) = blocked {
+            self.g.shapes.push("blocked columns");
+            return self.walk_blocked_line(index, span, shift, bl, store);
+        }
+        match Settling::of(body, param) {
+            Some(s) if self.settles(s.cond, &s) => {
+                self.run_gang_span_settling(index, span, shift, &s, each)
+            }
+            _ => self.run_gang_span(index, span, shift, each),
+        }
     }
 
     /// The end of the part of `lo..hi` that the sequences `body` indexes by `param` (and
@@ -302,6 +325,19 @@ impl FnCx<'_, '_> {
             )
         };
         blocked_loop(body, &rows.aliases, &uniform)
+    }
+
+    /// `body` as a blocked loop over a 1-D range (see `blocked`), when it has that shape
+    /// with bounds the same for every gang and its loop walks down columns
+    /// ([`column_walk`]).
+    fn blocked_line(&self, body: &Expr, param: &str) -> Option<BlockedLoop> {
+        let aliases = aliases(body);
+        // No divisor: bounds may read only values from outside the element.
+        let none = Expr::Var(String::new());
+        let uniform = |e: &Expr, prefix: &[accel_ir::Stmt]| {
+            row_uniform(e, prefix, param, &none, &|x| self.outer_value(x), &aliases)
+        };
+        blocked_loop(body, &aliases, &uniform).filter(|bl| column_walk(bl, param, &aliases))
     }
 
     /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,

@@ -36,6 +36,10 @@ impl FnCx<'_, '_> {
         let lanes = match groups {
             // A search loop's or `ACCEL_GANG`'s lanes, as they are.
             super::Width::Lanes(lanes) => lanes,
+            super::Width::RowWalk => {
+                self.g.shapes.push("row walk per lane");
+                super::ROW_WALK_LANES
+            }
             super::Width::Groups(groups) => (groups * self.g.group_lanes).min(super::MAX_LANES),
         };
         let mut group = lanes.min(self.g.group_lanes);

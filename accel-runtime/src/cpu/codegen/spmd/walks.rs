@@ -337,7 +337,7 @@ impl FnCx<'_, '_> {
     }
 
     /// The first index of gang `j` of `span`.
-    fn span_gang(&mut self, span: &GangSpan, shift: i64, j: Value) -> Value {
+    pub(super) fn span_gang(&mut self, span: &GangSpan, shift: i64, j: Value) -> Value {
         let off = self.b.ins().ishl_imm_u(j, shift);
         let base = self.b.ins().iadd(span.start, off);
         match span.last {
@@ -450,6 +450,13 @@ pub(in crate::cpu::codegen) fn long_loop(body: &Expr) -> bool {
         _ => {}
     });
     found
+}
+
+impl GangSpan {
+    /// How many gangs run.
+    pub(super) fn count(&self) -> Value {
+        self.count
+    }
 }
 
 /// The gangs of a range (see [`FnCx::gang_span`]).
