@@ -131,7 +131,7 @@ impl FnCx<'_, '_> {
             // balance. 300 walks down 1900 rows of 2100 `f64` (atax's `A^T t`, 2 threads)
             // ran in 0.68 s against 0.90 in one chunk a thread, 1.11 in four and 1.10 in
             // sixteen (whole processes, medians of 10 interleaved pairs).
-            let per_thread = match args.iter().any(|a| spmd::walks_down_columns(a)) {
+            let per_thread = match args.iter().any(|a| self.walks_down_columns(a)) {
                 true => 2,
                 false => 16,
             };

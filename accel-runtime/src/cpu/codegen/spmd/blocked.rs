@@ -162,20 +162,6 @@ pub(super) fn column_walk(bl: &BlockedLoop, param: &str, aliases: &Aliases) -> b
     found
 }
 
-/// Whether the element function `element` (a lambda of one index) folds a loop that walks
-/// down columns (see [`column_walk`]): its launch's chunks are then made long (see
-/// `begin_launch_touching`), since a tile of gangs is at most a chunk's.
-pub(in crate::cpu::codegen) fn walks_down_columns(element: &Expr) -> bool {
-    let Expr::Lambda { params, body } = element else {
-        return false;
-    };
-    let [(Pat::Bind { name: param, .. }, _)] = &params[..] else {
-        return false;
-    };
-    let aliases = super::aliases::aliases(body);
-    blocked_loop(body, &aliases, &|_, _| true).is_some_and(|bl| column_walk(&bl, param, &aliases))
-}
-
 /// A block's statements and result with blocks in result position opened, and an
 /// inlined function's `{ ..; let r = { body }; r }` read as `{ ..; body }` (binders are
 /// unique in a site, so nothing is shadowed).
@@ -653,12 +639,13 @@ struct Phases {
 type Gangs<'a, F> = dyn FnMut(&mut F, &mut dyn FnMut(&mut F, Value) -> R<()>) -> R<()> + 'a;
 
 /// Whether `e` is the same for every gang of a row: reads only values from outside the
-/// element, literals, and names the prefix binds to such values or to `param / d`.
+/// element, literals, and names the prefix binds to such values or, given the rows'
+/// `divisor` `d`, to `param / d` (without one, a 1-D range is one row).
 pub(super) fn row_uniform(
     e: &Expr,
     prefix: &[Stmt],
     param: &str,
-    divisor: &Expr,
+    divisor: Option<&Expr>,
     outer: &dyn Fn(&Expr) -> bool,
     aliases: &Aliases,
 ) -> bool {
@@ -680,7 +667,7 @@ pub(super) fn row_uniform(
             }
             match bound(v).map(|init| dealias(init, aliases)) {
                 Some(Expr::Binary(BinOp::Div, a, d))
-                    if matches!(&*a, Expr::Var(p) if p == param) && *d == *divisor => {}
+                    if matches!(&*a, Expr::Var(p) if p == param) && Some(&*d) == divisor => {}
                 Some(init) => ok &= row_uniform(&init, prefix, param, divisor, outer, aliases),
                 None => ok = false,
             }

@@ -319,7 +319,7 @@ impl FnCx<'_, '_> {
                 e,
                 prefix,
                 param,
-                &divisor,
+                Some(&divisor),
                 &|x| self.outer_value(x),
                 &rows.aliases,
             )
@@ -333,11 +333,23 @@ impl FnCx<'_, '_> {
     fn blocked_line(&self, body: &Expr, param: &str) -> Option<BlockedLoop> {
         let aliases = aliases(body);
         // No divisor: bounds may read only values from outside the element.
-        let none = Expr::Var(String::new());
         let uniform = |e: &Expr, prefix: &[accel_ir::Stmt]| {
-            row_uniform(e, prefix, param, &none, &|x| self.outer_value(x), &aliases)
+            row_uniform(e, prefix, param, None, &|x| self.outer_value(x), &aliases)
         };
         blocked_loop(body, &aliases, &uniform).filter(|bl| column_walk(bl, param, &aliases))
+    }
+
+    /// Whether the element function `element` (a lambda of one index) is run as a blocked
+    /// walk down columns ([`Self::blocked_line`]): its launch's chunks are then made long
+    /// (see `begin_launch_touching`), since a tile of gangs is at most a chunk's.
+    pub(in crate::cpu::codegen) fn walks_down_columns(&self, element: &Expr) -> bool {
+        let Expr::Lambda { params, body } = element else {
+            return false;
+        };
+        let [(Pat::Bind { name: param, .. }, _)] = &params[..] else {
+            return false;
+        };
+        self.blocked_line(body, param).is_some()
     }
 
     /// `gangs_run` over `lo..top` behind the bounds test of `proofs` (and, walking rows,

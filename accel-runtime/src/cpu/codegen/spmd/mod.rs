@@ -51,7 +51,6 @@ pub(super) mod state;
 pub(super) mod uniform;
 mod walks;
 
-pub(super) use blocked::walks_down_columns;
 pub(super) use control::loops_after;
 pub(super) use walks::long_loop;
 
