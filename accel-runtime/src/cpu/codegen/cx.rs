@@ -229,6 +229,9 @@ pub struct Gen {
     pub(super) llvm_on_miss: crate::cpu::llvm::OnMiss,
     /// Whether their code came from the disk cache.
     pub(super) llvm_from_disk: bool,
+    /// Whether the kernel being generated calls its launch's scalar kernel (see
+    /// `run_independent_chunks`).
+    pub(super) calls_scalar: bool,
 }
 
 impl Gen {

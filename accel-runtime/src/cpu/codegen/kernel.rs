@@ -46,6 +46,18 @@ pub(super) struct Chunk {
     pub(super) slot: Value,
     /// The output columns.
     pub(super) out_cols: Vec<Value>,
+    /// The launch's scalar kernel, when this is its SPMD kernel and the operation's
+    /// indices are independent (see [`FnCx::run_independent_chunks`]).
+    pub(super) scalar: Option<ScalarKernel>,
+}
+
+/// A launch's scalar kernel as its SPMD kernel calls it: the function, and the caller's
+/// environment and partial result slot to pass on.
+#[derive(Clone, Copy)]
+pub(super) struct ScalarKernel {
+    id: FuncId,
+    env: Value,
+    slot: Value,
 }
 
 impl FnCx<'_, '_> {
@@ -198,13 +210,50 @@ impl FnCx<'_, '_> {
         label: ParOp,
         chunk: impl Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
     ) -> R<()> {
-        let attempts: &[Lanes] = match super::simd_enabled() {
-            true => &[Lanes::Elements, Lanes::InnerLoops, Lanes::None],
-            false => &[Lanes::None],
+        self.run_chunks_with(l, label, &chunk, false)
+    }
+
+    /// [`Self::run_chunks`] for an operation whose indices are independent (a producer's
+    /// elements, a `parallel_loop`'s iterations, each computed once): its scalar kernel
+    /// is a function of its own, which the SPMD kernel calls for the indices its gangs
+    /// leave (a row's last few, a stencil's borders, every index when a bounds test
+    /// fails) instead of carrying two or three copies of the scalar element. Less code to
+    /// generate and compile, and the two kernels compile at once: Canny's Sobel kernel
+    /// lost a third of its instructions.
+    pub(super) fn run_independent_chunks(
+        &mut self,
+        l: &Launch,
+        label: ParOp,
+        chunk: impl Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+    ) -> R<()> {
+        self.run_chunks_with(l, label, &chunk, true)
+    }
+
+    fn run_chunks_with(
+        &mut self,
+        l: &Launch,
+        label: ParOp,
+        chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+        independent: bool,
+    ) -> R<()> {
+        if !super::simd_enabled() {
+            let kernel = self.kernel(l, label, chunk, Lanes::None, None)?;
+            return self.run_kernel(kernel, l);
+        }
+        // Declared before the SPMD kernel that calls it, generated after it (the SPMD
+        // kernel compiles meanwhile), and only where that kernel was made.
+        let scalar = match independent {
+            true => Some(Self::declare_kernel(
+                self.g,
+                &format!("scalar{}", self.g.kernels + 1),
+            )?),
+            false => None,
         };
         let mut kernel = Err(String::new());
-        for &lanes in attempts {
-            kernel = self.kernel(l, label, &chunk, lanes);
+        for lanes in [Lanes::Elements, Lanes::InnerLoops, Lanes::None] {
+            let calls = scalar.filter(|_| lanes == Lanes::Elements);
+            self.g.calls_scalar = false;
+            kernel = self.kernel(l, label, chunk, lanes, calls);
             match &kernel {
                 Err(why) if lanes != Lanes::None => self
                     .g
@@ -213,7 +262,30 @@ impl FnCx<'_, '_> {
                 _ => break,
             }
         }
-        self.run_kernel(kernel?, l)
+        let kernel = kernel?;
+        // Left undefined where the kernel made does not call it (nothing refers to it).
+        if let (Some(id), true) = (scalar, std::mem::take(&mut self.g.calls_scalar)) {
+            self.define_scalar_kernel(l, label, chunk, id)?;
+        }
+        self.run_kernel(kernel, l)
+    }
+
+    /// Runs the launch's scalar kernel over `from..to` (nothing when the range is
+    /// empty); its failure fails this kernel (it has reported it).
+    pub(super) fn call_scalar(&mut self, k: ScalarKernel, from: Value, to: Value) {
+        let (call, after) = (self.b.create_block(), self.b.create_block());
+        let some = self.b.ins().icmp(IntCC::UnsignedLessThan, from, to);
+        self.b.ins().brif(some, call, &[], after, &[]);
+        self.b.switch_to_block(call);
+        self.g.calls_scalar = true;
+        let fr = self.g.module.declare_func_in_func(k.id, self.b.func);
+        let ctx = self.ctx;
+        let inst = self.b.ins().call(fr, &[k.env, from, to, k.slot, ctx]);
+        let status = self.b.inst_results(inst)[0];
+        let bad = self.b.ins().icmp_imm_s(IntCC::NotEqual, status, 0);
+        let fail = self.fail;
+        self.b.ins().brif(bad, fail, &[], after, &[]);
+        self.b.switch_to_block(after);
     }
 
     /// The address and value of chunk `c`'s partial result of type `t`.
@@ -280,18 +352,20 @@ impl FnCx<'_, '_> {
     /// Compiles the kernel of a launch: `(env, lo, hi, partial, ctx) -> status`, loading
     /// the environment and the output columns, then the chunk body; `lanes` says what
     /// runs for gangs. Nothing is left in the module when it fails.
+    /// `scalar`: the launch's scalar kernel, which the chunk body may call.
     fn kernel(
         &mut self,
         l: &Launch,
         label: ParOp,
         chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
         lanes: Lanes,
+        scalar: Option<FuncId>,
     ) -> R<FuncId> {
         let g: &mut Gen = self.g;
         let (simd_loops, shapes) = (g.simd_loops, g.shapes.len());
         g.spmd = lanes == Lanes::Elements;
         g.inner_gangs = lanes != Lanes::None;
-        let r = Self::kernel_function(g, l, label, chunk);
+        let r = Self::kernel_function(g, l, label, chunk, scalar, None);
         g.spmd = false;
         g.inner_gangs = false;
         if r.is_err() {
@@ -301,19 +375,54 @@ impl FnCx<'_, '_> {
         r
     }
 
-    fn kernel_function(
-        g: &mut Gen,
+    /// Defines the scalar kernel `id` that the launch's SPMD kernel calls. It is not a
+    /// launch of its own, and a vector loop in it (see `vector_map`) is not one of the
+    /// site's gang loops: the site's kernels and SIMD loops are counted as before (the
+    /// shapes its scalar code takes are the site's).
+    fn define_scalar_kernel(
+        &mut self,
         l: &Launch,
         label: ParOp,
         chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
-    ) -> R<FuncId> {
+        id: FuncId,
+    ) -> R<()> {
+        let g: &mut Gen = self.g;
+        let (kernels, simd_loops) = (g.kernels, g.simd_loops);
+        let r = Self::kernel_function(g, l, label, chunk, None, Some(id));
+        (g.kernels, g.simd_loops) = (kernels, simd_loops);
+        r.map(|_| ())
+    }
+
+    /// The signature of kernels: `(env, lo, hi, partial, ctx) -> status`.
+    fn kernel_signature(g: &Gen) -> cranelift_codegen::ir::Signature {
         let mut sig = g.module.make_signature();
         for _ in 0..5 {
             sig.params.push(AbiParam::new(ct::I64));
         }
         sig.returns.push(AbiParam::new(ct::I32));
+        sig
+    }
+
+    /// A kernel function declared under `name`, to be defined later.
+    fn declare_kernel(g: &mut Gen, name: &str) -> R<FuncId> {
+        let sig = Self::kernel_signature(g);
+        g.module
+            .declare_function(name, Linkage::Local, &sig)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Generates and defines a kernel (`scalar`: the scalar kernel its chunk body may
+    /// call) under the next kernel's name, or as the declared `id`.
+    fn kernel_function(
+        g: &mut Gen,
+        l: &Launch,
+        label: ParOp,
+        chunk: &dyn Fn(&mut FnCx<'_, '_>, Chunk) -> R<()>,
+        scalar: Option<FuncId>,
+        id: Option<FuncId>,
+    ) -> R<FuncId> {
         let mut ctx = g.module.make_context();
-        ctx.func.signature = sig.clone();
+        ctx.func.signature = Self::kernel_signature(g);
         let mut fbc = FunctionBuilderContext::new();
         {
             let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -341,6 +450,7 @@ impl FnCx<'_, '_> {
                     .collect(),
                 None => vec![],
             };
+            let scalar = scalar.map(|id| ScalarKernel { id, env, slot });
             chunk(
                 &mut f,
                 Chunk {
@@ -348,24 +458,28 @@ impl FnCx<'_, '_> {
                     hi,
                     slot,
                     out_cols,
+                    scalar,
                 },
             )?;
             f.finish();
             let config = f.g.module.target_config();
             f.b.finalize(config);
         }
+        let what = match id {
+            Some(_) => format!(
+                "scalar{}: the `{}` chunks' indices left by gangs",
+                g.kernels,
+                label.name()
+            ),
+            None => format!("kernel{}: the `{}` chunks", g.kernels + 1, label.name()),
+        };
         // Declared only now, under the name the next kernel gets: a failed attempt
         // leaves the name free for the next.
-        let name = format!("kernel{}", g.kernels + 1);
-        let id = g
-            .module
-            .declare_function(&name, Linkage::Local, &sig)
-            .map_err(|e| e.to_string())?;
-        g.define(
-            id,
-            &mut ctx,
-            &format!("{name}: the `{}` chunks", label.name()),
-        )?;
+        let id = match id {
+            Some(id) => id,
+            None => Self::declare_kernel(g, &format!("kernel{}", g.kernels + 1))?,
+        };
+        g.define(id, &mut ctx, &what)?;
         g.module.clear_context(&mut ctx);
         g.kernels += 1;
         Ok(id)

@@ -79,6 +79,7 @@ impl MathProbe {
             llvm: None,
             llvm_on_miss: crate::cpu::llvm::OnMiss::Compile,
             llvm_from_disk: false,
+            calls_scalar: false,
         };
         g.declare_helpers()?;
         let mut sig = g.module.make_signature();

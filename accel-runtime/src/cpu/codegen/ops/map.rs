@@ -181,13 +181,20 @@ impl FnCx<'_, '_> {
             None => self.begin_launch(&p.args(), n, Some(elem.clone()), None)?,
         };
         self.g.writes_in_place = reuse.is_some();
-        let ran = self.run_chunks(&l, p.op(), |f, c| {
-            let gangs = if f.g.spmd {
-                f.gang_produce(p, &elem, &c.out_cols, c.lo, c.hi)?
-            } else {
-                f.vector_map(p, &elem, &c.out_cols, c.lo, c.hi)?
+        let ran = self.run_independent_chunks(&l, p.op(), |f, c| {
+            if let (true, Some(k)) = (f.g.spmd, c.scalar) {
+                if let Some(rest) = f.gang_produce(p, &elem, &c.out_cols, (c.lo, c.hi), k)? {
+                    // After the gangs, a few indices (or, when the gangs' bounds test
+                    // failed, all of them): the scalar kernel's.
+                    f.call_scalar(k, rest, c.hi);
+                    return Ok(());
+                }
+            }
+            let vectors = match f.g.spmd {
+                true => None,
+                false => f.vector_map(p, &elem, &c.out_cols, c.lo, c.hi)?,
             };
-            let rest = gangs.unwrap_or(c.lo);
+            let rest = vectors.unwrap_or(c.lo);
             // Versioned on the sequences the element indexes by the index (beyond those
             // the length already covers): N-body's `ys[i]` in its inner loop.
             let (param, indexed) = match p {
@@ -201,9 +208,8 @@ impl FnCx<'_, '_> {
                 indexed,
                 ..Proofs::default()
             };
-            if gangs.is_some() {
-                // After the gangs, a few indices (or, when the gangs' bounds test failed,
-                // all of them, checked): one checked copy, less code to compile.
+            if vectors.is_some() {
+                // After the vectors, a few indices: one checked copy, less code to compile.
                 f.produce_elements(p, &elem, &c.out_cols, rest, c.hi)
             } else {
                 f.versioned(&proofs, &param, c.lo, c.hi, |f| {

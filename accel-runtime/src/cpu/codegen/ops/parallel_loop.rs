@@ -9,12 +9,15 @@ impl FnCx<'_, '_> {
     pub(super) fn launch_loop(&mut self, p: ParallelLoop<'_>) -> R<V> {
         let n = self.expr(p.n)?.w[0];
         let l = self.begin_launch(&[p.n, p.f], n, None, None)?;
-        self.run_chunks(&l, ParOp::ParallelLoop, |f, c| {
-            let rest = match f.g.spmd {
-                true => f.gang_iterations(p, c.lo, c.hi)?.unwrap_or(c.lo),
-                false => c.lo,
-            };
-            f.counted_loop(rest, c.hi, ScalarType::Usize, |f, i| f.iteration(p.f, i))
+        self.run_independent_chunks(&l, ParOp::ParallelLoop, |f, c| {
+            if let (true, Some(k)) = (f.g.spmd, c.scalar) {
+                if let Some(rest) = f.gang_iterations(p, (c.lo, c.hi), k)? {
+                    // After the gangs, the scalar kernel's iterations.
+                    f.call_scalar(k, rest, c.hi);
+                    return Ok(());
+                }
+            }
+            f.counted_loop(c.lo, c.hi, ScalarType::Usize, |f, i| f.iteration(p.f, i))
         })?;
         Ok(V::unit())
     }

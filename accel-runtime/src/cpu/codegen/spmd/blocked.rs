@@ -22,7 +22,7 @@
 
 use super::super::cx::*;
 use super::aliases::{dealias, Aliases};
-use super::state::{ElementFn, RowWalk};
+use super::state::{RangeFn, RowWalk};
 use super::walks::GangSpan;
 use super::{not_spmd, Part, G};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
@@ -206,7 +206,7 @@ impl FnCx<'_, '_> {
         (lo, hi): (Value, Value),
         bl: &BlockedLoop,
         store: &mut StoreFn<'_, Self>,
-        scalar: &mut ElementFn<'_, Self>,
+        scalar: &mut RangeFn<'_, Self>,
     ) -> R<()> {
         let div = &rows.divisors[0];
         let d = div.value;
@@ -334,7 +334,7 @@ impl FnCx<'_, '_> {
         bl: &BlockedLoop,
         acc_ty: &Type,
         store: &mut StoreFn<'_, Self>,
-        scalar: &mut ElementFn<'_, Self>,
+        scalar: &mut RangeFn<'_, Self>,
     ) -> R<()> {
         let width = self.lanes() as i64;
         let j0 = self.b.ins().imul_imm_s(t, width);
@@ -493,7 +493,7 @@ impl FnCx<'_, '_> {
 
     /// The columns of block `j0` in the tile's rows that are fewer than a gang, as scalar
     /// code outside the gang's state.
-    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: &mut ElementFn<'_, Self>) -> R<()> {
+    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: &mut RangeFn<'_, Self>) -> R<()> {
         self.counted_loop(tile.rows.0, tile.rows.1, ScalarType::Usize, |f, i| {
             let (from, to, start) = f.row_columns(tile, i, j0);
             let whole = f.b.ins().isub(to, from);
@@ -504,10 +504,7 @@ impl FnCx<'_, '_> {
             f.b.switch_to_block(rest);
             let p0 = f.b.ins().iadd(start, from);
             let p1 = f.b.ins().iadd(start, to);
-            let gang = f.gang.take();
-            let r = f.counted_loop(p0, p1, ScalarType::Usize, |f, p| scalar(f, p));
-            f.gang = gang;
-            r?;
+            f.scalar_range(p0, p1, scalar)?;
             f.b.ins().jump(next, &[]);
             f.b.switch_to_block(next);
             Ok(())

@@ -3,14 +3,15 @@
 //! indices left with scalar code.
 
 use super::super::cx::*;
+use super::super::kernel::ScalarKernel;
 use super::super::ops::Producer;
 use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
 pub(in crate::cpu::codegen) use super::blocked::StoreFn;
 use super::blocked::{blocked_loop, column_walk, row_uniform, BlockedLoop};
 use super::coherence::Settling;
-pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
+pub(in crate::cpu::codegen) use super::state::{ElementFn, RangeFn};
 use super::uniform::varying_vars;
 use super::walks::{long_loop, GangSpan};
 use super::{Gang, Slot, G, MAX_LANES};
@@ -21,12 +22,12 @@ use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKi
 use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
 
-/// What a gang loop may generate besides the gang's element: the element as scalar code
-/// (a row's last indices, the borders shifted loads would cross) and, for a `create`,
+/// What a gang loop may generate besides the gang's element: the elements of a range as
+/// scalar code (a row's last indices, the borders shifted loads would cross) and, for a `create`,
 /// the store of a gang's element at its index (which lets a blocked element finish apart
 /// from where it started; see `blocked`).
 pub(in crate::cpu::codegen) struct Tails<'a, 'b, F> {
-    pub(in crate::cpu::codegen) scalar: &'a mut ElementFn<'b, F>,
+    pub(in crate::cpu::codegen) scalar: &'a mut RangeFn<'b, F>,
     pub(in crate::cpu::codegen) store: Option<&'a mut StoreFn<'b, F>>,
 }
 
@@ -36,7 +37,7 @@ impl FnCx<'_, '_> {
     /// index and the sequences in `safe` are long enough for it. Returns where the
     /// indices left begin (`lo` when the bounds test failed: then no gang ran).
     ///
-    /// With `scalar` (the element for one index, as scalar code), an element that
+    /// With `scalar` (the elements of a range, as scalar code), an element that
     /// divides its index by a value `d` bound outside it (`p / d`, `p % d`: a 2-D
     /// `create`) walks the range row by row instead ([`RowWalk`]): whole gangs within
     /// each row, where `p / d` is the same for every lane and `p % d` consecutive, and
@@ -71,9 +72,9 @@ impl FnCx<'_, '_> {
         // with an overlapping gang.
         let align = !walk && divides(body);
         let (lo, hi) = match scalar.as_mut() {
-            Some(element) if !shifted.is_empty() => {
+            Some(scalar) if !shifted.is_empty() => {
                 let (from, to) = self.inner_range(&shifted, (lo, hi), align, shift)?;
-                self.counted_loop(lo, from, ScalarType::Usize, |f, i| element(f, i))?;
+                scalar(self, lo, from)?;
                 (from, to)
             }
             _ => (lo, hi),
@@ -159,6 +160,19 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
+    }
+
+    /// The elements `from..to` as scalar code (`scalar`), outside the gang's state.
+    pub(super) fn scalar_range(
+        &mut self,
+        from: Value,
+        to: Value,
+        scalar: &mut RangeFn<'_, Self>,
+    ) -> R<()> {
+        let gang = self.gang.take();
+        let r = scalar(self, from, to);
+        self.gang = gang;
+        r
     }
 
     /// The gangs of `span` (a 1-D range), `shift` the `log2` of their width: blocked
@@ -470,8 +484,8 @@ impl FnCx<'_, '_> {
         p: Producer<'_>,
         elem: &Type,
         out: &[Value],
-        lo: Value,
-        hi: Value,
+        (lo, hi): (Value, Value),
+        scalar_kernel: ScalarKernel,
     ) -> R<Option<Value>> {
         let Producer::Create(Create {
             n,
@@ -484,9 +498,9 @@ impl FnCx<'_, '_> {
             return Ok(None);
         };
         let safe = Self::length_sources(n);
-        let mut scalar = |f: &mut Self, i: Value| {
-            let v = f.element(p, i)?;
-            f.store_output(elem, out, i, &v.w)
+        let mut scalar = |f: &mut Self, from: Value, to: Value| {
+            f.call_scalar(scalar_kernel, from, to);
+            Ok(())
         };
         let mut store = |f: &mut Self, base: Value, g: &G| f.store_gang(elem, out, base, g);
         let rest = self.gang_loop(
@@ -512,8 +526,8 @@ impl FnCx<'_, '_> {
     pub(in crate::cpu::codegen) fn gang_iterations(
         &mut self,
         p: ParallelLoop<'_>,
-        lo: Value,
-        hi: Value,
+        (lo, hi): (Value, Value),
+        scalar_kernel: ScalarKernel,
     ) -> R<Option<Value>> {
         let Expr::Lambda { params, body } = p.f else {
             return Ok(None);
@@ -524,7 +538,10 @@ impl FnCx<'_, '_> {
         if super::inner::prefers_inner_loops(body) {
             return Ok(None);
         }
-        let mut scalar = |f: &mut Self, i: Value| f.iteration(p.f, i);
+        let mut scalar = |f: &mut Self, from: Value, to: Value| {
+            f.call_scalar(scalar_kernel, from, to);
+            Ok(())
+        };
         let rest = self.gang_loop(
             body,
             name,

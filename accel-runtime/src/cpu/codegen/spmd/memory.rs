@@ -79,6 +79,28 @@ impl FnCx<'_, '_> {
                 },
             );
         }
+        if let (Part::Clamp(c), false, false) = (&idx.w[0], masked, proven) {
+            // A clamped index (a stencil's clamped border): one test whether the clamp
+            // binds a lane, then consecutive lanes checked at once and loaded as vectors,
+            // else each lane's index checked and gathered (the check and the load share
+            // the test and the lanes' indices).
+            let unbound = self.clamp_unbound(c);
+            let (cols, clamped) = (v.w[1..].to_vec(), idx.w[0].clone());
+            let first = self.b.ins().iadd(c.base, c.off);
+            return self.either_g(
+                unbound,
+                |f| {
+                    let seq = Part::Seq(first, false);
+                    f.check_lanes_below(&seq, len, FailureKind::Index)?;
+                    f.load_lanes(&elem, &cols, &seq, Some(len), false)
+                },
+                |f| {
+                    let lanes = Part::Var(f.vectors(&clamped, ScalarType::Usize));
+                    f.check_lanes_below(&lanes, len, FailureKind::Index)?;
+                    f.load_lanes(&elem, &cols, &lanes, Some(len), false)
+                },
+            );
+        }
         if !proven {
             self.check_lanes_below(&idx.w[0], len, FailureKind::Index)?;
         }

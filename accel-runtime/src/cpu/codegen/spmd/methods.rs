@@ -379,17 +379,22 @@ impl FnCx<'_, '_> {
                     IntCC::UnsignedGreaterThan
                 };
                 let reversed = self.b.ins().icmp(cc, lo, hi);
-                let all = self.b.ins().uextend(ct::I32, reversed);
-                let all = self.b.ins().ineg(all);
-                let mt = self.mask_type();
-                let all = self.b.ins().splat(mt, all);
-                let mask = vec![all; self.groups()];
-                self.fail_lanes(
-                    mask,
-                    FailureKind::ClampBounds,
-                    (&a[0].w[0], s),
-                    (&a[1].w[0], s),
-                );
+                if self.gang.as_ref().is_some_and(|g| g.mask.is_some()) {
+                    let all = self.b.ins().uextend(ct::I32, reversed);
+                    let all = self.b.ins().ineg(all);
+                    let mt = self.mask_type();
+                    let all = self.b.ins().splat(mt, all);
+                    let mask = vec![all; self.groups()];
+                    self.fail_lanes(
+                        mask,
+                        FailureKind::ClampBounds,
+                        (&a[0].w[0], s),
+                        (&a[1].w[0], s),
+                    );
+                } else {
+                    // Every lane runs: one test, as scalar code's.
+                    self.fail_if(reversed, FailureKind::ClampBounds, lo, hi);
+                }
                 (lo, hi)
             }
             "max" => (uniform(0)?, self.b.ins().iconst(ct::I64, max)),

@@ -7,7 +7,7 @@
 use super::super::cx::*;
 use super::aliases::{dealias, Aliases};
 use super::coherence::{may_hold_in_every_lane, Settling};
-use super::state::{never_zero, Divisor, ElementFn, RowValue, RowWalk};
+use super::state::{never_zero, Divisor, ElementFn, RangeFn, RowValue, RowWalk};
 use accel_ir::{BinOp, Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -30,7 +30,7 @@ impl FnCx<'_, '_> {
         (lo, hi): (Value, Value),
         overlap: bool,
         each: &mut ElementFn<'_, Self>,
-        scalar: &mut ElementFn<'_, Self>,
+        scalar: &mut RangeFn<'_, Self>,
     ) -> R<()> {
         if !rows.values.is_empty() {
             self.g.shapes.push("row values");
@@ -79,11 +79,8 @@ impl FnCx<'_, '_> {
         let span = self.gang_span((s, n, end), shift, overlap);
         self.run_gang_span(index, &span, shift, each)?;
         let tail = span.tail;
-        // The row's last indices as scalar code, outside the gang's state.
-        let gang = self.gang.take();
-        let r = self.counted_loop(tail, end, ScalarType::Usize, |f, i| scalar(f, i));
-        self.gang = gang;
-        r?;
+        // The row's last indices as scalar code.
+        self.scalar_range(tail, end, scalar)?;
         self.b.def_var(at, end);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
@@ -364,7 +361,7 @@ impl FnCx<'_, '_> {
         index: Variable,
         (lo, hi): (Value, Value),
         each: &mut ElementFn<'_, Self>,
-        scalar: &mut ElementFn<'_, Self>,
+        scalar: &mut RangeFn<'_, Self>,
     ) -> R<()> {
         let div = &rows.divisors[0];
         let d = div.value;
@@ -421,13 +418,10 @@ impl FnCx<'_, '_> {
             f.b.ins().jump(next, &[]);
             f.b.switch_to_block(rest);
             // Fewer columns than a gang (the last block of a row, or a row cut by the
-            // range): scalar code, outside the gang's state.
+            // range): scalar code.
             let p0 = f.b.ins().iadd(start, from);
             let p1 = f.b.ins().iadd(start, to);
-            let gang_state = f.gang.take();
-            let r = f.counted_loop(p0, p1, ScalarType::Usize, |f, p| scalar(f, p));
-            f.gang = gang_state;
-            r?;
+            f.scalar_range(p0, p1, scalar)?;
             f.b.ins().jump(next, &[]);
             f.b.switch_to_block(next);
             Ok(())
