@@ -290,7 +290,7 @@ fn host_isa(tier: Tier) -> R<cranelift_codegen::isa::OwnedTargetIsa> {
     // value numbering, loop-invariant code motion, constant folding) and the single-pass
     // register allocator. Its code runs only until the optimized code is there; without
     // the e-graph Canny's site compiled in 10.8 ms against 12.9 (medians of 20 processes)
-    // and the quick code of eight corpus programs ran between 0.89x and 1.25x as long.
+    // and the quick code of eight corpus programs ran between 0.89x and 1.26x as long.
     let level = match tier {
         Tier::Quick => "none",
         Tier::Optimized | Tier::Llvm => "speed",
