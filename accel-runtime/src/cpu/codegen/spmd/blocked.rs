@@ -21,8 +21,9 @@
 //! is the one the unblocked loop computes, bit for bit; the gangs are independent.
 
 use super::super::cx::*;
+use super::super::kernel::ScalarKernel;
 use super::aliases::{dealias, Aliases};
-use super::state::{RangeFn, RowWalk};
+use super::state::RowWalk;
 use super::walks::GangSpan;
 use super::{not_spmd, Part, G};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
@@ -206,7 +207,7 @@ impl FnCx<'_, '_> {
         (lo, hi): (Value, Value),
         bl: &BlockedLoop,
         store: &mut StoreFn<'_, Self>,
-        scalar: &mut RangeFn<'_, Self>,
+        scalar: ScalarKernel,
     ) -> R<()> {
         let div = &rows.divisors[0];
         let d = div.value;
@@ -334,7 +335,7 @@ impl FnCx<'_, '_> {
         bl: &BlockedLoop,
         acc_ty: &Type,
         store: &mut StoreFn<'_, Self>,
-        scalar: &mut RangeFn<'_, Self>,
+        scalar: ScalarKernel,
     ) -> R<()> {
         let width = self.lanes() as i64;
         let j0 = self.b.ins().imul_imm_s(t, width);
@@ -492,8 +493,8 @@ impl FnCx<'_, '_> {
     }
 
     /// The columns of block `j0` in the tile's rows that are fewer than a gang, as scalar
-    /// code outside the gang's state.
-    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: &mut RangeFn<'_, Self>) -> R<()> {
+    /// code: the launch's scalar kernel's.
+    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: ScalarKernel) -> R<()> {
         self.counted_loop(tile.rows.0, tile.rows.1, ScalarType::Usize, |f, i| {
             let (from, to, start) = f.row_columns(tile, i, j0);
             let whole = f.b.ins().isub(to, from);
@@ -504,7 +505,7 @@ impl FnCx<'_, '_> {
             f.b.switch_to_block(rest);
             let p0 = f.b.ins().iadd(start, from);
             let p1 = f.b.ins().iadd(start, to);
-            f.scalar_range(p0, p1, scalar)?;
+            f.call_scalar(scalar, p0, p1);
             f.b.ins().jump(next, &[]);
             f.b.switch_to_block(next);
             Ok(())

@@ -10,8 +10,8 @@ use super::aliases::{aliases, dealias, Aliases};
 pub(in crate::cpu::codegen) use super::blocked::StoreFn;
 use super::blocked::{blocked_loop, column_walk, row_uniform, BlockedLoop};
 use super::coherence::Settling;
+pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
-pub(in crate::cpu::codegen) use super::state::{ElementFn, RangeFn};
 use super::uniform::varying_vars;
 use super::walks::{long_loop, GangSpan};
 use super::{Gang, Slot, G, MAX_LANES};
@@ -22,12 +22,12 @@ use cranelift_codegen::ir::{types as ct, InstBuilder, StackSlotData, StackSlotKi
 use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
 
-/// What a gang loop may generate besides the gang's element: the elements of a range as
-/// scalar code (a row's last indices, the borders shifted loads would cross) and, for a `create`,
-/// the store of a gang's element at its index (which lets a blocked element finish apart
-/// from where it started; see `blocked`).
+/// What a gang loop may generate besides the gang's element: calls of the launch's
+/// scalar kernel for the indices it leaves (a row's last indices, the borders shifted
+/// loads would cross) and, for a `create`, the store of a gang's element at its index
+/// (which lets a blocked element finish apart from where it started; see `blocked`).
 pub(in crate::cpu::codegen) struct Tails<'a, 'b, F> {
-    pub(in crate::cpu::codegen) scalar: &'a mut RangeFn<'b, F>,
+    pub(in crate::cpu::codegen) scalar: ScalarKernel,
     pub(in crate::cpu::codegen) store: Option<&'a mut StoreFn<'b, F>>,
 }
 
@@ -37,7 +37,7 @@ impl FnCx<'_, '_> {
     /// index and the sequences in `safe` are long enough for it. Returns where the
     /// indices left begin (`lo` when the bounds test failed: then no gang ran).
     ///
-    /// With `scalar` (the elements of a range, as scalar code), an element that
+    /// With `scalar` (the launch's scalar kernel, for ranges of indices), an element that
     /// divides its index by a value `d` bound outside it (`p / d`, `p % d`: a 2-D
     /// `create`) walks the range row by row instead ([`RowWalk`]): whole gangs within
     /// each row, where `p / d` is the same for every lane and `p % d` consecutive, and
@@ -51,7 +51,7 @@ impl FnCx<'_, '_> {
         each: impl FnMut(&mut Self, Value) -> R<()>,
         tails: Option<Tails<'_, '_, Self>>,
     ) -> R<Value> {
-        let (mut scalar, store) = match tails {
+        let (scalar, store) = match tails {
             Some(t) => (Some(t.scalar), t.store),
             None => (None, None),
         };
@@ -71,10 +71,10 @@ impl FnCx<'_, '_> {
         // right after the border, not up to a gang's width later, and a `create` may end
         // with an overlapping gang.
         let align = !walk && divides(body);
-        let (lo, hi) = match scalar.as_mut() {
+        let (lo, hi) = match scalar {
             Some(scalar) if !shifted.is_empty() => {
                 let (from, to) = self.inner_range(&shifted, (lo, hi), align, shift)?;
-                scalar(self, lo, from)?;
+                self.call_scalar(scalar, lo, from);
                 (from, to)
             }
             _ => (lo, hi),
@@ -120,13 +120,11 @@ impl FnCx<'_, '_> {
             _ => None,
         };
         let each = std::cell::RefCell::new(each);
-        let scalar = std::cell::RefCell::new(scalar);
         let store = std::cell::RefCell::new(store);
         let gangs_run = |f: &mut Self| match &rows {
             Some(rows) => {
-                let mut scalar = scalar.borrow_mut();
-                let scalar = scalar.as_mut().expect("rows walk with a scalar element");
-                let (each, scalar) = (&mut *each.borrow_mut(), &mut **scalar);
+                let scalar = scalar.expect("rows walk with a scalar kernel");
+                let each = &mut *each.borrow_mut();
                 let mut store = store.borrow_mut();
                 match (&blocked, store.as_mut()) {
                     (Some(bl), Some(store)) => {
@@ -160,19 +158,6 @@ impl FnCx<'_, '_> {
         }
         let proved = r?;
         Ok(self.b.ins().select(proved, top, lo))
-    }
-
-    /// The elements `from..to` as scalar code (`scalar`), outside the gang's state.
-    pub(super) fn scalar_range(
-        &mut self,
-        from: Value,
-        to: Value,
-        scalar: &mut RangeFn<'_, Self>,
-    ) -> R<()> {
-        let gang = self.gang.take();
-        let r = scalar(self, from, to);
-        self.gang = gang;
-        r
     }
 
     /// The gangs of `span` (a 1-D range), `shift` the `log2` of their width: blocked
@@ -498,10 +483,6 @@ impl FnCx<'_, '_> {
             return Ok(None);
         };
         let safe = Self::length_sources(n);
-        let mut scalar = |f: &mut Self, from: Value, to: Value| {
-            f.call_scalar(scalar_kernel, from, to);
-            Ok(())
-        };
         let mut store = |f: &mut Self, base: Value, g: &G| f.store_gang(elem, out, base, g);
         let rest = self.gang_loop(
             body,
@@ -513,7 +494,7 @@ impl FnCx<'_, '_> {
                 f.store_gang(elem, out, base, &g)
             },
             Some(Tails {
-                scalar: &mut scalar,
+                scalar: scalar_kernel,
                 store: Some(&mut store),
             }),
         )?;
@@ -538,10 +519,6 @@ impl FnCx<'_, '_> {
         if super::inner::prefers_inner_loops(body) {
             return Ok(None);
         }
-        let mut scalar = |f: &mut Self, from: Value, to: Value| {
-            f.call_scalar(scalar_kernel, from, to);
-            Ok(())
-        };
         let rest = self.gang_loop(
             body,
             name,
@@ -552,7 +529,7 @@ impl FnCx<'_, '_> {
                 Ok(())
             },
             Some(Tails {
-                scalar: &mut scalar,
+                scalar: scalar_kernel,
                 store: None,
             }),
         )?;

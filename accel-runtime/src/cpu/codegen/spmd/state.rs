@@ -11,11 +11,6 @@ use std::collections::{HashMap, HashSet};
 pub(in crate::cpu::codegen) type ElementFn<'a, F> =
     dyn FnMut(&mut F, Value) -> Result<(), String> + 'a;
 
-/// Code generation of the elements (or iterations) `from..to` as scalar code, in order:
-/// the indices a gang loop leaves (a row's last few, a stencil's borders).
-pub(in crate::cpu::codegen) type RangeFn<'a, F> =
-    dyn FnMut(&mut F, Value, Value) -> Result<(), String> + 'a;
-
 /// The prefix of errors that make a kernel fall back to scalar code.
 const NOT_SPMD: &str = "not SPMD: ";
 

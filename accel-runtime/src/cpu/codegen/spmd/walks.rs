@@ -5,9 +5,10 @@
 //! Elements are independent: the order changes no result.
 
 use super::super::cx::*;
+use super::super::kernel::ScalarKernel;
 use super::aliases::{dealias, Aliases};
 use super::coherence::{may_hold_in_every_lane, Settling};
-use super::state::{never_zero, Divisor, ElementFn, RangeFn, RowValue, RowWalk};
+use super::state::{never_zero, Divisor, ElementFn, RowValue, RowWalk};
 use accel_ir::{BinOp, Expr, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -30,7 +31,7 @@ impl FnCx<'_, '_> {
         (lo, hi): (Value, Value),
         overlap: bool,
         each: &mut ElementFn<'_, Self>,
-        scalar: &mut RangeFn<'_, Self>,
+        scalar: ScalarKernel,
     ) -> R<()> {
         if !rows.values.is_empty() {
             self.g.shapes.push("row values");
@@ -79,8 +80,8 @@ impl FnCx<'_, '_> {
         let span = self.gang_span((s, n, end), shift, overlap);
         self.run_gang_span(index, &span, shift, each)?;
         let tail = span.tail;
-        // The row's last indices as scalar code.
-        self.scalar_range(tail, end, scalar)?;
+        // The row's last indices: the launch's scalar kernel's.
+        self.call_scalar(scalar, tail, end);
         self.b.def_var(at, end);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
@@ -361,7 +362,7 @@ impl FnCx<'_, '_> {
         index: Variable,
         (lo, hi): (Value, Value),
         each: &mut ElementFn<'_, Self>,
-        scalar: &mut RangeFn<'_, Self>,
+        scalar: ScalarKernel,
     ) -> R<()> {
         let div = &rows.divisors[0];
         let d = div.value;
@@ -421,7 +422,7 @@ impl FnCx<'_, '_> {
             // range): scalar code.
             let p0 = f.b.ins().iadd(start, from);
             let p1 = f.b.ins().iadd(start, to);
-            f.scalar_range(p0, p1, scalar)?;
+            f.call_scalar(scalar, p0, p1);
             f.b.ins().jump(next, &[]);
             f.b.switch_to_block(next);
             Ok(())
