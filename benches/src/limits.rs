@@ -1,39 +1,53 @@
 //! The limits: the six classic CPU benchmarks of `cpu_suite` (sum, dot, SAXPY,
-//! Black-Scholes, Mandelbrot, N-body) written by hand with AVX-512 intrinsics as a
-//! performance engineer writes them for this machine, beside accel's CPU code for the same
+//! Black-Scholes, Mandelbrot, N-body) written by hand with AVX-512 intrinsics (AVX2 and
+//! FMA where the CPU has no AVX-512) as a performance engineer writes them for this
+//! machine, beside accel's CPU code for the same
 //! expressions (its LLVM tier, steady state: the first call compiles, the median of later
 //! calls counts). The ratio says how far accel's generated code is from what this machine
 //! can do, rather than from idiomatic rayon. The same run measures the machine's read
-//! bandwidth (an AVX-512 streaming sum of 256 MiB on every core), the ceiling of the
+//! bandwidth (the limit's streaming sum of 256 MiB on every core), the ceiling of the
 //! streaming reductions, and reports sum's and dot's share of it.
 //!
 //! Every limit result is checked against the sequential reference (an exact f64 sum for
 //! the reductions, the same Rust functions elsewhere); a mismatch stops the run. Without
-//! AVX-512 the limit column says it was skipped. Prints a Markdown table; `--out DIR`
-//! writes it to `DIR/limits.md` (and `limits.json`), `--quick` runs small sizes.
+//! AVX-512 or AVX2 the limit column says it was skipped. Prints a Markdown table; `--out
+//! DIR` writes it to `DIR/limits.md` (`DIR/limits-avx2.md` for the AVX2 limits; and the
+//! same `.json`), `--quick` runs small sizes.
 //!
 //! `cargo run --release -p accel-bench --bin limits [-- --quick] [-- --out DIR]
 //! [-- --only streams,black-scholes,mandelbrot,n-body]`
 
 // A binary's root file finds modules beside it, not in `limits/`.
 #[cfg(target_arch = "x86_64")]
+#[path = "limits/avx2.rs"]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+#[path = "limits/avx2_math.rs"]
+mod avx2_math;
+#[cfg(target_arch = "x86_64")]
+#[path = "limits/avx512.rs"]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
+#[path = "limits/avx512_math.rs"]
+mod avx512_math;
+#[cfg(target_arch = "x86_64")]
 #[path = "limits/kernels.rs"]
 mod kernels;
-#[cfg(target_arch = "x86_64")]
-#[path = "limits/math.rs"]
-mod math;
 
-/// Elsewhere there is no AVX-512: no token, so no limit runs.
+/// Elsewhere there is neither AVX-512 nor AVX2: no token, so no limit runs.
 #[cfg(not(target_arch = "x86_64"))]
 mod kernels {
     use std::mem::MaybeUninit;
 
     #[derive(Clone, Copy)]
-    pub enum Avx512 {}
+    pub enum Isa {}
 
-    impl Avx512 {
-        pub fn detect() -> Option<Avx512> {
+    impl Isa {
+        pub fn detect() -> Option<Isa> {
             None
+        }
+        pub fn name(self) -> &'static str {
+            match self {}
         }
         pub fn sum(self, _: &[f32]) -> f32 {
             match self {}
@@ -79,7 +93,7 @@ use accel_examples::classic::{black_scholes_option, escape_time as mandel, optio
 use accel_examples::random::uniform;
 use accel_runtime::__private::{with_cpu_tier, CpuTier};
 use accel_runtime::prelude::*;
-use kernels::Avx512;
+use kernels::Isa;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -93,17 +107,18 @@ struct Row {
     /// Whether LLVM could not compile accel's site (Cranelift's code ran instead).
     cranelift: bool,
     accel_error: f64,
-    /// The limit's median time and largest error; `None` without AVX-512.
+    /// The limit's median time and largest error; `None` without AVX-512 or AVX2.
     limit: Option<(f64, f64)>,
     /// Bytes one call reads, for the streaming reductions' bandwidth.
     bytes: Option<f64>,
 }
 
-/// What every workload needs: runs per measurement, the sizes, the AVX-512 token.
+/// What every workload needs: runs per measurement, the sizes, the limits' instruction
+/// set.
 struct Setup {
     runs: usize,
     quick: bool,
-    avx: Option<Avx512>,
+    avx: Option<Isa>,
 }
 
 impl Setup {
@@ -147,7 +162,7 @@ fn bench<R>(
         let e = error(&f());
         if e > tolerance || e.is_nan() {
             eprintln!(
-                "limits: {name}: the AVX-512 limit is WRONG: max rel. error {e:.3e} > {tolerance:.0e}"
+                "limits: {name}: the limit is WRONG: max rel. error {e:.3e} > {tolerance:.0e}"
             );
             std::process::exit(1);
         }
@@ -214,10 +229,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').map(str::to_string).collect());
     let runs_workload = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|w| w == name));
-    let avx = Avx512::detect();
+    let avx = Isa::detect();
     if avx.is_none() {
         eprintln!(
-            "limits: this CPU has no AVX-512F: the limit column and the read bandwidth are SKIPPED"
+            "limits: this CPU has neither AVX-512F nor AVX2 with FMA: the limit column and the read bandwidth are SKIPPED"
         );
     }
     let llvm = accel_runtime::__private::llvm_available();
@@ -249,6 +264,7 @@ fn main() {
         n_body(&setup, &mut rows);
     }
     let machine = Machine {
+        isa: avx.map(Isa::name),
         runs: setup.runs,
         bandwidth,
         buffer,
@@ -259,7 +275,7 @@ fn main() {
 
 /// The read bandwidth in GB/s: the median time of the limit's sum over a `bytes` buffer
 /// (written first, so that its pages exist).
-fn read_bandwidth(avx: Avx512, runs: usize, bytes: usize) -> f64 {
+fn read_bandwidth(avx: Isa, runs: usize, bytes: usize) -> f64 {
     let buf = vec![1.0f32; bytes / 4];
     avx.read(&buf);
     let t = median_ms(runs, || avx.read(&buf));
@@ -402,10 +418,10 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
     // The second limit computes what accel computes (its contract: every operation
     // rounded as written, no approximate square roots, no fused multiply-adds): how much
     // of the distance to the first is the arithmetic.
-    type Limit = fn(Avx512, &[f32], &[f32], &[f32], &[f32]) -> Vec<f32>;
+    type Limit = fn(Isa, &[f32], &[f32], &[f32], &[f32]) -> Vec<f32>;
     let limits: [(&'static str, Limit); 2] = [
-        ("n-body (x accelerations)", Avx512::n_body),
-        ("n-body, exact limit", Avx512::n_body_exact),
+        ("n-body (x accelerations)", Isa::n_body),
+        ("n-body, exact limit", Isa::n_body_exact),
     ];
     for (name, limit) in limits {
         rows.push(bench(
@@ -425,8 +441,10 @@ fn n_body(setup: &Setup, rows: &mut Vec<Row>) {
 
 /// What the report's header says about the run.
 struct Machine {
+    /// The limits' instruction set; `None` where there are no limits.
+    isa: Option<&'static str>,
     runs: usize,
-    /// The read bandwidth in GB/s; `None` without AVX-512.
+    /// The read bandwidth in GB/s; `None` without limits.
     bandwidth: Option<f64>,
     /// The bandwidth buffer's size in bytes.
     buffer: usize,
@@ -450,7 +468,11 @@ fn cpu_description() -> String {
         .filter(|f| flags.split(' ').any(|g| g == *f))
         .collect();
     let avx512 = if avx512.is_empty() {
-        "no AVX-512".to_string()
+        let avx2: Vec<&str> = ["avx2", "fma"]
+            .into_iter()
+            .filter(|f| flags.split(' ').any(|g| g == *f))
+            .collect();
+        format!("no AVX-512, {}", avx2.join(" "))
     } else {
         avx512.join(" ")
     };
@@ -478,20 +500,21 @@ fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<Str
         Ok(lib) => format!("LLVM tier ({lib})"),
         Err(e) => format!("Cranelift's optimized code: LLVM's tier is unavailable ({e})"),
     };
+    let isa = machine.isa.unwrap_or("no AVX-512 or AVX2");
     let bandwidth = match machine.bandwidth {
         Some(b) => format!(
-            "{b:.1} GB/s (an AVX-512 sum of {} MiB on every core)",
+            "{b:.1} GB/s (an {isa} sum of {} MiB on every core)",
             machine.buffer >> 20
         ),
-        None => "not measured (no AVX-512)".into(),
+        None => format!("not measured ({isa})"),
     };
     let mut preamble = format!(
         "Machine: {}. Median of {} runs (three times as many for the streams, 7 for Mandelbrot, 5 for N-body), accel's and the limit's in turn, release build, one process. \
          Read bandwidth: {bandwidth}.\n\n\
          - **accelerate! cpu**: `cpu_suite`'s site in `Mode::Cpu`, {tier}, after a first call that compiles it (or loads it from accel's disk cache).\n\
-         - **limit**: hand-written AVX-512 intrinsics over all cores with rayon \
-           (`benches/src/limits/kernels.rs`; sum and dot read with 256-bit loads, which stream faster \
-           here; N-body's approximates `1 / sqrt` and fuses multiply-adds, its exact limit \
+         - **limit**: hand-written {isa} intrinsics over all cores with rayon \
+           (`benches/src/limits/`; sum and dot read with 256-bit loads, which streamed faster \
+           than 512-bit ones on AVX-512; N-body's approximates `1 / sqrt` and fuses multiply-adds, its exact limit \
            rounds every operation as written, as accel does), checked against the sequential reference.\n\
          - **accel / limit**: how many times longer accel takes.\n\
          - **bandwidth**: bytes read per second by the reductions, and their share of the read bandwidth.\n\
@@ -515,7 +538,7 @@ fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<Str
                 format!("{:.2}x", r.accel_ms / t),
                 format!("{e:.1e}"),
             ),
-            None => ("skipped (no AVX-512)".into(), "".into(), "-".into()),
+            None => (format!("skipped ({isa})"), "".into(), "-".into()),
         };
         let tier = if r.cranelift { " (Cranelift)" } else { "" };
         table.push_str(&format!(
@@ -542,10 +565,15 @@ fn report(rows: &[Row], notes: &[String], machine: &Machine, out_dir: Option<Str
                 })
             })
             .collect();
+        // The AVX2 limits are another measure: their results do not replace AVX-512's.
+        let (file, title) = match machine.isa {
+            Some("AVX2") => ("limits-avx2", "accel against hand-written AVX2 limits"),
+            _ => ("limits", "accel against hand-written AVX-512 limits"),
+        };
         accel_bench::write_results(
             &dir,
-            "limits",
-            "accel against hand-written AVX-512 limits",
+            file,
+            title,
             &preamble,
             &table,
             &serde_json::Value::Array(json),
