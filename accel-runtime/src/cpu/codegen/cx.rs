@@ -161,6 +161,10 @@ pub struct Gen {
     /// The lanes of a gang's group, one vector of 32-bit lanes: four (128 bits) for
     /// Cranelift, the host's vector width for LLVM (16 with AVX-512, 8 with AVX2).
     pub(super) group_lanes: usize,
+    /// The vector registers the tier's code keeps a gang's values in (16 for Cranelift on
+    /// x86-64, 32 for LLVM with AVX-512): what bounds the lanes of a loop to convergence
+    /// (see `FnCx::gang_shape`).
+    pub(super) vector_registers: usize,
     /// The group lanes of the gang generated next (see `FnCx::gang_shape`): what values
     /// made for it before it starts (a reduction's accumulators) are vectors of.
     pub(super) next_group: usize,

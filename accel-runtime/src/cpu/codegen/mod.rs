@@ -254,6 +254,10 @@ impl Gen {
                 Tier::Llvm => crate::cpu::llvm::group_lanes(),
                 Tier::Quick | Tier::Optimized => spmd::GROUP,
             },
+            vector_registers: match tier {
+                Tier::Llvm => crate::cpu::llvm::vector_registers(),
+                Tier::Quick | Tier::Optimized => spmd::CRANELIFT_VECTOR_REGISTERS,
+            },
             next_group: spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),

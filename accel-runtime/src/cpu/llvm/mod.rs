@@ -68,22 +68,40 @@ pub(in crate::cpu) fn guard_exit_of_this_thread() {
 pub(in crate::cpu) fn group_lanes() -> usize {
     static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *LANES.get_or_init(|| {
-        // A look at the disk cache has the record, and loads no library.
-        let features = match recorded_host() {
-            Some((_, _, features)) => Ok(features),
-            None => api::host().map(|(_, _, features)| features),
-        };
-        let host = match features {
-            Ok(features) if features.contains("+avx512f") => 16,
-            Ok(features) if features.contains("+avx2") => 8,
-            _ => 4,
-        };
+        let host = host_lanes();
         match std::env::var("ACCEL_LLVM_VECTOR_BITS")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
         {
             Some(bits @ (128 | 256 | 512)) => (bits / 32).min(host),
             _ => host,
+        }
+    })
+}
+
+/// The vector registers LLVM's code keeps a gang's values in: 32 with AVX-512 (whatever
+/// the width of its vectors), else 16.
+pub(in crate::cpu) fn vector_registers() -> usize {
+    if host_lanes() == 16 {
+        32
+    } else {
+        16
+    }
+}
+
+/// The lanes of 32-bit numbers in the host's widest vector register.
+fn host_lanes() -> usize {
+    static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LANES.get_or_init(|| {
+        // A look at the disk cache has the record, and loads no library.
+        let features = match recorded_host() {
+            Some((_, _, features)) => Ok(features),
+            None => api::host().map(|(_, _, features)| features),
+        };
+        match features {
+            Ok(features) if features.contains("+avx512f") => 16,
+            Ok(features) if features.contains("+avx2") => 8,
+            _ => 4,
         }
     })
 }

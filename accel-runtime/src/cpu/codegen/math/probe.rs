@@ -55,6 +55,7 @@ impl MathProbe {
             max_groups: 1,
             search_lanes: crate::cpu::codegen::spmd::GROUP,
             group_lanes: crate::cpu::codegen::spmd::GROUP,
+            vector_registers: crate::cpu::codegen::spmd::CRANELIFT_VECTOR_REGISTERS,
             next_group: crate::cpu::codegen::spmd::GROUP,
             simd_loops: 0,
             shapes: Vec::new(),

@@ -64,6 +64,15 @@ pub(super) use state::{not_spmd, Gang, Mask, Slot};
 /// lanes in wider groups (`FnCx::gang_shape`).
 pub(super) const GROUP: usize = 4;
 
+/// The vector registers Cranelift allocates: `xmm0`-`xmm15` on x86-64 (it uses none of
+/// AVX-512's), `v0`-`v31` on AArch64.
+pub(in crate::cpu::codegen) const CRANELIFT_VECTOR_REGISTERS: usize =
+    if cfg!(target_arch = "aarch64") {
+        32
+    } else {
+        16
+    };
+
 /// The widest gang, in lanes (LLVM's tier: two 512-bit groups of 32-bit lanes, four
 /// 256-bit ones; Cranelift's tiers stop at 16): chunks of a launch start at multiples of
 /// it, so that a gang starts at a multiple of its width.
@@ -71,14 +80,16 @@ pub(in crate::cpu) const MAX_LANES: usize = crate::cpu::pool::CHUNK_ALIGN as usi
 
 /// How wide a gang the element `body` runs in: `ACCEL_GANG` lanes (4, 8 or 16) when set;
 /// else as many groups, up to `max_groups` (four at Cranelift's optimized tier, eight at
-/// LLVM's, up to the widest gang's lanes), as fit a budget of code (a
-/// group is as wide as the tier's vectors, see `FnCx::gang_shape`). Several groups give each core independent work (a
-/// loop's chains of dependent operations run side by side, as ISPC's doubled gangs do)
-/// and use whole cache lines per load: 16 lanes measured fastest on the corpus (GEMM
-/// 2.6x, Mandelbrot 1.3x, the fluid solver 2.2x over 4 lanes). But each group is that
-/// much more code for Cranelift to compile, and a large element has independent work
-/// enough in fewer: Black-Scholes (its math functions inlined) compiles in 8 ms at 4
-/// lanes and 15 at 16 for the same speed; Canny's largest element in 25 ms against 64.
+/// LLVM's, up to the widest gang's lanes), as fit a budget of code (a group is as wide as
+/// the tier's vectors, see `FnCx::gang_shape`). Several groups give each core independent
+/// work (a loop's chains of dependent operations run side by side, as ISPC's doubled
+/// gangs do) and use whole cache lines per load: 16 lanes measured fastest on the corpus
+/// (GEMM 2.6x, the fluid solver 2.2x over 4 lanes; a loop to convergence, whose numbers
+/// stay in registers from step to step, takes fewer: see `lanes::converging_lanes`). But
+/// each group is that much more code for Cranelift to compile, and a large element has
+/// independent work enough in fewer: Black-Scholes (its math functions inlined) compiles
+/// in 8 ms at 4 lanes and 15 at 16 for the same speed; Canny's largest element in 25 ms
+/// against 64.
 /// The quick tier, compiled while a site's first call waits, takes one group.
 ///
 /// An element with a search loop (see [`searches`]) runs `search_lanes`: four at
