@@ -140,6 +140,9 @@ step devices-trace 60 env ACCEL_TRACE="$out/devices-trace.json" "$bin/devices" -
 # from a loop with a large input (the A/B the corpus run alone cannot show).
 step keep-inputs-off 60 env ACCEL_CUDA_KEEP_INPUTS=0 "$bin/corpus" --quick --mode cuda --only cholesky,gramschmidt,fluid
 step keep-inputs-on 60 "$bin/corpus" --quick --mode cuda --only cholesky,gramschmidt,fluid
+# The default mode's choice of device per site (the GPU or the CPU, whichever ran a
+# site's first calls faster) on programs the GPU wins and programs it loses in cuda mode.
+step corpus-default 90 "$bin/corpus" --quick --mode default --only mandelbrot,n-body,canny,gemm,dot,byte-count,mvt,radix-sort,durbin,cholesky
 # The corpus with its accel forms on the GPU, against rayon on this machine's cores.
 step corpus-cuda 150 "$bin/corpus" --quick --mode cuda --out "$out"
 step suite 90 "$bin/suite" --no-peers --out "$out"

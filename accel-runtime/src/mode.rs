@@ -82,7 +82,10 @@ pub(crate) fn overridden() -> Option<Mode> {
 /// a chosen compiled mode reports what it cannot compile as an error, the default falls
 /// back to sequential execution.
 pub(crate) fn mode_was_chosen() -> bool {
-    overridden().is_some() || std::env::var("ACCEL_MODE").is_ok_and(|v| !v.is_empty())
+    // Read once, as the mode itself is (the default's GPU asks at every call).
+    static BY_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    overridden().is_some()
+        || *BY_ENV.get_or_init(|| std::env::var("ACCEL_MODE").is_ok_and(|v| !v.is_empty()))
 }
 
 /// Runs `f` with accelerated code on this thread in `mode`, whatever `ACCEL_MODE` says:

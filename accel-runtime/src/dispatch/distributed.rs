@@ -111,6 +111,7 @@ pub(super) fn distributed_plan<R: Accel>(
                 Compiled {
                     backend: DISTRIBUTED,
                     code,
+                    chosen_by_history: false,
                 },
                 PhantomData,
             ))

@@ -27,6 +27,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+mod device_choice;
 mod distributed;
 use distributed::{distributed_plan, runs_distributed, DISTRIBUTED};
 
@@ -156,6 +157,19 @@ pub enum Plan<R> {
 pub struct Compiled {
     backend: &'static str,
     code: Arc<dyn CompiledSite>,
+    /// Whether the site's history chose its device (see `device_choice`): the run is
+    /// timed for it.
+    chosen_by_history: bool,
+}
+
+impl Compiled {
+    /// The same code, its run timed for the site's history if `chosen_by_history`.
+    fn timed(self, chosen_by_history: bool) -> Compiled {
+        Compiled {
+            chosen_by_history,
+            ..self
+        }
+    }
 }
 
 /// The captured values and the constants of the functions a site reaches, in marshaling
@@ -238,6 +252,7 @@ fn recent_plan(
             .map(|p| Compiled {
                 backend: p.backend,
                 code: Arc::clone(&p.code),
+                chosen_by_history: false,
             })
     })
 }
@@ -273,11 +288,12 @@ pub(crate) fn plan<R: Accel>(
         return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
+    let (mode, chosen_by_history) = device_choice::mode_of_call(site, mode, devices);
     let result_key = R::accel_type as fn() -> Type as usize;
     // Logging reports every call's plan, so it takes the long way.
     if !logging() && !split {
         if let Some(c) = recent_plan(site.key().id, mode, result_key, captures) {
-            return Ok(Plan::Compiled(c, PhantomData));
+            return Ok(Plan::Compiled(c.timed(chosen_by_history), PhantomData));
         }
     }
     let constants = site.constants();
@@ -340,13 +356,12 @@ pub(crate) fn plan<R: Accel>(
                         code: Arc::clone(&code),
                     });
                 }
-                return Ok(Plan::Compiled(
-                    Compiled {
-                        backend: name,
-                        code,
-                    },
-                    PhantomData,
-                ));
+                let c = Compiled {
+                    backend: name,
+                    code,
+                    chosen_by_history,
+                };
+                return Ok(Plan::Compiled(c, PhantomData));
             }
             // Read only on failure: it reads the environment.
             Err(e) if mode::mode_was_chosen() => {
@@ -363,6 +378,11 @@ pub(crate) fn plan<R: Accel>(
             Err(e) if !hit => fallbacks.push(fell_back(site, name, &e, step.instead)),
             Err(_) => {}
         }
+    }
+    if chosen_by_history && mode == Mode::Cpu {
+        // A probe on the CPU, which cannot compile what the GPU ran: the GPU keeps it.
+        device_choice::keep_on_gpu(site);
+        return plan::<R>(site, captures);
     }
     if !fallbacks.is_empty() {
         stats::record(key.id, site.location(), RanOn::Sequential, fallbacks);
@@ -435,6 +455,7 @@ fn split_plan(
             Some(Compiled {
                 backend: "devices",
                 code,
+                chosen_by_history: false,
             })
         }
         Err(why) => {
@@ -546,6 +567,7 @@ pub(crate) fn run_compiled<R: Accel>(
 ) -> Result<R, AccelError> {
     let start = logging().then(Instant::now);
     let traced = trace::enabled().then(Instant::now);
+    let timed = c.chosen_by_history.then(Instant::now);
     let constants = site.constants();
     let all = all_captures(captures, constants);
     // Devices named (`cuda:1`): a site that is not split runs on the first.
@@ -556,6 +578,9 @@ pub(crate) fn run_compiled<R: Accel>(
     };
     if let Some(t) = traced {
         trace::site_ran(&site.location(), c.backend, run.is_ok(), t);
+    }
+    if let (Some(t), Ok(_)) = (timed, &run) {
+        device_choice::ran(site, c.backend, t.elapsed());
     }
     match run {
         Ok((r, report)) => {

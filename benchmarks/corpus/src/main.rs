@@ -2,9 +2,11 @@
 //! sequential, and the library where there is one, in turn), medians and ratios in one
 //! table. The accel form runs in `cpu` mode (or, `--mode cuda` with the `cuda` feature, on
 //! the GPU), so a site the backend cannot compile is an error in the table, never a silent
-//! sequential run.
+//! sequential run; `--mode default` runs it in the mode nothing chose (with the `cuda`
+//! feature and a GPU: each site on the faster of the GPU and the CPU, see the guide's
+//! Modes chapter), where a site that falls back says so on stderr.
 //!
-//! `cargo run --release -p accel-corpus -- [--only NAME[,NAME..]] [--quick] [--mode cpu|cuda] [--out DIR]`
+//! `cargo run --release -p accel-corpus -- [--only NAME[,NAME..]] [--quick] [--mode cpu|cuda|default] [--out DIR]`
 
 use accel_corpus::{programs, Case, Form, Scale};
 use accel_runtime::prelude::*;
@@ -37,13 +39,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The mode the accel forms run in: `--mode cpu` (the default) or `--mode cuda`.
-static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
+/// The mode the accel forms run in: `--mode cpu` (the default) or `--mode cuda`; `None`
+/// for `--mode default`, the mode nothing chose.
+static MODE: std::sync::OnceLock<Option<Mode>> = std::sync::OnceLock::new();
 
 fn accel(case: &dyn Case) -> Result<Box<dyn std::any::Any>, String> {
-    let mode = *MODE.get().unwrap_or(&Mode::Cpu);
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        with_mode(mode, || case.run(Form::Accel))
+    let mode = *MODE.get().unwrap_or(&Some(Mode::Cpu));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match mode {
+        Some(mode) => with_mode(mode, || case.run(Form::Accel)),
+        None => case.run(Form::Accel),
     }));
     run.map_err(|e| {
         e.downcast_ref::<String>()
@@ -178,10 +182,11 @@ fn main() {
     };
     let quick = args.iter().any(|a| a == "--quick");
     let mode = match value("--mode").as_deref() {
-        None | Some("cpu") => Mode::Cpu,
-        Some("cuda") => Mode::Cuda,
+        None | Some("cpu") => Some(Mode::Cpu),
+        Some("cuda") => Some(Mode::Cuda),
+        Some("default") => None,
         Some(other) => {
-            eprintln!("corpus: --mode {other}: the modes are cpu and cuda");
+            eprintln!("corpus: --mode {other}: the modes are cpu, cuda and default");
             std::process::exit(2);
         }
     };
@@ -234,19 +239,19 @@ fn main() {
         rows.push(row);
     }
     let threads = accel_runtime::num_threads();
+    let (mode_name, stem) = match mode {
+        Some(Mode::Cuda) => ("cuda", "corpus-cuda"),
+        None => ("default", "corpus-default"),
+        Some(_) => ("cpu", "corpus"),
+    };
     let preamble = format!(
-        "One run of `cargo run --release -p accel-corpus{}{}` on {threads} thread(s). Medians of interleaved runs (accel in `{mode}` mode, rayon, sequential, each in turn); ratios below 1 mean accel is faster. \"first call extra\" is the accel form's first call minus its median: compiling its sites.\n\n",
-        if mode == Mode::Cuda { " --features cuda" } else { "" },
-        match (quick, mode) {
-            (false, Mode::Cpu) => String::new(),
-            (quick, mode) => format!(" --{}{}", if quick { " --quick" } else { "" }, if mode == Mode::Cuda { " --mode cuda" } else { "" }),
+        "One run of `cargo run --release -p accel-corpus{}{}` on {threads} thread(s). Medians of interleaved runs (accel in the `{mode_name}` mode, rayon, sequential, each in turn); ratios below 1 mean accel is faster. \"first call extra\" is the accel form's first call minus its median: compiling its sites.\n\n",
+        if mode_name != "cpu" { " --features cuda" } else { "" },
+        match (quick, mode_name) {
+            (false, "cpu") => String::new(),
+            (quick, name) => format!(" --{}{}", if quick { " --quick" } else { "" }, if name != "cpu" { format!(" --mode {name}") } else { String::new() }),
         }
     );
-    let stem = if mode == Mode::Cuda {
-        "corpus-cuda"
-    } else {
-        "corpus"
-    };
     let text = format!("{preamble}{}\n{}", summary(&rows), table(&rows));
     println!("{text}");
     if let Some(dir) = out_dir {

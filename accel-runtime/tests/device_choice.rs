@@ -1,0 +1,125 @@
+//! The default mode with a GPU: each site's device is chosen from its own calls
+//! (`dispatch::device_choice`): its first two run on the GPU, the next two on the CPU,
+//! and the rest on whichever ran its last probe faster, with the same results every call.
+//! The emulator stands in for the GPU (the GPU itself, when one is lent).
+#![cfg(feature = "cuda")]
+
+use accel_runtime::prelude::*;
+use accel_runtime::{site_stats, RanOn};
+
+mod common;
+
+const CALLS: usize = 7;
+
+/// Calls two sites `CALLS` times each in the default mode, printing their results and
+/// their records.
+#[test]
+#[ignore = "run in a child process by `the_default_mode_keeps_each_site_on_the_faster_device`"]
+fn choice_child() {
+    let xs: Vec<i64> = (0..300_000).collect();
+    for call in 0..CALLS {
+        let s: i64 = accelerate!(reduce(|a, b| a + b, 0, map(|x| x * 3 % 7, &xs)));
+        let v: Vec<i64> = accelerate!(map(|x| x * x - 1, &xs));
+        println!("call {call}: {s} {}", v.iter().sum::<i64>());
+    }
+    for s in site_stats() {
+        println!("record: {} {} {:?}", s.site, s.ran_on, s.fallbacks);
+    }
+}
+
+/// The device of each call of the site at `site`, in order, from `ACCEL_LOG`'s lines
+/// (`[accel] SITE: cuda: ran in ..`).
+fn devices_of<'a>(log: &'a str, site: &str) -> Vec<&'a str> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix(&format!("[accel] {site}: ")))
+        .filter_map(|rest| rest.split_once(": ran in ").map(|(device, _)| device))
+        .collect()
+}
+
+/// The device the log says `site` chose, and the two probes' times it compared.
+fn choice_of(log: &str, site: &str) -> (&'static str, f64, f64) {
+    let line = log
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("[accel] {site}: runs on the ")))
+        .unwrap_or_else(|| panic!("no choice for {site} in\n{log}"));
+    let device = if line.starts_with("CPU") {
+        "cpu"
+    } else {
+        "cuda"
+    };
+    let number_after = |key: &str| -> f64 {
+        let at = line.find(key).expect("the line names both times") + key.len();
+        line[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    (device, number_after("took "), number_after("GPU, "))
+}
+
+#[test]
+fn the_default_mode_keeps_each_site_on_the_faster_device() {
+    let mut env = vec![("ACCEL_LOG", "1")];
+    if !common::gpu_present() {
+        if !common::emulator_present() {
+            return;
+        }
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, out, err) = common::run_child("choice_child", &env);
+    assert!(ok, "{err}");
+    let sum: i64 = (0..300_000i64).map(|x| x * 3 % 7).sum();
+    let squares: i64 = (0..300_000i64).map(|x| x * x - 1).sum();
+    for call in 0..CALLS {
+        assert!(
+            out.contains(&format!("call {call}: {sum} {squares}")),
+            "{out}"
+        );
+    }
+    let source = include_str!("device_choice.rs");
+    for marker in ["map(|x| x * 3 % 7, &xs)", "map(|x| x * x - 1, &xs)"] {
+        let site = common::site_of("device_choice.rs", source, marker);
+        let ran = devices_of(&err, &site);
+        assert_eq!(ran.len(), CALLS, "{site}: {err}");
+        assert_eq!(ran[..4], ["cuda", "cuda", "cpu", "cpu"], "{site}: {err}");
+        let (chosen, gpu_ms, cpu_ms) = choice_of(&err, &site);
+        assert_eq!(chosen == "cpu", cpu_ms < gpu_ms, "{site}: {err}");
+        assert!(ran[4..].iter().all(|d| *d == chosen), "{site}: {ran:?}");
+        let record = out
+            .lines()
+            .find(|l| l.starts_with(&format!("record: {site} ")))
+            .expect("the site's record");
+        match chosen {
+            "cpu" => assert!(
+                record.contains(" cpu [\"a call took ") && record.contains("it runs on the CPU"),
+                "{record}"
+            ),
+            _ => assert!(record.ends_with(" cuda []"), "{record}"),
+        }
+    }
+}
+
+#[test]
+fn a_chosen_mode_is_not_second_guessed() {
+    if !common::emulator_present() {
+        return;
+    }
+    let xs: Vec<i64> = (0..1000).collect();
+    // Chosen by `with_mode`: every call on the GPU, with no probe on the CPU.
+    accel_runtime::cuda::with_emulator(|| {
+        with_mode(Mode::Cuda, || {
+            for _ in 0..6 {
+                let s: i64 = accelerate!(reduce(|a, b| a + b, 0, &xs));
+                assert_eq!(s, 499_500);
+            }
+        })
+    });
+    let site = common::site_of(
+        "device_choice.rs",
+        include_str!("device_choice.rs"),
+        "reduce(|a, b| a + b, 0, &xs));",
+    );
+    let record = site_stats()
+        .into_iter()
+        .find(|s| s.site == site)
+        .expect("the site's record");
+    assert_eq!(record.ran_on, RanOn::Cuda);
+    assert!(record.fallbacks.is_empty(), "{:?}", record.fallbacks);
+}
