@@ -62,6 +62,15 @@ pub trait Accel: Send + Sync {
         None
     }
 
+    /// How many elements the value sizes a site's work by: a sequence's length, an
+    /// integer's value (a `create(n, ..)`'s size), a tensor's elements; 0 for other values.
+    /// The default mode's choice of device keeps calls of different sizes apart by it
+    /// (see `dispatch::device_choice`).
+    #[doc(hidden)]
+    fn size_hint(&self) -> usize {
+        self.seq_len().unwrap_or(0)
+    }
+
     /// Whether a site returning this type takes a sequence result in rows (see
     /// `layout::row_leaves`): a `Vec`'s, which reads them.
     #[doc(hidden)]
@@ -168,6 +177,9 @@ macro_rules! int {
             }
             fn close_to(&self, other: &Self, _: &[&Self]) -> bool {
                 self == other
+            }
+            fn size_hint(&self) -> usize {
+                usize::try_from(*self).unwrap_or(0)
             }
             scalar_abi!();
         }
@@ -584,6 +596,9 @@ impl<T: Accel + ?Sized> Accel for &T {
     fn seq_len(&self) -> Option<usize> {
         (**self).seq_len()
     }
+    fn size_hint(&self) -> usize {
+        (**self).size_hint()
+    }
     fn clone_value(&self) -> Self {
         self
     }
@@ -631,6 +646,10 @@ pub trait Inspect {
     fn row_layout(&self) -> (usize, Vec<usize>) {
         (0, Vec::new())
     }
+    /// See [`Accel::size_hint`].
+    fn size_hint(&self) -> usize {
+        0
+    }
 }
 
 impl std::fmt::Debug for dyn Inspect + Sync {
@@ -661,6 +680,9 @@ impl<T: Accel> Inspect for T {
     }
     fn row_layout(&self) -> (usize, Vec<usize>) {
         Accel::row_layout(self)
+    }
+    fn size_hint(&self) -> usize {
+        Accel::size_hint(self)
     }
 }
 

@@ -150,6 +150,9 @@ macro_rules! array_methods {
         fn seq_len(&self) -> Option<usize> {
             Some(self.len_of(Axis(0)))
         }
+        fn size_hint(&self) -> usize {
+            self.len()
+        }
         fn marshal<'a>(&'a self, m: &mut Marshal<'a>) {
             marshal_array(self.view(), m)
         }

@@ -327,6 +327,9 @@ impl<T: Accel + Clone> Accel for Tensor<T> {
     fn check(&self, path: &ValuePath<'_>, ctx: &mut CheckCtx) -> Result<(), String> {
         ctx.tensor(path, self.buffer_id(), self.offset(), self.shape())
     }
+    fn size_hint(&self) -> usize {
+        self.len()
+    }
     fn clone_value(&self) -> Self {
         self.clone()
     }

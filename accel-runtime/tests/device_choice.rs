@@ -1,6 +1,7 @@
 //! The default mode with a GPU: each site's device is chosen from its own calls
 //! (`dispatch::device_choice`): its first two run on the GPU, the next two on the CPU,
-//! and the rest on whichever ran its last probe faster, with the same results every call.
+//! and the rest on whichever ran its last probe faster, with the same results every call;
+//! calls of another size choose anew.
 //! The emulator stands in for the GPU (the GPU itself, when one is lent).
 #![cfg(feature = "cuda")]
 
@@ -24,6 +25,14 @@ fn choice_child() {
     }
     for s in site_stats() {
         println!("record: {} {} {:?}", s.site, s.ran_on, s.fallbacks);
+    }
+    // One site tried on small inputs, then on large ones.
+    for n in [1000, 300_000] {
+        let v: Vec<i64> = (0..n).collect();
+        for _ in 0..4 {
+            let w: Vec<i64> = accelerate!(map(|x| x + 1, &v));
+            println!("size {n}: {}", w.iter().sum::<i64>());
+        }
     }
 }
 
@@ -94,6 +103,36 @@ fn the_default_mode_keeps_each_site_on_the_faster_device() {
             _ => assert!(record.ends_with(" cuda []"), "{record}"),
         }
     }
+}
+
+#[test]
+fn calls_of_another_size_choose_their_device_anew() {
+    let mut env = vec![("ACCEL_LOG", "1")];
+    if !common::gpu_present() {
+        if !common::emulator_present() {
+            return;
+        }
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, out, err) = common::run_child("choice_child", &env);
+    assert!(ok, "{err}");
+    for n in [1000i64, 300_000] {
+        let line = format!("size {n}: {}", n * (n + 1) / 2);
+        assert_eq!(out.matches(&format!("{line}\n")).count(), 4, "{out}");
+    }
+    let site = common::site_of(
+        "device_choice.rs",
+        include_str!("device_choice.rs"),
+        "map(|x| x + 1, &v)",
+    );
+    // 1000 elements and 300,000 are sizes far apart: each probes both devices.
+    let probes = ["cuda", "cuda", "cpu", "cpu"];
+    assert_eq!(devices_of(&err, &site), [probes, probes].concat(), "{err}");
+    let choices = err
+        .lines()
+        .filter(|l| l.starts_with(&format!("[accel] {site}: runs on the ")))
+        .count();
+    assert_eq!(choices, 2, "{err}");
 }
 
 #[test]

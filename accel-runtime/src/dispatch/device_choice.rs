@@ -11,10 +11,15 @@
 //! A site called once runs on the GPU, as before this choice existed. The probes cost at
 //! most [`PROBES`] calls on the slower device. Each device's first call pays for what
 //! happens once (its kernels loaded, inputs the GPU keeps copied, the CPU's first tier),
-//! so its last probe counts. Float results of math functions and float reductions may
+//! so its last probe counts. Calls of different sizes choose apart (as StarPU's models
+//! are kept per footprint of the data): a call's size is what its captures size its work
+//! by (`Accel::size_hint`: sequences' lengths, integers' values, tensors' elements),
+//! summed, and sizes within a factor of about 4 share a history, so a site tried on small
+//! inputs first is tried again on large ones. Float results of math functions and float reductions may
 //! differ in their last bits between the devices (as between `cpu` and `cuda` modes), so
 //! a site's probing calls and its later ones may too.
 
+use crate::accel_type::Inspect;
 use crate::devices::Device;
 use crate::mode::Mode;
 use crate::site::SiteDesc;
@@ -67,40 +72,52 @@ impl History {
     }
 }
 
-static HISTORIES: Mutex<Option<HashMap<usize, History>>> = Mutex::new(None);
+/// Each site's histories, by size class.
+static HISTORIES: Mutex<Option<HashMap<(usize, u32), History>>> = Mutex::new(None);
 
-/// Runs `f` on the history of the site with key `id`.
-fn with_history<T>(id: usize, f: impl FnOnce(&mut History) -> T) -> T {
+/// Runs `f` on the history of the site with key `id` for calls of `size`.
+fn with_history<T>(id: usize, size: usize, f: impl FnOnce(&mut History) -> T) -> T {
     let mut all = HISTORIES.lock().unwrap_or_else(|e| e.into_inner());
-    f(all.get_or_insert_with(HashMap::new).entry(id).or_default())
+    let key = (id, size_class(size));
+    f(all.get_or_insert_with(HashMap::new).entry(key).or_default())
 }
 
-/// The mode this call of `site` runs in, given the mode and the devices named, and
-/// whether its history chose it: where nothing chose a mode or devices and the default is
-/// the GPU's.
+/// The class of a call's size: sizes within a factor of about 4 share one.
+fn size_class(size: usize) -> u32 {
+    (usize::BITS - size.leading_zeros()) / 2
+}
+
+/// The mode this call of `site` with `captures` runs in, given the mode and the devices
+/// named; and the call's size where its history chose the mode (where nothing chose a mode
+/// or devices and the default is the GPU's).
 pub(super) fn mode_of_call(
     site: &'static SiteDesc,
+    captures: &[(&str, &dyn Inspect)],
     mode: Mode,
     devices: &[Device],
-) -> (Mode, bool) {
-    if mode == Mode::Cuda && devices.is_empty() && !crate::mode::mode_was_chosen() {
-        (with_history(site.key().id, |h| h.next()), true)
-    } else {
-        (mode, false)
+) -> (Mode, Option<usize>) {
+    if mode != Mode::Cuda || !devices.is_empty() || crate::mode::mode_was_chosen() {
+        return (mode, None);
     }
+    let size = captures
+        .iter()
+        .map(|(_, v)| v.size_hint())
+        .fold(0, usize::saturating_add);
+    (with_history(site.key().id, size, |h| h.next()), Some(size))
 }
 
-/// Keeps `site` on the GPU: the CPU cannot compile it (its probe there would run the
-/// sequential fallback).
-pub(super) fn keep_on_gpu(site: &'static SiteDesc) {
-    with_history(site.key().id, |h| h.chosen = Some(Mode::Cuda));
+/// Keeps `site`'s calls of `size` on the GPU: the CPU cannot compile the site (its probe
+/// there would run the sequential fallback).
+pub(super) fn keep_on_gpu(site: &'static SiteDesc, size: usize) {
+    with_history(site.key().id, size, |h| h.chosen = Some(Mode::Cuda));
 }
 
-/// Records how long a call of `site` took on `device` (the backend's name: a site the
-/// GPU cannot compile runs on the CPU in cuda mode); when this call makes the choice,
-/// says so in the log and in the site's statistics.
-pub(super) fn ran(site: &'static SiteDesc, device: &str, took: Duration) {
-    let Some((chosen, gpu, cpu)) = with_history(site.key().id, |h| h.ran(device, took)) else {
+/// Records how long a call of `site` of `size` took on `device` (the backend's name: a
+/// site the GPU cannot compile runs on the CPU in cuda mode); when this call makes the
+/// choice, says so in the log and in the site's statistics.
+pub(super) fn ran(site: &'static SiteDesc, size: usize, device: &str, took: Duration) {
+    let id = site.key().id;
+    let Some((chosen, gpu, cpu)) = with_history(id, size, |h| h.ran(device, took)) else {
         return;
     };
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -108,7 +125,7 @@ pub(super) fn ran(site: &'static SiteDesc, device: &str, took: Duration) {
         Mode::Cpu => (
             RanOn::Cpu,
             vec![format!(
-                "a call took {:.3} ms on the GPU and {:.3} ms on the CPU: it runs on the CPU",
+                "a call took {:.3} ms on the GPU and {:.3} ms on the CPU: it runs on the CPU for inputs of about {size} elements",
                 ms(gpu),
                 ms(cpu)
             )],
@@ -116,13 +133,13 @@ pub(super) fn ran(site: &'static SiteDesc, device: &str, took: Duration) {
         _ => (RanOn::Cuda, Vec::new()),
     };
     crate::backend::log::info!(
-        "{}: runs on the {} from now on (a call took {:.3} ms on the GPU, {:.3} ms on the CPU)",
+        "{}: runs on the {} from now on for inputs of about {size} elements (a call took {:.3} ms on the GPU, {:.3} ms on the CPU)",
         site.location(),
         if chosen == Mode::Cpu { "CPU" } else { "GPU" },
         ms(gpu),
         ms(cpu)
     );
-    stats::record(site.key().id, site.location(), ran_on, why);
+    stats::record(id, site.location(), ran_on, why);
 }
 
 #[cfg(test)]
@@ -170,6 +187,15 @@ mod tests {
         // Later calls change nothing.
         assert_eq!(h.ran("cpu", ms(0)), None);
         assert_eq!(h.next(), Mode::Cuda);
+    }
+
+    #[test]
+    fn sizes_within_a_factor_of_about_four_share_a_history() {
+        let classes: Vec<u32> = [0, 1, 2, 3, 7, 8, 31, 32, 1000, 300_000, usize::MAX]
+            .into_iter()
+            .map(size_class)
+            .collect();
+        assert_eq!(classes, [0, 0, 1, 1, 1, 2, 2, 3, 5, 9, 32]);
     }
 
     #[test]

@@ -157,14 +157,15 @@ pub enum Plan<R> {
 pub struct Compiled {
     backend: &'static str,
     code: Arc<dyn CompiledSite>,
-    /// Whether the site's history chose its device (see `device_choice`): the run is
-    /// timed for it.
-    chosen_by_history: bool,
+    /// The call's size where the site's history chose its device (see
+    /// `device_choice`): the run is timed for it.
+    chosen_by_history: Option<usize>,
 }
 
 impl Compiled {
-    /// The same code, its run timed for the site's history if `chosen_by_history`.
-    fn timed(self, chosen_by_history: bool) -> Compiled {
+    /// The same code, its run timed for the site's history of calls of this size if
+    /// `chosen_by_history` has it.
+    fn timed(self, chosen_by_history: Option<usize>) -> Compiled {
         Compiled {
             chosen_by_history,
             ..self
@@ -252,7 +253,7 @@ fn recent_plan(
             .map(|p| Compiled {
                 backend: p.backend,
                 code: Arc::clone(&p.code),
-                chosen_by_history: false,
+                chosen_by_history: None,
             })
     })
 }
@@ -288,7 +289,7 @@ pub(crate) fn plan<R: Accel>(
         return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
-    let (mode, chosen_by_history) = device_choice::mode_of_call(site, mode, devices);
+    let (mode, chosen_by_history) = device_choice::mode_of_call(site, captures, mode, devices);
     let result_key = R::accel_type as fn() -> Type as usize;
     // Logging reports every call's plan, so it takes the long way.
     if !logging() && !split {
@@ -379,9 +380,9 @@ pub(crate) fn plan<R: Accel>(
             Err(_) => {}
         }
     }
-    if chosen_by_history && mode == Mode::Cpu {
+    if let (Some(size), Mode::Cpu) = (chosen_by_history, mode) {
         // A probe on the CPU, which cannot compile what the GPU ran: the GPU keeps it.
-        device_choice::keep_on_gpu(site);
+        device_choice::keep_on_gpu(site, size);
         return plan::<R>(site, captures);
     }
     if !fallbacks.is_empty() {
@@ -455,7 +456,7 @@ fn split_plan(
             Some(Compiled {
                 backend: "devices",
                 code,
-                chosen_by_history: false,
+                chosen_by_history: None,
             })
         }
         Err(why) => {
@@ -567,7 +568,7 @@ pub(crate) fn run_compiled<R: Accel>(
 ) -> Result<R, AccelError> {
     let start = logging().then(Instant::now);
     let traced = trace::enabled().then(Instant::now);
-    let timed = c.chosen_by_history.then(Instant::now);
+    let timed = c.chosen_by_history.map(|size| (size, Instant::now()));
     let constants = site.constants();
     let all = all_captures(captures, constants);
     // Devices named (`cuda:1`): a site that is not split runs on the first.
@@ -579,8 +580,8 @@ pub(crate) fn run_compiled<R: Accel>(
     if let Some(t) = traced {
         trace::site_ran(&site.location(), c.backend, run.is_ok(), t);
     }
-    if let (Some(t), Ok(_)) = (timed, &run) {
-        device_choice::ran(site, c.backend, t.elapsed());
+    if let (Some((size, t)), Ok(_)) = (timed, &run) {
+        device_choice::ran(site, size, c.backend, t.elapsed());
     }
     match run {
         Ok((r, report)) => {
