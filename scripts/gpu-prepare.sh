@@ -14,7 +14,7 @@ mkdir -p .gpu/bin
 {
     cargo test --release --all-features -p accel-runtime \
         --test constructs --test cpu_backend --test cuda_backend --test listings --test api \
-        --test devices --test devices_rows --test cuda_inputs \
+        --test devices --test devices_rows --test cuda_inputs --test device_choice \
         --no-run --message-format=json 2>/dev/null
     cargo test --release --features cuda -p accel-corpus --test differential \
         --no-run --message-format=json 2>/dev/null
