@@ -31,6 +31,9 @@ mod avx512;
 #[path = "limits/avx512_math.rs"]
 mod avx512_math;
 #[cfg(target_arch = "x86_64")]
+#[path = "limits/cephes.rs"]
+mod cephes;
+#[cfg(target_arch = "x86_64")]
 #[path = "limits/kernels.rs"]
 mod kernels;
 

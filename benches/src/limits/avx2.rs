@@ -8,7 +8,7 @@
 //! detected: that is what makes calling the `#[target_feature]` functions sound.
 
 use super::avx2_math::{cnd, exp, ln};
-use super::kernels::{escape_time, Chunks};
+use super::kernels::escape_time;
 use accel_examples::classic::black_scholes_option;
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
@@ -30,73 +30,7 @@ impl Avx2 {
     }
 }
 
-// SAFETY (every method): `self` exists only where AVX2 and FMA were detected.
-impl Chunks for Avx2 {
-    fn body_block(self) -> usize {
-        BODY_GROUPS * LANES
-    }
-
-    fn sum_chunk(self, xs: &[f32]) -> f32 {
-        // SAFETY: see the impl.
-        unsafe { sum_chunk(xs) }
-    }
-
-    fn dot_chunk(self, xs: &[f32], ys: &[f32]) -> f32 {
-        // SAFETY: see the impl.
-        unsafe { dot_chunk(xs, ys) }
-    }
-
-    fn saxpy_chunk(
-        self,
-        a: f32,
-        xs: &[f32],
-        ys: &[f32],
-        out: &mut [MaybeUninit<f32>],
-        stream: bool,
-    ) {
-        // SAFETY: see the impl.
-        unsafe {
-            if stream {
-                saxpy_chunk::<true>(a, xs, ys, out)
-            } else {
-                saxpy_chunk::<false>(a, xs, ys, out)
-            }
-        }
-    }
-
-    fn black_scholes_chunk(
-        self,
-        (price, strike, years): (&[f32], &[f32], &[f32]),
-        out: &mut [MaybeUninit<(f32, f32)>],
-        stream: bool,
-    ) {
-        // SAFETY: see the impl.
-        unsafe {
-            if stream {
-                black_scholes_chunk::<true>(price, strike, years, out)
-            } else {
-                black_scholes_chunk::<false>(price, strike, years, out)
-            }
-        }
-    }
-
-    fn mandelbrot_row(self, cx: &[f64], cy: f64, out: &mut [MaybeUninit<u32>]) {
-        // SAFETY: see the impl.
-        unsafe { mandelbrot_row(cx, cy, out) }
-    }
-
-    fn n_body_block(self, exact: bool, i0: usize, bodies: [&[f32]; 4], out: &mut [f32]) {
-        let [px, py, pz, pm] = bodies;
-        // SAFETY: see the impl.
-        unsafe {
-            if exact {
-                n_body_block::<true>(i0, px, py, pz, pm, out)
-            } else {
-                n_body_block::<false>(i0, px, py, pz, pm, out)
-            }
-        }
-    }
-}
+super::kernels::chunks_of_this_module!(Avx2, BODY_GROUPS * LANES);
 
 /// Writes a vector at `p` (32-byte aligned), without reading its line first if `STREAM`.
 ///

@@ -2,6 +2,7 @@
 //! polynomials, with the range reductions AVX-512 has instructions for (`scalef`,
 //! `getexp`, `getmant`) done on the floats' bits.
 
+use super::cephes::{CND_K, CND_POLY, EXP_POLY, EXP_RANGE, INV_SQRT_2PI, LN2_HI, LN2_LO, LN_POLY};
 use std::arch::x86_64::*;
 
 /// `2^k` of each lane, `k` a whole number in [-126, 127].
@@ -17,24 +18,18 @@ fn pow2(k: __m256) -> __m256 {
 #[inline]
 pub fn exp(x: __m256) -> __m256 {
     let x = _mm256_min_ps(
-        _mm256_max_ps(x, _mm256_set1_ps(-104.0)),
-        _mm256_set1_ps(88.7),
+        _mm256_max_ps(x, _mm256_set1_ps(EXP_RANGE.0)),
+        _mm256_set1_ps(EXP_RANGE.1),
     );
     // x = n ln 2 + r, |r| <= ln 2 / 2, with ln 2 split in two so that n * C1 is exact.
     let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
         x,
         _mm256_set1_ps(std::f32::consts::LOG2_E),
     ));
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
-    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
-    let mut p = _mm256_set1_ps(1.987_569_1e-4);
-    for c in [
-        1.398_199_9e-3,
-        8.333_452e-3,
-        4.166_579_6e-2,
-        1.666_666_6e-1,
-        0.5,
-    ] {
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+    let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    let mut p = _mm256_set1_ps(EXP_POLY[0]);
+    for &c in &EXP_POLY[1..] {
         p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
     }
     let e = _mm256_fmadd_ps(
@@ -72,24 +67,15 @@ pub fn ln(x: __m256) -> __m256 {
     let e = _mm256_add_ps(e, _mm256_and_ps(big, one));
     let f = _mm256_sub_ps(m, one);
     let z = _mm256_mul_ps(f, f);
-    let mut p = _mm256_set1_ps(7.037_683_6e-2);
-    for c in [
-        -1.151_461e-1,
-        1.167_699_84e-1,
-        -1.242_014_1e-1,
-        1.424_932_3e-1,
-        -1.666_805_7e-1,
-        2.000_071_4e-1,
-        -2.499_999_4e-1,
-        3.333_333e-1,
-    ] {
+    let mut p = _mm256_set1_ps(LN_POLY[0]);
+    for &c in &LN_POLY[1..] {
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(c));
     }
     // ln(1 + f) = f - f^2 / 2 + f^3 p(f); e ln 2 in two parts as in `exp`.
     let y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
-    let y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.121_944_4e-4), y);
+    let y = _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_LO), y);
     let y = _mm256_fnmadd_ps(_mm256_set1_ps(0.5), z, y);
-    _mm256_fmadd_ps(e, _mm256_set1_ps(0.693_359_4), _mm256_add_ps(f, y))
+    _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_HI), _mm256_add_ps(f, y))
 }
 
 /// The cumulative normal distribution of each lane: `accel_examples::classic::cnd`'s
@@ -99,15 +85,15 @@ pub fn ln(x: __m256) -> __m256 {
 pub fn cnd(d: __m256) -> __m256 {
     let one = _mm256_set1_ps(1.0);
     let abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0), d);
-    let k = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.231_641_9), abs, one));
-    let mut p = _mm256_set1_ps(1.330_274_5);
-    for c in [-1.821_256, 1.781_477_9, -0.356_563_78, 0.319_381_53] {
+    let k = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(CND_K), abs, one));
+    let mut p = _mm256_set1_ps(CND_POLY[0]);
+    for &c in &CND_POLY[1..] {
         p = _mm256_fmadd_ps(p, k, _mm256_set1_ps(c));
     }
     let poly = _mm256_mul_ps(k, p);
     let density = exp(_mm256_mul_ps(_mm256_set1_ps(-0.5), _mm256_mul_ps(d, d)));
     let w = _mm256_fnmadd_ps(
-        _mm256_mul_ps(_mm256_set1_ps(0.398_942_3), density),
+        _mm256_mul_ps(_mm256_set1_ps(INV_SQRT_2PI), density),
         poly,
         one,
     );

@@ -1,9 +1,10 @@
 //! Vector `exp`, `ln` and the normal distribution for the Black-Scholes limit: Cephes'
-//! single-precision polynomials (their coefficients as the nearest `f32`s; 1 ulp from
+//! single-precision polynomials (`cephes.rs`, their coefficients as the nearest `f32`s; 1 ulp from
 //! std's over the arguments Black-Scholes gives them, where the test below allows 2), with
 //! AVX-512's exponent instructions (`getexp`, `getmant`, `scalef`) doing the range
 //! reduction that scalar code does with bit tricks.
 
+use super::cephes::{CND_K, CND_POLY, EXP_POLY, EXP_RANGE, INV_SQRT_2PI, LN2_HI, LN2_LO, LN_POLY};
 use std::arch::x86_64::*;
 
 /// `e^x` of each lane (0 below -104, where `f32` underflows anyway).
@@ -11,24 +12,17 @@ use std::arch::x86_64::*;
 #[inline]
 pub fn exp(x: __m512) -> __m512 {
     let x = _mm512_min_ps(
-        _mm512_max_ps(x, _mm512_set1_ps(-104.0)),
-        _mm512_set1_ps(88.7),
+        _mm512_max_ps(x, _mm512_set1_ps(EXP_RANGE.0)),
+        _mm512_set1_ps(EXP_RANGE.1),
     );
-    // x = n ln 2 + r, |r| <= ln 2 / 2, with ln 2 split in two so that n * C1 is exact
-    // (C1 = 355/512).
+    // x = n ln 2 + r, |r| <= ln 2 / 2, with ln 2 split in two so that n * LN2_HI is exact.
     let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
         _mm512_mul_ps(x, _mm512_set1_ps(std::f32::consts::LOG2_E)),
     );
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693_359_4), x);
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.121_944_4e-4), r);
-    let mut p = _mm512_set1_ps(1.987_569_1e-4);
-    for c in [
-        1.398_199_9e-3,
-        8.333_452e-3,
-        4.166_579_6e-2,
-        1.666_666_6e-1,
-        0.5,
-    ] {
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    let mut p = _mm512_set1_ps(EXP_POLY[0]);
+    for &c in &EXP_POLY[1..] {
         p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
     }
     let e = _mm512_fmadd_ps(
@@ -52,24 +46,15 @@ pub fn ln(x: __m512) -> __m512 {
     let e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.0));
     let f = _mm512_sub_ps(m, _mm512_set1_ps(1.0));
     let z = _mm512_mul_ps(f, f);
-    let mut p = _mm512_set1_ps(7.037_683_6e-2);
-    for c in [
-        -1.151_461e-1,
-        1.167_699_84e-1,
-        -1.242_014_1e-1,
-        1.424_932_3e-1,
-        -1.666_805_7e-1,
-        2.000_071_4e-1,
-        -2.499_999_4e-1,
-        3.333_333e-1,
-    ] {
+    let mut p = _mm512_set1_ps(LN_POLY[0]);
+    for &c in &LN_POLY[1..] {
         p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c));
     }
     // ln(1 + f) = f - f^2 / 2 + f^3 p(f); e ln 2 in two parts as in `exp`.
     let y = _mm512_mul_ps(_mm512_mul_ps(p, f), z);
-    let y = _mm512_fmadd_ps(e, _mm512_set1_ps(-2.121_944_4e-4), y);
+    let y = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_LO), y);
     let y = _mm512_fnmadd_ps(_mm512_set1_ps(0.5), z, y);
-    _mm512_fmadd_ps(e, _mm512_set1_ps(0.693_359_4), _mm512_add_ps(f, y))
+    _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_HI), _mm512_add_ps(f, y))
 }
 
 /// The cumulative normal distribution of each lane: `accel_examples::classic::cnd`'s
@@ -80,16 +65,16 @@ pub fn cnd(d: __m512) -> __m512 {
     let one = _mm512_set1_ps(1.0);
     let k = _mm512_div_ps(
         one,
-        _mm512_fmadd_ps(_mm512_set1_ps(0.231_641_9), _mm512_abs_ps(d), one),
+        _mm512_fmadd_ps(_mm512_set1_ps(CND_K), _mm512_abs_ps(d), one),
     );
-    let mut p = _mm512_set1_ps(1.330_274_5);
-    for c in [-1.821_256, 1.781_477_9, -0.356_563_78, 0.319_381_53] {
+    let mut p = _mm512_set1_ps(CND_POLY[0]);
+    for &c in &CND_POLY[1..] {
         p = _mm512_fmadd_ps(p, k, _mm512_set1_ps(c));
     }
     let poly = _mm512_mul_ps(k, p);
     let density = exp(_mm512_mul_ps(_mm512_set1_ps(-0.5), _mm512_mul_ps(d, d)));
     let w = _mm512_fnmadd_ps(
-        _mm512_mul_ps(_mm512_set1_ps(0.398_942_3), density),
+        _mm512_mul_ps(_mm512_set1_ps(INV_SQRT_2PI), density),
         poly,
         one,
     );

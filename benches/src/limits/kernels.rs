@@ -55,6 +55,84 @@ pub trait Chunks: Copy + Send + Sync {
     fn n_body_block(self, exact: bool, i0: usize, bodies: [&[f32]; 4], out: &mut [f32]);
 }
 
+/// Implements [`Chunks`] for the token `$token` of the module that invokes it: each method
+/// calls that module's `#[target_feature]` function of the same name (`sum_chunk`, ..,
+/// `n_body_block`, its const parameter chosen from the flag), and an N-body block holds
+/// `$body_block` bodies.
+macro_rules! chunks_of_this_module {
+    ($token:ty, $body_block:expr) => {
+        // SAFETY (every method): a token exists only where its `detect` found the
+        // instruction set that its module's `#[target_feature]` functions enable.
+        impl $crate::kernels::Chunks for $token {
+            fn body_block(self) -> usize {
+                $body_block
+            }
+
+            fn sum_chunk(self, xs: &[f32]) -> f32 {
+                // SAFETY: see the impl.
+                unsafe { sum_chunk(xs) }
+            }
+
+            fn dot_chunk(self, xs: &[f32], ys: &[f32]) -> f32 {
+                // SAFETY: see the impl.
+                unsafe { dot_chunk(xs, ys) }
+            }
+
+            fn saxpy_chunk(
+                self,
+                a: f32,
+                xs: &[f32],
+                ys: &[f32],
+                out: &mut [::std::mem::MaybeUninit<f32>],
+                stream: bool,
+            ) {
+                // SAFETY: see the impl.
+                unsafe {
+                    if stream {
+                        saxpy_chunk::<true>(a, xs, ys, out)
+                    } else {
+                        saxpy_chunk::<false>(a, xs, ys, out)
+                    }
+                }
+            }
+
+            fn black_scholes_chunk(
+                self,
+                (price, strike, years): (&[f32], &[f32], &[f32]),
+                out: &mut [::std::mem::MaybeUninit<(f32, f32)>],
+                stream: bool,
+            ) {
+                // SAFETY: see the impl.
+                unsafe {
+                    if stream {
+                        black_scholes_chunk::<true>(price, strike, years, out)
+                    } else {
+                        black_scholes_chunk::<false>(price, strike, years, out)
+                    }
+                }
+            }
+
+            fn mandelbrot_row(self, cx: &[f64], cy: f64, out: &mut [::std::mem::MaybeUninit<u32>]) {
+                // SAFETY: see the impl.
+                unsafe { mandelbrot_row(cx, cy, out) }
+            }
+
+            fn n_body_block(self, exact: bool, i0: usize, bodies: [&[f32]; 4], out: &mut [f32]) {
+                let [px, py, pz, pm] = bodies;
+                // SAFETY: see the impl.
+                unsafe {
+                    if exact {
+                        n_body_block::<true>(i0, px, py, pz, pm, out)
+                    } else {
+                        n_body_block::<false>(i0, px, py, pz, pm, out)
+                    }
+                }
+            }
+        }
+    };
+}
+pub(super) use chunks_of_this_module;
+
 /// The widest instruction set this CPU has that the limits are written for.
 #[derive(Clone, Copy)]
 pub enum Isa {
