@@ -15,7 +15,7 @@ const CALLS: usize = 7;
 /// Calls two sites `CALLS` times each in the default mode, printing their results and
 /// their records.
 #[test]
-#[ignore = "run in a child process by `the_default_mode_keeps_each_site_on_the_faster_device`"]
+#[ignore = "run in a child process, once, by the tests below (`child_run`)"]
 fn choice_child() {
     let xs: Vec<i64> = (0..300_000).collect();
     for call in 0..CALLS {
@@ -63,17 +63,30 @@ fn choice_of(log: &str, site: &str) -> (&'static str, f64, f64) {
     (device, number_after("took "), number_after("GPU, "))
 }
 
+/// `choice_child`'s output and log, run once for the tests that read them (the GPU, or
+/// the emulator standing in for it); `None` where neither is here (said on stderr).
+fn child_run() -> Option<&'static (String, String)> {
+    static RUN: std::sync::OnceLock<Option<(String, String)>> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let mut env = vec![("ACCEL_LOG", "1")];
+        if !common::gpu_present() {
+            if !common::emulator_present() {
+                return None;
+            }
+            env.push(("ACCEL_CUDA_EMULATOR", "1"));
+        }
+        let (ok, out, err) = common::run_child("choice_child", &env);
+        assert!(ok, "{err}");
+        Some((out, err))
+    })
+    .as_ref()
+}
+
 #[test]
 fn the_default_mode_keeps_each_site_on_the_faster_device() {
-    let mut env = vec![("ACCEL_LOG", "1")];
-    if !common::gpu_present() {
-        if !common::emulator_present() {
-            return;
-        }
-        env.push(("ACCEL_CUDA_EMULATOR", "1"));
-    }
-    let (ok, out, err) = common::run_child("choice_child", &env);
-    assert!(ok, "{err}");
+    let Some((out, err)) = child_run() else {
+        return;
+    };
     let sum: i64 = (0..300_000i64).map(|x| x * 3 % 7).sum();
     let squares: i64 = (0..300_000i64).map(|x| x * x - 1).sum();
     for call in 0..CALLS {
@@ -85,10 +98,10 @@ fn the_default_mode_keeps_each_site_on_the_faster_device() {
     let source = include_str!("device_choice.rs");
     for marker in ["map(|x| x * 3 % 7, &xs)", "map(|x| x * x - 1, &xs)"] {
         let site = common::site_of("device_choice.rs", source, marker);
-        let ran = devices_of(&err, &site);
+        let ran = devices_of(err, &site);
         assert_eq!(ran.len(), CALLS, "{site}: {err}");
         assert_eq!(ran[..4], ["cuda", "cuda", "cpu", "cpu"], "{site}: {err}");
-        let (chosen, gpu_ms, cpu_ms) = choice_of(&err, &site);
+        let (chosen, gpu_ms, cpu_ms) = choice_of(err, &site);
         assert_eq!(chosen == "cpu", cpu_ms < gpu_ms, "{site}: {err}");
         assert!(ran[4..].iter().all(|d| *d == chosen), "{site}: {ran:?}");
         let record = out
@@ -107,15 +120,9 @@ fn the_default_mode_keeps_each_site_on_the_faster_device() {
 
 #[test]
 fn calls_of_another_size_choose_their_device_anew() {
-    let mut env = vec![("ACCEL_LOG", "1")];
-    if !common::gpu_present() {
-        if !common::emulator_present() {
-            return;
-        }
-        env.push(("ACCEL_CUDA_EMULATOR", "1"));
-    }
-    let (ok, out, err) = common::run_child("choice_child", &env);
-    assert!(ok, "{err}");
+    let Some((out, err)) = child_run() else {
+        return;
+    };
     for n in [1000i64, 300_000] {
         let line = format!("size {n}: {}", n * (n + 1) / 2);
         assert_eq!(out.matches(&format!("{line}\n")).count(), 4, "{out}");
@@ -127,7 +134,7 @@ fn calls_of_another_size_choose_their_device_anew() {
     );
     // 1000 elements and 300,000 are sizes far apart: each probes both devices.
     let probes = ["cuda", "cuda", "cpu", "cpu"];
-    assert_eq!(devices_of(&err, &site), [probes, probes].concat(), "{err}");
+    assert_eq!(devices_of(err, &site), [probes, probes].concat(), "{err}");
     let choices = err
         .lines()
         .filter(|l| l.starts_with(&format!("[accel] {site}: runs on the ")))

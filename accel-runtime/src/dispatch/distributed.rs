@@ -111,7 +111,7 @@ pub(super) fn distributed_plan<R: Accel>(
                 Compiled {
                     backend: DISTRIBUTED,
                     code,
-                    chosen_by_history: None,
+                    history_size: None,
                 },
                 PhantomData,
             ))

@@ -159,15 +159,15 @@ pub struct Compiled {
     code: Arc<dyn CompiledSite>,
     /// The call's size where the site's history chose its device (see
     /// `device_choice`): the run is timed for it.
-    chosen_by_history: Option<usize>,
+    history_size: Option<usize>,
 }
 
 impl Compiled {
     /// The same code, its run timed for the site's history of calls of this size if
-    /// `chosen_by_history` has it.
-    fn timed(self, chosen_by_history: Option<usize>) -> Compiled {
+    /// `history_size` has it.
+    fn timed(self, history_size: Option<usize>) -> Compiled {
         Compiled {
-            chosen_by_history,
+            history_size,
             ..self
         }
     }
@@ -253,7 +253,7 @@ fn recent_plan(
             .map(|p| Compiled {
                 backend: p.backend,
                 code: Arc::clone(&p.code),
-                chosen_by_history: None,
+                history_size: None,
             })
     })
 }
@@ -289,12 +289,12 @@ pub(crate) fn plan<R: Accel>(
         return distributed_plan::<R>(site, captures, mode, devices);
     }
     let split = devices.len() > 1;
-    let (mode, chosen_by_history) = device_choice::mode_of_call(site, captures, mode, devices);
+    let (mode, history_size) = device_choice::mode_of_call(site, captures, mode, devices);
     let result_key = R::accel_type as fn() -> Type as usize;
     // Logging reports every call's plan, so it takes the long way.
     if !logging() && !split {
         if let Some(c) = recent_plan(site.key().id, mode, result_key, captures) {
-            return Ok(Plan::Compiled(c.timed(chosen_by_history), PhantomData));
+            return Ok(Plan::Compiled(c.timed(history_size), PhantomData));
         }
     }
     let constants = site.constants();
@@ -360,7 +360,7 @@ pub(crate) fn plan<R: Accel>(
                 let c = Compiled {
                     backend: name,
                     code,
-                    chosen_by_history,
+                    history_size,
                 };
                 return Ok(Plan::Compiled(c, PhantomData));
             }
@@ -380,7 +380,7 @@ pub(crate) fn plan<R: Accel>(
             Err(_) => {}
         }
     }
-    if let (Some(size), Mode::Cpu) = (chosen_by_history, mode) {
+    if let (Some(size), Mode::Cpu) = (history_size, mode) {
         // A probe on the CPU, which cannot compile what the GPU ran: the GPU keeps it.
         device_choice::keep_on_gpu(site, size);
         return plan::<R>(site, captures);
@@ -456,7 +456,7 @@ fn split_plan(
             Some(Compiled {
                 backend: "devices",
                 code,
-                chosen_by_history: None,
+                history_size: None,
             })
         }
         Err(why) => {
@@ -568,7 +568,7 @@ pub(crate) fn run_compiled<R: Accel>(
 ) -> Result<R, AccelError> {
     let start = logging().then(Instant::now);
     let traced = trace::enabled().then(Instant::now);
-    let timed = c.chosen_by_history.map(|size| (size, Instant::now()));
+    let timed = c.history_size.map(|size| (size, Instant::now()));
     let constants = site.constants();
     let all = all_captures(captures, constants);
     // Devices named (`cuda:1`): a site that is not split runs on the first.
