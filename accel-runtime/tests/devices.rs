@@ -288,6 +288,9 @@ fn trace_child() {
     let xs: Vec<i64> = (0..20_000).collect();
     let s = on_both(|| accelerate!(reduce(|a, b| a + b, 0, &xs)));
     println!("sum {s}");
+    let ys = on_both(|| accelerate!(map(|x| x * 5, &xs)));
+    let right = ys.iter().enumerate().all(|(k, &y)| y == 5 * k as i64);
+    println!("map {} right {right}", ys.len());
 }
 
 #[test]
@@ -311,7 +314,24 @@ fn the_trace_shows_each_part_on_its_device() {
     let _ = std::fs::remove_file(&file);
     let events: Vec<serde_json::Value> =
         serde_json::from_str(&format!("{text}]")).expect("a JSON array once closed");
-    let parts: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "part").collect();
+    assert!(out.contains("map 20000 right true"), "{out}");
+    // The map's parts go straight to their places in its result: a GPU's copied there
+    // from the device, the CPU's copied there once it ran (its code writes memory of the
+    // run's own); the reduction's combine their partial sums.
+    let (map_parts, parts): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) = events
+        .iter()
+        .filter(|e| e["cat"] == "part")
+        .partition(|e| e["args"]["in_place"] == true);
+    let mut map_covered = 0;
+    for e in &map_parts {
+        let a = &e["args"];
+        let elements = a["hi"].as_u64().unwrap() - a["lo"].as_u64().unwrap();
+        map_covered += elements;
+        let copied = if a["device"] == "cpu" { 8 * elements } else { 0 };
+        assert_eq!(a["copied_bytes"], copied, "{e}");
+    }
+    assert_eq!(map_covered, 20_000, "{map_parts:?}");
+    assert!(map_parts.iter().any(|e| e["args"]["device"] == "cuda:0"));
     assert_eq!(parts.len(), 20, "{parts:?}");
     let mut covered: Vec<(u64, u64)> = parts
         .iter()

@@ -46,6 +46,10 @@ pub struct FissionSite {
     pub(super) rows: bool,
     /// Whether the site's result is those rows flattened (`flatten` of a `create` of rows).
     pub(super) flattened: bool,
+    /// Whether each part's elements go straight to their place in the site's result (a
+    /// `map`, `map2` or `create` of flat elements: part `lo..hi` is the result's
+    /// `lo..hi`), where other results are concatenated after all parts ran.
+    pub(super) in_place: bool,
     /// The first word of a histogram's or scatter's destination whose elements only the
     /// combine reads (see `fission::Split::destination`).
     pub(super) destination: Option<usize>,
@@ -191,6 +195,10 @@ pub fn compile(
         written: written_tensors(&fe.captures, &split.written)?,
         rows: matches!(part_elem, Type::Seq(_)),
         flattened: split.flattened,
+        in_place: matches!(split.combine, Combine::Concat)
+            && !split.flattened
+            && !matches!(part_elem, Type::Seq(_))
+            && matches!(split.op, ParOp::Map | ParOp::Map2 | ParOp::Create),
         destination: match &split.destination {
             Some(d) => first_word(&fe.captures, d)?,
             None => None,
@@ -265,7 +273,13 @@ impl FissionSite {
     /// device taking the next chunks when it is free: one at a time, or where the combine
     /// concatenates (results do not depend on where parts begin) as many as keep its
     /// parts from running short (see [`queue::run`]).
-    fn run_parts(&self, base: &Base, n: usize, chunk: usize) -> Done<Result<Run, String>> {
+    fn run_parts(
+        &self,
+        base: &Base,
+        n: usize,
+        chunk: usize,
+        result: Option<&[u64]>,
+    ) -> Done<Result<Run, String>> {
         // A loop's GPU parts read the tensors from copies made now, before any part
         // writes them.
         let gpus = self.parts.iter().any(|(d, _)| matches!(d, Device::Cuda(_)));
@@ -288,14 +302,35 @@ impl FissionSite {
             let (lo, hi) = (c * chunk, n.min(chunks.end * chunk));
             let m = base.part(lo, hi, &self.sliced);
             let traced = trace::enabled().then(Instant::now);
-            let run = device
-                .enter(|| self.write_back(*device, &m.words, (lo, hi), &copies, || code.run(&m)));
+            // The part's slice of the result, where it goes straight there.
+            let slice: Option<Vec<(usize, usize)>> = result.map(|columns| {
+                columns
+                    .iter()
+                    .zip(&self.columns)
+                    .map(|(&at, s)| (at as usize + lo * size_of(*s), (hi - lo) * size_of(*s)))
+                    .collect()
+            });
+            let run = device.enter(|| {
+                self.write_back(*device, &m.words, (lo, hi), &copies, || {
+                    place_result(*device, slice.clone(), || code.run(&m))
+                })
+            });
+            let (run, copied) = match (run, &slice) {
+                (Ok(run), Some(slice)) => match self.into_place(run, hi - lo, slice) {
+                    Ok((run, copied)) => (Ok(run), copied),
+                    Err(e) => (Err(e), 0),
+                },
+                (run, _) => (run, 0),
+            };
             if let Some(t) = traced {
                 trace::complete(
                     &format!("part {c} on {device}"),
                     "part",
                     t,
-                    serde_json::json!({ "device": device.to_string(), "lo": lo, "hi": hi, "ok": run.is_ok() }),
+                    serde_json::json!({
+                        "device": device.to_string(), "lo": lo, "hi": hi, "ok": run.is_ok(),
+                        "in_place": slice.is_some(), "copied_bytes": copied,
+                    }),
                 );
             }
             run
@@ -379,6 +414,67 @@ impl FissionSite {
         f()
     }
 
+    /// Puts a part's result of `len` elements (`[len, columns...]`) in its `slice` of the
+    /// site's result (a GPU's part was copied there from the device already): a run of
+    /// no memory of its own, and the bytes copied.
+    fn into_place(
+        &self,
+        run: Run,
+        len: usize,
+        slice: &[(usize, usize)],
+    ) -> Result<(Run, usize), String> {
+        if run.words.len() != 1 + slice.len() || run.words[0] as usize != len || run.rows {
+            return Err(format!(
+                "a part of {len} elements returned {} (a bug in accel's split of the site)",
+                run.words.first().copied().unwrap_or(0)
+            ));
+        }
+        let mut pieces = Vec::new();
+        for (&(to, bytes), &from) in slice.iter().zip(&run.words[1..]) {
+            if from as usize != to {
+                pieces.extend(copy_pieces(from as usize, to, bytes));
+            }
+        }
+        let copied = pieces.iter().map(|&(_, _, bytes)| bytes).sum();
+        // SAFETY: each piece lies in a column of the part's result (`len` elements, in
+        // its arena, alive until `run` drops below) and in the part's slice of the site's
+        // result (room for `len` elements, which no other part writes).
+        unsafe { copy_on_pool(&pieces)? };
+        Ok((
+            Run {
+                words: vec![len as u64],
+                arena: Arena::default(),
+                rows: false,
+                report: run.report,
+            },
+            copied,
+        ))
+    }
+
+    /// Columns for the site's `n` elements in `arena`, each aligned as its element so that
+    /// the caller's `Vec` adopts it (`abi::take_column`): the parts write their slices.
+    fn result_columns(&self, n: usize, arena: &mut Arena) -> Result<Vec<u64>, String> {
+        self.columns
+            .iter()
+            .map(|&s| {
+                let bytes = n.checked_mul(size_of(s)).ok_or_else(|| {
+                    format!(
+                        "a result of {n} elements of {} bytes is larger than memory",
+                        size_of(s)
+                    )
+                })?;
+                let p = match bytes {
+                    0 => arena.alloc(0, 64),
+                    _ => arena.alloc_own(bytes, size_of(s), Touch::Whole),
+                };
+                match p.is_null() {
+                    true => Err(format!("could not allocate {bytes} bytes for the result")),
+                    false => Ok(p as u64),
+                }
+            })
+            .collect()
+    }
+
     /// Concatenates sequence results (each `[len, columns...]`) into new columns of
     /// `arena`: the words of the whole.
     fn concat(&self, runs: &[Run], arena: &mut Arena) -> Result<Vec<u64>, String> {
@@ -399,54 +495,64 @@ impl FissionSite {
         };
         let total = rows * per_row;
         let first_column = if self.rows { 2 } else { 1 };
-        for (k, s) in self.columns.iter().enumerate() {
+        let columns = self.result_columns(total, arena)?;
+        for (k, (s, &dst)) in self.columns.iter().zip(&columns).enumerate() {
             let size = size_of(*s);
-            let dst = if total == 0 {
-                arena.alloc(0, 64)
-            } else {
-                // Aligned as the element: the result adopts this memory rather than
-                // copying it (`abi::take_column`).
-                arena.alloc_own(total * size, size, Touch::Whole)
-            };
-            if dst.is_null() {
-                return Err(format!(
-                    "could not allocate {} bytes for the result",
-                    total * size
-                ));
-            }
-            // Pieces of at most a MiB (source address, offset in `dst`, bytes), copied on
-            // the pool: one thread copying a large result into fresh pages took longer
-            // than computing it on a GPU and the CPU.
             let mut pieces = Vec::new();
-            let mut at = 0;
+            let mut at = dst as usize;
             for r in runs {
                 let bytes = r.words[0] as usize * per_row * size;
-                let src = r.words[first_column + k] as usize;
-                for off in (0..bytes).step_by(COPY_PIECE) {
-                    pieces.push((src + off, at + off, COPY_PIECE.min(bytes - off)));
-                }
+                pieces.extend(copy_pieces(r.words[first_column + k] as usize, at, bytes));
                 at += bytes;
             }
-            let to = dst as usize;
-            crate::cpu::pool::on_pool(|| {
-                use rayon::prelude::*;
-                pieces.par_iter().for_each(|&(src, off, bytes)| {
-                    // SAFETY: each part's column holds `len * per_row` elements of `size`
-                    // bytes (`src..src + bytes` lies in it); `dst` has room for `total` of
-                    // them, and the pieces' ranges `off..off + bytes` do not overlap.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            src as *const u8,
-                            (to as *mut u8).add(off),
-                            bytes,
-                        )
-                    };
-                });
-            })?;
-            words.push(dst as u64);
+            // SAFETY: each part's column holds `len * per_row` elements of `size` bytes
+            // (each piece's source lies in it); `dst` has room for `total` of them, and the
+            // pieces' destinations, one after another, do not overlap.
+            unsafe { copy_on_pool(&pieces)? };
         }
+        words.extend(columns);
         Ok(words)
     }
+}
+
+/// The copy of `bytes` bytes from `from` to `to` in pieces of at most [`COPY_PIECE`]
+/// (source, destination, bytes).
+fn copy_pieces(from: usize, to: usize, bytes: usize) -> Vec<(usize, usize, usize)> {
+    (0..bytes)
+        .step_by(COPY_PIECE)
+        .map(|off| (from + off, to + off, COPY_PIECE.min(bytes - off)))
+        .collect()
+}
+
+/// Copies `pieces` (source, destination, bytes) on the pool: one thread copying a large
+/// result into fresh pages took longer than computing it on a GPU and the CPU.
+///
+/// # Safety
+///
+/// Each source is valid for reads and each destination for writes of its bytes, and no
+/// destination overlaps another piece's source or destination.
+unsafe fn copy_on_pool(pieces: &[(usize, usize, usize)]) -> Result<(), String> {
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    crate::cpu::pool::on_pool(|| {
+        use rayon::prelude::*;
+        pieces.par_iter().for_each(|&(from, to, bytes)| {
+            // SAFETY: the caller's contract.
+            unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, bytes) };
+        });
+    })
+}
+
+/// Runs `f`, a part on `device`, with a GPU copying its result straight into `slice`
+/// (the part's place in the site's result) when there is one.
+fn place_result<T>(device: Device, slice: Option<Vec<(usize, usize)>>, f: impl FnOnce() -> T) -> T {
+    #[cfg(feature = "cuda")]
+    if let (Device::Cuda(_), Some(slice)) = (device, slice.clone()) {
+        return crate::cuda::with_result_at(slice, f);
+    }
+    let _ = (device, slice);
+    f()
 }
 
 /// Columns of `count` elements built from each element's scalars, in `keep` (alive while
@@ -494,7 +600,12 @@ impl CompiledSite for FissionSite {
         let chunk = self.chunk(captures, n)?;
         let all_chunks = n.div_ceil(chunk);
         let base = Base::of(captures);
-        let parts = self.run_parts(&base, n, chunk);
+        let mut arena = Arena::default();
+        let result = match self.in_place {
+            true => Some(self.result_columns(n, &mut arena)?),
+            false => None,
+        };
+        let parts = self.run_parts(&base, n, chunk, result.as_deref());
         let mut runs = Vec::with_capacity(parts.parts.len());
         let mut covered = 0;
         for (chunks, run) in parts.parts {
@@ -520,8 +631,10 @@ impl CompiledSite for FissionSite {
             ran.join(", ")
         );
         let count = runs.len();
-        let mut arena = Arena::default();
         let words = match &self.combine {
+            Combined::Concat if self.in_place => {
+                [vec![n as u64], result.unwrap_or_default()].concat()
+            }
             Combined::Concat if self.flattened => {
                 // Rows concatenated: [rows, per row, columns..]; flattened, the same
                 // columns of rows * per row elements.

@@ -55,6 +55,26 @@ pub fn with_part_tensors<T>(io: PartTensors, f: impl FnOnce() -> T) -> T {
     crate::backend::scoped::with_ref_cell(&PART_TENSORS, Some(io), f)
 }
 
+thread_local! {
+    /// Where this thread's next result columns go ([`with_result_at`]).
+    static RESULT_AT: std::cell::RefCell<Option<Vec<Placed>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Host memory a result column may be copied into: its address and the bytes there.
+pub type Placed = (usize, usize);
+
+/// Runs `f` with the runs on this thread copying a result that is a sequence of flat
+/// elements (no sequences inside) straight into `columns`, one per column of its
+/// elements, where each has room for it (a part of a `map` split across devices: its
+/// slice of the whole result); elsewhere, into memory of the run's own.
+///
+/// The caller keeps each `(address, bytes)` valid for writes, and read by nothing else,
+/// for the duration of `f`.
+pub fn with_result_at<T>(columns: Vec<Placed>, f: impl FnOnce() -> T) -> T {
+    crate::backend::scoped::with_ref_cell(&RESULT_AT, Some(columns), f)
+}
+
 /// Runs `f` with inputs kept on the device from one run to the next on this thread (the
 /// parts a GPU runs of one call of a split site read them from one copy), and frees them
 /// after it: captured sequences (values no kernel writes, which the caller holds
@@ -331,12 +351,54 @@ impl Run<'_, '_> {
         })
     }
 
-    /// Copies a result's columns back into memory of `arena`, giving its host words.
+    /// Copies a result's columns back into memory of `arena` (or where
+    /// [`with_result_at`] says), giving its host words.
     pub(crate) fn download(&mut self, v: &HostVal, arena: &mut Arena) -> R<Vec<u64>> {
+        if let Some(words) = self.download_placed(v)? {
+            return Ok(words);
+        }
         let mut at = 0;
         let mut out = Vec::new();
         self.download_value(&v.ty, &v.w, &mut at, arena, &mut out)?;
         Ok(out)
+    }
+
+    /// Copies a sequence of flat elements into the columns [`with_result_at`] gave, if it
+    /// gave as many as the elements have and each has room (else `None`).
+    fn download_placed(&mut self, v: &HostVal) -> R<Option<Vec<u64>>> {
+        let Type::Seq(e) = &v.ty else {
+            return Ok(None);
+        };
+        let Some(placed) = RESULT_AT.with(|r| r.borrow().clone()) else {
+            return Ok(None);
+        };
+        let Ok(columns) = crate::backend::layout::flat_columns(e) else {
+            return Ok(None);
+        };
+        let len = v.w[0] as usize;
+        let fits = columns.len() == placed.len()
+            && v.w.len() == 1 + columns.len()
+            && columns
+                .iter()
+                .zip(&placed)
+                .all(|(s, &(_, room))| len.checked_mul(size_of(*s)).is_some_and(|b| b <= room));
+        if !fits {
+            return Ok(None);
+        }
+        let mut out = vec![len as u64];
+        for ((s, &(host, _)), &dev) in columns.iter().zip(&placed).zip(&v.w[1..]) {
+            let bytes = len * size_of(*s);
+            if bytes > 0 {
+                // SAFETY: `with_result_at`'s caller keeps `host` valid for writes of the
+                // room checked above, which holds `bytes`, and lets nothing else read it.
+                let dst = unsafe { std::slice::from_raw_parts_mut(host as *mut u8, bytes) };
+                pages::fault_in(dst);
+                self.session.download(dev, dst)?;
+                self.bytes_out += bytes;
+            }
+            out.push(host as u64);
+        }
+        Ok(Some(out))
     }
 
     pub(crate) fn download_value(
