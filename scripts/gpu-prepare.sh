@@ -136,6 +136,12 @@ step gpu_suite 60 "$bin/gpu_suite" --out "$out"
 step devices 90 "$bin/devices" --out "$out"
 # Where a split's time goes: a trace of Mandelbrot on the GPU and the CPU (opens in Perfetto).
 step devices-trace 60 env ACCEL_TRACE="$out/devices-trace.json" "$bin/devices" --only mandelbrot
+# Two lanes of the GPU (one part's copies while another computes): the split tests on
+# real streams, then the same measurement (lanes2/devices.md) and a trace of Black-Scholes.
+step test-devices-lanes2 90 bash -c "ACCEL_CUDA_LANES=2 '$bin/test-devices' --test-threads=8 >'$out/test-devices-lanes2.log' 2>&1; rc=\$?; grep -E '^test result|FAILED|panicked|SKIPPED' '$out/test-devices-lanes2.log' | head -40; exit \$rc"
+mkdir -p "$out/lanes2"
+step devices-lanes2 90 env ACCEL_CUDA_LANES=2 "$bin/devices" --out "$out/lanes2"
+step devices-lanes2-trace 60 env ACCEL_CUDA_LANES=2 ACCEL_TRACE="$out/lanes2/devices-trace.json" "$bin/devices" --only black-scholes
 # Inputs kept on the GPU between calls, off and on, on the programs that call a site
 # from a loop with a large input (the A/B the corpus run alone cannot show).
 step keep-inputs-off 60 env ACCEL_CUDA_KEEP_INPUTS=0 "$bin/corpus" --quick --mode cuda --only cholesky,gramschmidt,fluid

@@ -327,7 +327,11 @@ fn the_trace_shows_each_part_on_its_device() {
         let a = &e["args"];
         let elements = a["hi"].as_u64().unwrap() - a["lo"].as_u64().unwrap();
         map_covered += elements;
-        let copied = if a["device"] == "cpu" { 8 * elements } else { 0 };
+        let copied = if a["device"] == "cpu" {
+            8 * elements
+        } else {
+            0
+        };
         assert_eq!(a["copied_bytes"], copied, "{e}");
     }
     assert_eq!(map_covered, 20_000, "{map_parts:?}");
@@ -600,5 +604,108 @@ fn accel_devices_splits_sites_of_a_whole_process() {
     assert!(
         err.contains("4 chunks of up to 5000 in 4 parts (cuda:0 "),
         "{err}"
+    );
+}
+
+// Lanes of a GPU (`ACCEL_CUDA_LANES`): the parts of a split site run on several streams
+// of one GPU side by side, so that one part's copies overlap another's kernels; the
+// lanes share the GPU's copy of each input, and the results are those of one lane.
+
+/// The child of `two_lanes_of_a_gpu_take_parts_and_share_its_inputs`: a stencil (its input
+/// read beside each index, so copied to the GPU whole) and a map, on the GPU and the CPU.
+#[test]
+#[ignore]
+fn lanes_child() {
+    let n = 20_000usize;
+    let xs: Vec<i64> = (0..n as i64).collect();
+    let devices = [Device::Cuda(0), Device::Cpu];
+    let before = accel_runtime::cuda::bytes_uploaded();
+    let stencil = on(&devices, || {
+        accelerate!(create(xs.len(), |i| xs[i] + xs[(i + 1).min(xs.len() - 1)]))
+    });
+    let uploaded = accel_runtime::cuda::bytes_uploaded() - before;
+    let right = (0..n).all(|i| stencil[i] == xs[i] + xs[(i + 1).min(n - 1)]);
+    println!("stencil right {right} uploaded {uploaded}");
+    let tripled = on(&devices, || accelerate!(map(|x| x * 3, &xs)));
+    let right = tripled.iter().zip(&xs).all(|(t, x)| *t == 3 * x);
+    println!("map right {right}");
+}
+
+#[test]
+fn two_lanes_of_a_gpu_take_parts_and_share_its_inputs() {
+    if !common::emulator_present() && !common::gpu_present() {
+        eprintln!("[accel tests] SKIPPED: lanes of a GPU: no GPU and no emulator");
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("accel-lanes-{}.json", std::process::id()));
+    let mut env = vec![
+        ("ACCEL_CUDA_LANES", "2"),
+        ("ACCEL_DEVICE_CHUNK", "1000"),
+        ("ACCEL_TRACE", file.to_str().expect("a UTF-8 path")),
+    ];
+    if !common::gpu_present() {
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, out, err) = common::run_child("lanes_child", &env);
+    assert!(ok, "{err}");
+    assert!(out.contains("stencil right true"), "{out}");
+    assert!(out.contains("map right true"), "{out}");
+    let text = std::fs::read_to_string(&file).expect("the trace file");
+    let _ = std::fs::remove_file(&file);
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&format!("{text}]")).expect("a JSON array once closed");
+    let parts: Vec<&serde_json::Value> = events.iter().filter(|e| e["cat"] == "part").collect();
+    let on_gpu = |lane: u64| {
+        parts
+            .iter()
+            .filter(|e| e["args"]["device"] == "cuda:0" && e["args"]["lane"] == lane)
+            .count()
+    };
+    assert!(on_gpu(0) > 0 && on_gpu(1) > 0, "{parts:?}");
+    assert!(parts
+        .iter()
+        .all(|e| e["args"]["device"] == "cpu" || e["args"]["device"] == "cuda:0"));
+    // The stencil's input went to the GPU once, whichever lane asked first (besides
+    // it, each part the GPU ran sent its error word, 32 bytes).
+    let uploaded: usize = out
+        .split("uploaded ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the bytes uploaded");
+    // Two lanes each copying it would make 320000.
+    assert!(
+        (160_000..200_000).contains(&uploaded),
+        "{uploaded} bytes uploaded for a 160000-byte input"
+    );
+}
+
+/// The child of `a_mistaken_number_of_lanes_is_an_error_naming_the_setting`.
+#[test]
+#[ignore]
+fn bad_lanes_child() {
+    let xs: Vec<i64> = (0..20_000).collect();
+    let devices = [Device::Cuda(0), Device::Cpu];
+    match on(&devices, || try_accelerate!(map(|x| x + 1, &xs))) {
+        Ok(v) => println!("ran {}", v.len()),
+        Err(e) => println!("error: {e}"),
+    }
+}
+
+#[test]
+fn a_mistaken_number_of_lanes_is_an_error_naming_the_setting() {
+    if !common::emulator_present() && !common::gpu_present() {
+        eprintln!("[accel tests] SKIPPED: lanes of a GPU: no GPU and no emulator");
+        return;
+    }
+    let mut env = vec![("ACCEL_CUDA_LANES", "9"), ("ACCEL_DEVICE_CHUNK", "1000")];
+    if !common::gpu_present() {
+        env.push(("ACCEL_CUDA_EMULATOR", "1"));
+    }
+    let (ok, out, err) = common::run_child("bad_lanes_child", &env);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("ACCEL_CUDA_LANES=\"9\" is not a number of lanes from 1 to 4"),
+        "{out}\n{err}"
     );
 }

@@ -23,9 +23,10 @@ pub struct Gpu {
     pub multiprocessors: u32,
     /// Threads per block of every launch.
     pub threads: u32,
-    /// One site runs on the device at a time (kernels of a site share its error word and
-    /// their launches are ordered on the default stream).
-    lock: Mutex<()>,
+    /// Its lanes: one site runs on a lane at a time (kernels of a site share its error
+    /// word and their launches are ordered on the lane's stream); the parts of a split
+    /// site may run on several lanes side by side (see [`lanes`]).
+    lanes: [Lane; MAX_LANES],
     /// Pinned buffers for large copies, made on first use (or why they could not be).
     staging: Mutex<Option<Result<Staging, String>>>,
 }
@@ -36,8 +37,43 @@ unsafe impl Send for Gpu {}
 // SAFETY: as above; shared use is serialised by `lock`.
 unsafe impl Sync for Gpu {}
 
+/// The most lanes a GPU has.
+pub const MAX_LANES: usize = 4;
+
+/// A stream of a GPU and the lock of the site running on it. Lane 0 is the legacy default
+/// stream (every copy and launch as without lanes); the others are non-blocking streams,
+/// made on first use, so that one lane's copies run while another's kernels do.
+#[derive(Default)]
+struct Lane {
+    lock: Mutex<()>,
+    /// The stream (an address: `CUstream` is a pointer), or why it could not be made.
+    stream: OnceLock<Result<usize, String>>,
+}
+
+/// How many lanes of each GPU the parts of a split site run on: `ACCEL_CUDA_LANES` (1 to
+/// [`MAX_LANES`]; 1 by default until lanes are measured on a GPU). With two, one part's
+/// copies overlap another part's kernels on the same GPU.
+pub fn lanes() -> Result<usize, String> {
+    static LANES: OnceLock<Result<usize, String>> = OnceLock::new();
+    LANES
+        .get_or_init(|| match std::env::var("ACCEL_CUDA_LANES") {
+            Err(_) => Ok(1),
+            Ok(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_LANES).contains(n))
+                .ok_or_else(|| {
+                    format!("ACCEL_CUDA_LANES={v:?} is not a number of lanes from 1 to {MAX_LANES}")
+                }),
+        })
+        .clone()
+}
+
 thread_local! {
     static EMULATE: Cell<bool> = const { Cell::new(false) };
+    /// The lane of its GPU this thread's sites run on.
+    static LANE: Cell<usize> = const { Cell::new(0) };
     /// Whether this thread's large copies may go through pinned buffers (benchmarks
     /// compare both ways).
     static STAGING_ON: Cell<bool> = const { Cell::new(true) };
@@ -61,6 +97,12 @@ pub fn emulating() -> bool {
 /// memory, not through pinned buffers (the GPU benchmark compares both).
 pub fn without_staging<R>(f: impl FnOnce() -> R) -> R {
     crate::backend::scoped::with_cell(&STAGING_ON, false, f)
+}
+
+/// Runs `f` with lane `lane` of its GPU as this thread's (lane 0 otherwise; see
+/// [`lanes`]).
+pub fn with_lane<R>(lane: usize, f: impl FnOnce() -> R) -> R {
+    crate::backend::scoped::with_cell(&LANE, lane.min(MAX_LANES - 1), f)
 }
 
 /// Runs `f` with GPU `ordinal` as this thread's GPU (what sites run on; the first GPU
@@ -124,7 +166,7 @@ pub fn gpu_at(ordinal: u32) -> Result<&'static Gpu, String> {
                         arch: (9, 0),
                         multiprocessors: 1,
                         threads: 32,
-                        lock: Mutex::new(()),
+                        lanes: Default::default(),
                         staging: Mutex::new(None),
                     })
                     .collect())
@@ -206,7 +248,7 @@ fn init(ordinal: u32) -> Result<Gpu, String> {
         arch,
         multiprocessors,
         threads: super::codegen::BLOCK,
-        lock: Mutex::new(()),
+        lanes: Default::default(),
         staging: Mutex::new(None),
     })
 }
@@ -220,6 +262,10 @@ pub struct DevBuf {
     emulated: bool,
     /// The GPU it was allocated on (its ordinal).
     device: u32,
+    /// The stream of the lane that allocated it, unless lane 0's (see [`lanes`]): waited
+    /// for before the memory is reused, so that a run that stopped early (a failed
+    /// launch) leaves no kernel of its own still using memory another lane takes.
+    stream: usize,
 }
 
 /// Freed device memory kept for the next allocation of the same size on the same GPU: a
@@ -295,6 +341,11 @@ impl Drop for DevBuf {
             return;
         }
         BYTES_IN_USE.fetch_sub(self.bytes, Ordering::Relaxed);
+        if self.stream != 0 {
+            // SAFETY: the lane's stream lives as long as the process; an error here is a
+            // failed kernel's, which its run reported.
+            let _ = unsafe { result::stream::synchronize(self.stream as sys::CUstream) };
+        }
         if !self.emulated && CACHED_BYTES.load(Ordering::Relaxed) + self.bytes <= CACHE_LIMIT {
             CACHED_BYTES.fetch_add(self.bytes, Ordering::Relaxed);
             let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -331,6 +382,8 @@ unsafe impl Sync for Kernel {}
 /// The device held for one site's run: its context is current on this thread.
 pub struct Session<'g> {
     gpu: &'g Gpu,
+    /// The lane's stream: null on lane 0 (the legacy default stream).
+    stream: sys::CUstream,
     _guard: MutexGuard<'g, ()>,
 }
 
@@ -340,15 +393,27 @@ impl Gpu {
         self.ctx.is_none()
     }
 
-    /// Takes the device for one run on this thread.
+    /// Takes this thread's lane of the device (see [`with_lane`]) for one run on this
+    /// thread.
     pub fn enter(&self) -> Result<Session<'_>, String> {
-        let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let lane = &self.lanes[LANE.with(Cell::get)];
+        let guard = lane.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stream = std::ptr::null_mut();
         if let Some(ctx) = self.ctx {
             // SAFETY: `ctx` is the retained primary context of this device.
             unsafe { result::ctx::set_current(ctx) }.map_err(|e| e.to_string())?;
+            if !std::ptr::eq(lane, &self.lanes[0]) {
+                let made = lane.stream.get_or_init(|| {
+                    result::stream::create(result::stream::StreamKind::NonBlocking)
+                        .map(|s| s as usize)
+                        .map_err(|e| format!("could not make a stream on the GPU: {e}"))
+                });
+                stream = made.clone()? as sys::CUstream;
+            }
         }
         Ok(Session {
             gpu: self,
+            stream,
             _guard: guard,
         })
     }
@@ -401,6 +466,7 @@ impl Session<'_> {
                 bytes: 0,
                 emulated,
                 device: self.gpu.ordinal,
+                stream: 0,
             });
         }
         if let Some(message) = super::fault::allocation_failure(bytes) {
@@ -435,6 +501,7 @@ impl Session<'_> {
             bytes,
             emulated,
             device: self.gpu.ordinal,
+            stream: self.stream as usize,
         })
     }
 
@@ -452,9 +519,7 @@ impl Session<'_> {
         } else if let Some(done) = self.upload_staged(buf.ptr, data) {
             done?;
         } else {
-            // SAFETY: `buf` has room for exactly `data.len()` bytes.
-            unsafe { result::memcpy_htod_sync(buf.ptr, data) }
-                .map_err(|e| format!("copy to the GPU failed: {e}"))?;
+            self.copy_to_device(buf.ptr, data)?;
         }
         Ok(buf)
     }
@@ -467,7 +532,7 @@ impl Session<'_> {
         }
         let mut slot = self.gpu.staging.lock().unwrap_or_else(|e| e.into_inner());
         match slot.get_or_insert_with(Staging::new) {
-            Ok(s) => Some(s.upload(dst, data)),
+            Ok(s) => Some(s.upload(dst, data, self.stream)),
             Err(_) => None,
         }
     }
@@ -484,10 +549,37 @@ impl Session<'_> {
             unsafe { std::ptr::copy_nonoverlapping(src as *const u8, out.as_mut_ptr(), out.len()) };
             return Ok(());
         }
-        // SAFETY: callers pass an address inside a live buffer with at least `out.len()`
-        // bytes after it (a column of a value whose length they read from its words).
-        unsafe { result::memcpy_dtoh_sync(out, src) }
-            .map_err(|e| format!("copy from the GPU failed: {e}"))
+        let failed = |e: result::DriverError| format!("copy from the GPU failed: {e}");
+        // SAFETY (both): callers pass an address inside a live buffer with at least
+        // `out.len()` bytes after it (a column of a value whose length they read from its
+        // words); on a stream of its own the copy is waited for before `out` is returned.
+        match self.lane_stream() {
+            None => unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(failed),
+            Some(s) => unsafe {
+                result::memcpy_dtoh_async(out, src, s).map_err(failed)?;
+                result::stream::synchronize(s).map_err(failed)
+            },
+        }
+    }
+
+    /// The lane's stream, unless it is the legacy default stream (lane 0).
+    fn lane_stream(&self) -> Option<sys::CUstream> {
+        (!self.stream.is_null()).then_some(self.stream)
+    }
+
+    /// Copies `data` to device address `dst` (room for it in a live buffer), waiting until
+    /// the copy is done.
+    fn copy_to_device(&self, dst: u64, data: &[u8]) -> Result<(), String> {
+        let failed = |e: result::DriverError| format!("copy to the GPU failed: {e}");
+        // SAFETY (both): callers pass an address with room for `data.len()` bytes; on a
+        // stream of its own the copy is waited for before `data` is given back.
+        match self.lane_stream() {
+            None => unsafe { result::memcpy_htod_sync(dst, data) }.map_err(failed),
+            Some(s) => unsafe {
+                result::memcpy_htod_async(dst, data, s).map_err(failed)?;
+                result::stream::synchronize(s).map_err(failed)
+            },
+        }
     }
 
     /// Copies `data` to device address `dst` inside a live buffer (a tensor element the
@@ -503,9 +595,7 @@ impl Session<'_> {
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
             return Ok(());
         }
-        // SAFETY: as above, on the device.
-        unsafe { result::memcpy_htod_sync(dst, data) }
-            .map_err(|e| format!("copy to the GPU failed: {e}"))
+        self.copy_to_device(dst, data)
     }
 
     /// Writes `bytes` zero bytes at device address `dst` (in order with the kernels
@@ -520,9 +610,12 @@ impl Session<'_> {
             unsafe { std::ptr::write_bytes(dst as *mut u8, 0, bytes) };
             return Ok(());
         }
-        // SAFETY: as above, on the device.
-        unsafe { result::memset_d8_sync(dst, 0, bytes) }
-            .map_err(|e| format!("clearing device memory failed: {e}"))
+        // SAFETY (both): as above, on the device; in order on the lane's stream.
+        match self.lane_stream() {
+            None => unsafe { result::memset_d8_sync(dst, 0, bytes) },
+            Some(s) => unsafe { result::memset_d8_async(dst, 0, bytes, s) },
+        }
+        .map_err(|e| format!("clearing device memory failed: {e}"))
     }
 
     /// Copies `bytes` bytes from device address `src` to `dst` (distinct buffers; in
@@ -538,9 +631,12 @@ impl Session<'_> {
             unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
             return Ok(());
         }
-        // SAFETY: as above, on the device.
-        unsafe { result::memcpy_dtod_sync(dst, src, bytes) }
-            .map_err(|e| format!("a copy on the GPU failed: {e}"))
+        // SAFETY (both): as above, on the device; in order on the lane's stream.
+        match self.lane_stream() {
+            None => unsafe { result::memcpy_dtod_sync(dst, src, bytes) },
+            Some(s) => unsafe { result::memcpy_dtod_async(dst, src, bytes, s) },
+        }
+        .map_err(|e| format!("a copy on the GPU failed: {e}"))
     }
 
     /// Launches `kernel` on `blocks` blocks of the device's threads per block; every
@@ -572,7 +668,7 @@ impl Session<'_> {
                 (blocks.max(1), 1, 1),
                 (threads, 1, 1),
                 0,
-                std::ptr::null_mut(),
+                self.stream,
                 &mut ptrs,
             )
         }
@@ -603,12 +699,17 @@ impl Session<'_> {
         Ok(2.0 * bytes as f64 / times[times.len() / 2] / 1e9)
     }
 
-    /// Waits for every launched kernel.
+    /// Waits for every kernel launched on the lane (on lane 0, on the device).
     pub fn synchronize(&self) -> Result<(), String> {
         if self.gpu.is_emulator() {
             return Ok(());
         }
-        result::ctx::synchronize().map_err(|e| format!("a kernel failed: {e}"))
+        match self.lane_stream() {
+            None => result::ctx::synchronize(),
+            // SAFETY: the lane's stream lives as long as the process.
+            Some(s) => unsafe { result::stream::synchronize(s) },
+        }
+        .map_err(|e| format!("a kernel failed: {e}"))
     }
 }
 

@@ -335,4 +335,6 @@ impl CompiledSite for CudaSite {
 pub use check::with_kernel_check;
 pub use device::{bytes_in_use, bytes_uploaded, gpu_count, with_emulator, with_gpu};
 pub use fault::{with_fault, Fault};
-pub use host::{with_part_tensors, with_resident_inputs, with_result_at, PartTensors, Placed};
+pub use host::{
+    with_part_tensors, with_resident_inputs, with_result_at, PartTensors, Placed, ResidentInputs,
+};

@@ -47,8 +47,9 @@ impl Staging {
         })
     }
 
-    /// Copies `data` to device address `dst` (which has room for it).
-    pub fn upload(&mut self, dst: u64, data: &[u8]) -> Result<(), String> {
+    /// Copies `data` to device address `dst` (which has room for it) on `stream` (null:
+    /// the legacy default stream), returning once the copy is done.
+    pub fn upload(&mut self, dst: u64, data: &[u8], stream: sys::CUstream) -> Result<(), String> {
         let failed = |e: result::DriverError| format!("copy to the GPU failed: {e}");
         for (k, piece) in data.chunks(PIECE).enumerate() {
             let (buf, done) = self.buffers[k % 2];
@@ -64,9 +65,9 @@ impl Staging {
             // SAFETY: `dst + k * PIECE` has room for `piece.len()` bytes (the caller's
             // buffer holds all of `data`); `pinned` stays untouched until `done` fires.
             unsafe {
-                result::memcpy_htod_async(dst + (k * PIECE) as u64, pinned, std::ptr::null_mut())
+                result::memcpy_htod_async(dst + (k * PIECE) as u64, pinned, stream)
                     .map_err(failed)?;
-                result::event::record(done, std::ptr::null_mut()).map_err(failed)?;
+                result::event::record(done, stream).map_err(failed)?;
             }
         }
         for (_, done) in self.buffers {

@@ -211,13 +211,29 @@ pub fn compile(
     })
 }
 
-/// Runs `f` with a GPU's inputs kept on it from one part to the next (each device's
-/// parts run on one thread).
-fn resident<T>(f: impl FnOnce() -> T) -> T {
+#[cfg(feature = "cuda")]
+use crate::cuda::ResidentInputs;
+
+/// The inputs the GPUs keep through one call (none without the CUDA backend).
+#[cfg(not(feature = "cuda"))]
+#[derive(Clone, Default)]
+struct ResidentInputs;
+
+#[cfg(not(feature = "cuda"))]
+impl ResidentInputs {
+    fn release(self) {}
+}
+
+/// Runs `f` with a GPU's inputs kept in `inputs` from one part to the next, whichever of
+/// its lanes runs them.
+fn resident<T>(inputs: &ResidentInputs, f: impl FnOnce() -> T) -> T {
     #[cfg(feature = "cuda")]
-    return crate::cuda::with_resident_inputs(f);
+    return crate::cuda::with_resident_inputs(inputs, f);
     #[cfg(not(feature = "cuda"))]
-    f()
+    {
+        let _ = inputs;
+        f()
+    }
 }
 
 /// Where the `written` tensors' words are among `captures`', with their elements' size.
@@ -276,8 +292,8 @@ impl FissionSite {
     fn run_parts(
         &self,
         base: &Base,
-        n: usize,
-        chunk: usize,
+        (n, chunk): (usize, usize),
+        workers: &[(usize, usize)],
         result: Option<&[u64]>,
     ) -> Done<Result<Run, String>> {
         // A loop's GPU parts read the tensors from copies made now, before any part
@@ -297,7 +313,8 @@ impl FissionSite {
             Vec::new()
         };
         let part = |w: usize, chunks: std::ops::Range<usize>| {
-            let (device, code) = &self.parts[w];
+            let (k, lane) = workers[w];
+            let (device, code) = &self.parts[k];
             let c = chunks.start;
             let (lo, hi) = (c * chunk, n.min(chunks.end * chunk));
             let m = base.part(lo, hi, &self.sliced);
@@ -311,12 +328,14 @@ impl FissionSite {
                     .collect()
             });
             let run = device.enter(|| {
-                self.write_back(*device, &m.words, (lo, hi), &copies, || {
-                    place_result(*device, slice.clone(), || code.run(&m))
+                on_lane(lane, || {
+                    self.write_back(*device, &m.words, (lo, hi), &copies, || {
+                        place_result(*device, slice.clone(), || code.run(&m))
+                    })
                 })
             });
             let (run, copied) = match (run, &slice) {
-                (Ok(run), Some(slice)) => match self.into_place(run, hi - lo, slice) {
+                (Ok(run), Some(slice)) => match self.put_in_place(run, hi - lo, slice) {
                     Ok((run, copied)) => (Ok(run), copied),
                     Err(e) => (Err(e), 0),
                 },
@@ -328,8 +347,8 @@ impl FissionSite {
                     "part",
                     t,
                     serde_json::json!({
-                        "device": device.to_string(), "lo": lo, "hi": hi, "ok": run.is_ok(),
-                        "in_place": slice.is_some(), "copied_bytes": copied,
+                        "device": device.to_string(), "lane": lane, "lo": lo, "hi": hi,
+                        "ok": run.is_ok(), "in_place": slice.is_some(), "copied_bytes": copied,
                     }),
                 );
             }
@@ -337,28 +356,52 @@ impl FissionSite {
         };
         #[cfg(feature = "cuda")]
         let emulating = crate::cuda::device::emulating();
+        let inputs = ResidentInputs::default();
         let on_thread = |work: &dyn Fn()| {
             // The emulator stands in for the GPU on the caller's thread: on this one too.
             #[cfg(feature = "cuda")]
             if emulating {
-                return crate::cuda::device::with_emulator(|| resident(work));
+                return crate::cuda::device::with_emulator(|| resident(&inputs, work));
             }
-            resident(work)
+            resident(&inputs, work)
         };
-        resident(|| {
+        let done = resident(&inputs, || {
             let concatenates = matches!(
                 self.combine,
                 Combined::Concat | Combined::Nothing | Combined::Apply(_)
             );
             queue::run(
                 n.div_ceil(chunk),
-                self.parts.len(),
+                workers.len(),
                 concatenates,
                 &part,
                 &|r| r.is_err(),
                 &on_thread,
             )
-        })
+        });
+        inputs.release();
+        done
+    }
+
+    /// The queue's workers: each device's index among `parts` and its lane, a GPU one per
+    /// lane of it (`ACCEL_CUDA_LANES`: while one lane's part copies, another's computes),
+    /// the CPU one.
+    fn workers(&self) -> Result<Vec<(usize, usize)>, String> {
+        let gpus = self.parts.iter().any(|(d, _)| matches!(d, Device::Cuda(_)));
+        let lanes = if gpus { gpu_lanes()? } else { 1 };
+        let lanes_of = |d: &Device| {
+            if matches!(d, Device::Cuda(_)) {
+                lanes
+            } else {
+                1
+            }
+        };
+        Ok(self
+            .parts
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (d, _))| (0..lanes_of(d)).map(move |lane| (k, lane)))
+            .collect())
     }
 
     /// The part length for an operation of `n` elements: [`chunk_len`], and for a
@@ -417,7 +460,7 @@ impl FissionSite {
     /// Puts a part's result of `len` elements (`[len, columns...]`) in its `slice` of the
     /// site's result (a GPU's part was copied there from the device already): a run of
     /// no memory of its own, and the bytes copied.
-    fn into_place(
+    fn put_in_place(
         &self,
         run: Run,
         len: usize,
@@ -544,6 +587,25 @@ unsafe fn copy_on_pool(pieces: &[(usize, usize, usize)]) -> Result<(), String> {
     })
 }
 
+/// How many lanes each GPU runs parts on (`cuda::device::lanes`).
+fn gpu_lanes() -> Result<usize, String> {
+    #[cfg(feature = "cuda")]
+    return crate::cuda::device::lanes();
+    #[cfg(not(feature = "cuda"))]
+    Ok(1)
+}
+
+/// Runs `f` on lane `lane` of this thread's GPU (see `cuda::device::lanes`).
+fn on_lane<T>(lane: usize, f: impl FnOnce() -> T) -> T {
+    #[cfg(feature = "cuda")]
+    return crate::cuda::device::with_lane(lane, f);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = lane;
+        f()
+    }
+}
+
 /// Runs `f`, a part on `device`, with a GPU copying its result straight into `slice`
 /// (the part's place in the site's result) when there is one.
 fn place_result<T>(device: Device, slice: Option<Vec<(usize, usize)>>, f: impl FnOnce() -> T) -> T {
@@ -605,7 +667,8 @@ impl CompiledSite for FissionSite {
             true => Some(self.result_columns(n, &mut arena)?),
             false => None,
         };
-        let parts = self.run_parts(&base, n, chunk, result.as_deref());
+        let workers = self.workers()?;
+        let parts = self.run_parts(&base, (n, chunk), &workers, result.as_deref());
         let mut runs = Vec::with_capacity(parts.parts.len());
         let mut covered = 0;
         for (chunks, run) in parts.parts {
@@ -622,8 +685,18 @@ impl CompiledSite for FissionSite {
         let ran: Vec<String> = self
             .parts
             .iter()
-            .zip(&parts.taken)
-            .map(|((d, _), k)| format!("{d} {k}"))
+            .enumerate()
+            .map(|(k, (d, _))| {
+                let mine = workers
+                    .iter()
+                    .zip(&parts.taken)
+                    .filter(|((p, _), _)| *p == k);
+                let (lanes, taken) = mine.fold((0, 0), |(l, t), (_, n)| (l + 1, t + n));
+                match lanes {
+                    1 => format!("{d} {taken}"),
+                    _ => format!("{d} {taken} on {lanes} lanes"),
+                }
+            })
             .collect();
         let report = format!(
             "{all_chunks} chunks of up to {chunk} in {} parts ({})",

@@ -25,10 +25,26 @@ type R<T> = Result<T, String>;
 /// size, and the copy.
 type Resident = ((u32, usize, usize), DevBuf);
 
+/// The input columns the parts of one call of a site split across devices copied to the
+/// GPUs, which the later parts on the same GPU reuse, whichever lane runs them.
+#[derive(Clone, Default)]
+pub struct ResidentInputs(std::sync::Arc<std::sync::Mutex<Vec<Resident>>>);
+
+impl ResidentInputs {
+    /// Frees the copies, each with its GPU's context current (once every part ran).
+    pub fn release(self) {
+        let copies = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        for ((ordinal, _, _), buf) in copies {
+            let session = super::device::gpu_at(ordinal).and_then(|g| g.enter());
+            drop(buf);
+            drop(session);
+        }
+    }
+}
+
 thread_local! {
-    /// The input columns this thread copied to a device during one call of a site split
-    /// across devices ([`with_resident_inputs`]), which its later parts reuse.
-    static RESIDENT: std::cell::RefCell<Option<Vec<Resident>>> =
+    /// Where this thread's runs keep their input columns ([`with_resident_inputs`]).
+    static RESIDENT: std::cell::RefCell<Option<ResidentInputs>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -75,14 +91,13 @@ pub fn with_result_at<T>(columns: Vec<Placed>, f: impl FnOnce() -> T) -> T {
     crate::backend::scoped::with_ref_cell(&RESULT_AT, Some(columns), f)
 }
 
-/// Runs `f` with inputs kept on the device from one run to the next on this thread (the
-/// parts a GPU runs of one call of a split site read them from one copy), and frees them
-/// after it: captured sequences (values no kernel writes, which the caller holds
-/// unchanged for the call) and tensors (which only a loop splits write, each part its own
-/// rows, copied back by rows: the device's copy gathers its parts' rows).
-pub fn with_resident_inputs<T>(f: impl FnOnce() -> T) -> T {
-    // The copies are freed at its end, on the thread whose context made them.
-    crate::backend::scoped::with_ref_cell(&RESIDENT, Some(Vec::new()), f)
+/// Runs `f` with the runs on this thread keeping their inputs in `inputs` (the parts a GPU
+/// runs of one call of a split site, on any of its lanes, read them from one copy), until
+/// [`ResidentInputs::release`]: captured sequences (values no kernel writes, which the
+/// caller holds unchanged for the call) and tensors (which only a loop splits write, each
+/// part its own rows, copied back by rows: the device's copy gathers its parts' rows).
+pub fn with_resident_inputs<T>(inputs: &ResidentInputs, f: impl FnOnce() -> T) -> T {
+    crate::backend::scoped::with_ref_cell(&RESIDENT, Some(inputs.clone()), f)
 }
 
 /// One run of a compiled site on the GPU.
@@ -199,28 +214,29 @@ impl Run<'_, '_> {
         Ok(roots)
     }
 
-    /// The device copy of `data`, the memory at host address `host`: the one this thread
-    /// made earlier in the call of a split site ([`with_resident_inputs`]: a captured
+    /// The device copy of `data`, the memory at host address `host`: the one made earlier
+    /// in the call of a split site on this GPU ([`with_resident_inputs`]: a captured
     /// sequence no kernel writes, or a tensor a loop's parts on this device write, each
     /// its own rows, copied back by rows), else a new one.
     fn upload_kept(&mut self, host: usize, data: &[u8]) -> R<u64> {
-        let key = (self.session.gpu().ordinal, host, data.len());
-        let kept = RESIDENT.with(|r| {
-            let r = r.borrow();
-            let found = r.as_ref()?.iter().find(|(k, _)| *k == key);
-            Some(found.map(|(_, b)| b.ptr))
-        });
-        if let Some(Some(p)) = kept {
+        let Some(inputs) = RESIDENT.with(|r| r.borrow().clone()) else {
+            let buf = self.session.upload(data)?;
+            self.bytes_in += data.len();
+            let p = buf.ptr;
+            self.hold(buf);
             return Ok(p);
+        };
+        let key = (self.session.gpu().ordinal, host, data.len());
+        // Held while copying: another lane of this GPU wanting the same column waits for
+        // this copy instead of making its own (the copy is done when `upload` returns).
+        let mut kept = inputs.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, b)) = kept.iter().find(|(k, _)| *k == key) {
+            return Ok(b.ptr);
         }
         let buf = self.session.upload(data)?;
         self.bytes_in += data.len();
         let p = buf.ptr;
-        if kept.is_some() {
-            RESIDENT.with(|r| r.borrow_mut().as_mut().map(|r| r.push((key, buf))));
-        } else {
-            self.hold(buf);
-        }
+        kept.push((key, buf));
         Ok(p)
     }
 
