@@ -629,6 +629,19 @@ fn lanes_child() {
     let tripled = on(&devices, || accelerate!(map(|x| x * 3, &xs)));
     let right = tripled.iter().zip(&xs).all(|(t, x)| *t == 3 * x);
     println!("map right {right}");
+    // The GPU named alone splits across its lanes.
+    let less = on(&[Device::Cuda(0)], || accelerate!(map(|x| x - 1, &xs)));
+    let right = less.iter().zip(&xs).all(|(l, x)| *l == x - 1);
+    let here = common::site_of(
+        "devices.rs",
+        include_str!("devices.rs"),
+        "map(|x| x - 1, &xs)",
+    );
+    let ran = site_stats()
+        .into_iter()
+        .find(|s| s.site == here)
+        .map(|s| s.ran_on);
+    println!("alone right {right} ran on {ran:?}");
 }
 
 #[test]
@@ -650,6 +663,10 @@ fn two_lanes_of_a_gpu_take_parts_and_share_its_inputs() {
     assert!(ok, "{err}");
     assert!(out.contains("stencil right true"), "{out}");
     assert!(out.contains("map right true"), "{out}");
+    assert!(
+        out.contains("alone right true ran on Some(Devices)"),
+        "{out}"
+    );
     let text = std::fs::read_to_string(&file).expect("the trace file");
     let _ = std::fs::remove_file(&file);
     let events: Vec<serde_json::Value> =

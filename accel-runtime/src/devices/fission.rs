@@ -643,7 +643,15 @@ pub(super) fn columns_of(
 
 impl CompiledSite for FissionSite {
     fn summary(&self) -> String {
-        let devices: Vec<String> = self.parts.iter().map(|(d, _)| d.to_string()).collect();
+        let lanes = gpu_lanes().unwrap_or(1);
+        let devices: Vec<String> = self
+            .parts
+            .iter()
+            .map(|(d, _)| match d {
+                Device::Cuda(_) if lanes > 1 => format!("{d} ({lanes} lanes)"),
+                _ => d.to_string(),
+            })
+            .collect();
         format!("split across {}", devices.join(", "))
     }
 

@@ -105,6 +105,18 @@ impl Device {
     }
 }
 
+/// Whether sites on `devices` split: across several devices, or across the lanes of one
+/// GPU named alone where it has several (`ACCEL_CUDA_LANES`; a mistaken value is reported
+/// by the split).
+pub(crate) fn splits(devices: &[Device]) -> bool {
+    match devices {
+        #[cfg(feature = "cuda")]
+        [Device::Cuda(_)] => crate::cuda::device::lanes().map_or(true, |n| n > 1),
+        [_] | [] => false,
+        _ => true,
+    }
+}
+
 /// Every GPU that is usable, then the CPU (the first device listed starts with the first
 /// part: a GPU, where there is one).
 fn all() -> Vec<Device> {

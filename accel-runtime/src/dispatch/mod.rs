@@ -288,7 +288,7 @@ pub(crate) fn plan<R: Accel>(
     if runs_distributed(captures) {
         return distributed_plan::<R>(site, captures, mode, devices);
     }
-    let split = devices.len() > 1;
+    let split = devices::splits(devices);
     let (mode, history_size) = device_choice::mode_of_call(site, captures, mode, devices);
     let result_key = R::accel_type as fn() -> Type as usize;
     // Logging reports every call's plan, so it takes the long way.
