@@ -13,9 +13,10 @@
 //! copies it out, so nothing a failed run wrote reaches the caller.
 
 use super::derived::{Base, Deriving, Sliced};
+use super::placed;
 use super::queue::{self, Done};
 use super::Device;
-use crate::backend::abi::{Arena, Marshal, Touch};
+use crate::backend::abi::{Arena, Marshal};
 use crate::backend::failure::{Failure, FailureKind};
 use crate::backend::layout::{self, size_of};
 use crate::backend::{trace, Backend, CompiledSite, Run};
@@ -84,9 +85,6 @@ const COMBINE: usize = 3;
 const FIXUP: usize = 4;
 const BINS: usize = 5;
 const CARRY_IN: usize = 8;
-
-/// Bytes one thread copies at a time when the parts' results are concatenated.
-const COPY_PIECE: usize = 1 << 20;
 
 /// Elements per part: `ACCEL_DEVICE_CHUNK`, else `n / 64` rounded up to a multiple of
 /// 1024 and at least 65,536 (enough parts for a fast device to take more, each long
@@ -330,12 +328,12 @@ impl FissionSite {
             let run = device.enter(|| {
                 on_lane(lane, || {
                     self.write_back(*device, &m.words, (lo, hi), &copies, || {
-                        place_result(*device, slice.clone(), || code.run(&m))
+                        placed::place_result(*device, slice.clone(), || code.run(&m))
                     })
                 })
             });
             let (run, copied) = match (run, &slice) {
-                (Ok(run), Some(slice)) => match self.put_in_place(run, hi - lo, slice) {
+                (Ok(run), Some(slice)) => match placed::put_in_place(run, hi - lo, slice) {
                     Ok((run, copied)) => (Ok(run), copied),
                     Err(e) => (Err(e), 0),
                 },
@@ -404,6 +402,30 @@ impl FissionSite {
             .collect())
     }
 
+    /// The parts' results concatenated (see [`placed::concat`]) into `arena`.
+    fn concat(&self, runs: &[Run], arena: &mut Arena) -> Result<Vec<u64>, String> {
+        placed::concat(runs, (&self.columns, self.rows), arena)
+    }
+
+    /// How many chunks each device's workers (see [`FissionSite::workers`]) ran, for the
+    /// log: "cuda:0 12 on 2 lanes, cpu 4".
+    fn taken_by_device(&self, workers: &[(usize, usize)], taken: &[usize]) -> String {
+        let ran: Vec<String> = self
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(k, (d, _))| {
+                let mine = workers.iter().zip(taken).filter(|((p, _), _)| *p == k);
+                let (lanes, chunks) = mine.fold((0, 0), |(l, t), (_, n)| (l + 1, t + n));
+                match lanes {
+                    1 => format!("{d} {chunks}"),
+                    _ => format!("{d} {chunks} on {lanes} lanes"),
+                }
+            })
+            .collect();
+        ran.join(", ")
+    }
+
     /// The part length for an operation of `n` elements: [`chunk_len`], and for a
     /// histogram of `m` bins at most `n / m` parts (their bins, `m` each, are merged
     /// after: no more of them than there are values).
@@ -456,135 +478,6 @@ impl FissionSite {
         let _ = (device, words, lo, hi, copies);
         f()
     }
-
-    /// Puts a part's result of `len` elements (`[len, columns...]`) in its `slice` of the
-    /// site's result (a GPU's part was copied there from the device already): a run of
-    /// no memory of its own, and the bytes copied.
-    fn put_in_place(
-        &self,
-        run: Run,
-        len: usize,
-        slice: &[(usize, usize)],
-    ) -> Result<(Run, usize), String> {
-        if run.words.len() != 1 + slice.len() || run.words[0] as usize != len || run.rows {
-            return Err(format!(
-                "a part of {len} elements returned {} (a bug in accel's split of the site)",
-                run.words.first().copied().unwrap_or(0)
-            ));
-        }
-        let mut pieces = Vec::new();
-        for (&(to, bytes), &from) in slice.iter().zip(&run.words[1..]) {
-            if from as usize != to {
-                pieces.extend(copy_pieces(from as usize, to, bytes));
-            }
-        }
-        let copied = pieces.iter().map(|&(_, _, bytes)| bytes).sum();
-        // SAFETY: each piece lies in a column of the part's result (`len` elements, in
-        // its arena, alive until `run` drops below) and in the part's slice of the site's
-        // result (room for `len` elements, which no other part writes).
-        unsafe { copy_on_pool(&pieces)? };
-        Ok((
-            Run {
-                words: vec![len as u64],
-                arena: Arena::default(),
-                rows: false,
-                report: run.report,
-            },
-            copied,
-        ))
-    }
-
-    /// Columns for the site's `n` elements in `arena`, each aligned as its element so that
-    /// the caller's `Vec` adopts it (`abi::take_column`): the parts write their slices.
-    fn result_columns(&self, n: usize, arena: &mut Arena) -> Result<Vec<u64>, String> {
-        self.columns
-            .iter()
-            .map(|&s| {
-                let bytes = n.checked_mul(size_of(s)).ok_or_else(|| {
-                    format!(
-                        "a result of {n} elements of {} bytes is larger than memory",
-                        size_of(s)
-                    )
-                })?;
-                let p = match bytes {
-                    0 => arena.alloc(0, 64),
-                    _ => arena.alloc_own(bytes, size_of(s), Touch::Whole),
-                };
-                match p.is_null() {
-                    true => Err(format!("could not allocate {bytes} bytes for the result")),
-                    false => Ok(p as u64),
-                }
-            })
-            .collect()
-    }
-
-    /// Concatenates sequence results (each `[len, columns...]`) into new columns of
-    /// `arena`: the words of the whole.
-    fn concat(&self, runs: &[Run], arena: &mut Arena) -> Result<Vec<u64>, String> {
-        let rows: usize = runs.iter().map(|r| r.words[0] as usize).sum();
-        let mut words = vec![rows as u64];
-        // Rows: every part's rows are as long as the first non-empty part's (else the
-        // result is irregular, as one device would find it).
-        let per_row = if self.rows {
-            let mut lengths = runs.iter().filter(|r| r.words[0] > 0).map(|r| r.words[1]);
-            let first = lengths.next().unwrap_or(0);
-            if let Some(other) = lengths.find(|&l| l != first) {
-                return Err(Failure::new(FailureKind::Irregular, first, other).describe());
-            }
-            words.push(first);
-            first as usize
-        } else {
-            1
-        };
-        let total = rows * per_row;
-        let first_column = if self.rows { 2 } else { 1 };
-        let columns = self.result_columns(total, arena)?;
-        for (k, (s, &dst)) in self.columns.iter().zip(&columns).enumerate() {
-            let size = size_of(*s);
-            let mut pieces = Vec::new();
-            let mut at = dst as usize;
-            for r in runs {
-                let bytes = r.words[0] as usize * per_row * size;
-                pieces.extend(copy_pieces(r.words[first_column + k] as usize, at, bytes));
-                at += bytes;
-            }
-            // SAFETY: each part's column holds `len * per_row` elements of `size` bytes
-            // (each piece's source lies in it); `dst` has room for `total` of them, and the
-            // pieces' destinations, one after another, do not overlap.
-            unsafe { copy_on_pool(&pieces)? };
-        }
-        words.extend(columns);
-        Ok(words)
-    }
-}
-
-/// The copy of `bytes` bytes from `from` to `to` in pieces of at most [`COPY_PIECE`]
-/// (source, destination, bytes).
-fn copy_pieces(from: usize, to: usize, bytes: usize) -> Vec<(usize, usize, usize)> {
-    (0..bytes)
-        .step_by(COPY_PIECE)
-        .map(|off| (from + off, to + off, COPY_PIECE.min(bytes - off)))
-        .collect()
-}
-
-/// Copies `pieces` (source, destination, bytes) on the pool: one thread copying a large
-/// result into fresh pages took longer than computing it on a GPU and the CPU.
-///
-/// # Safety
-///
-/// Each source is valid for reads and each destination for writes of its bytes, and no
-/// destination overlaps another piece's source or destination.
-unsafe fn copy_on_pool(pieces: &[(usize, usize, usize)]) -> Result<(), String> {
-    if pieces.is_empty() {
-        return Ok(());
-    }
-    crate::cpu::pool::on_pool(|| {
-        use rayon::prelude::*;
-        pieces.par_iter().for_each(|&(from, to, bytes)| {
-            // SAFETY: the caller's contract.
-            unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, bytes) };
-        });
-    })
 }
 
 /// How many lanes each GPU runs parts on (`cuda::device::lanes`).
@@ -604,17 +497,6 @@ fn on_lane<T>(lane: usize, f: impl FnOnce() -> T) -> T {
         let _ = lane;
         f()
     }
-}
-
-/// Runs `f`, a part on `device`, with a GPU copying its result straight into `slice`
-/// (the part's place in the site's result) when there is one.
-fn place_result<T>(device: Device, slice: Option<Vec<(usize, usize)>>, f: impl FnOnce() -> T) -> T {
-    #[cfg(feature = "cuda")]
-    if let (Device::Cuda(_), Some(slice)) = (device, slice.clone()) {
-        return crate::cuda::with_result_at(slice, f);
-    }
-    let _ = (device, slice);
-    f()
 }
 
 /// Columns of `count` elements built from each element's scalars, in `keep` (alive while
@@ -672,7 +554,7 @@ impl CompiledSite for FissionSite {
         let base = Base::of(captures);
         let mut arena = Arena::default();
         let result = match self.in_place {
-            true => Some(self.result_columns(n, &mut arena)?),
+            true => Some(placed::result_columns(&self.columns, n, &mut arena)?),
             false => None,
         };
         let workers = self.workers()?;
@@ -690,26 +572,10 @@ impl CompiledSite for FissionSite {
         if covered != all_chunks {
             return Err("a part of the site did not run".into());
         }
-        let ran: Vec<String> = self
-            .parts
-            .iter()
-            .enumerate()
-            .map(|(k, (d, _))| {
-                let mine = workers
-                    .iter()
-                    .zip(&parts.taken)
-                    .filter(|((p, _), _)| *p == k);
-                let (lanes, taken) = mine.fold((0, 0), |(l, t), (_, n)| (l + 1, t + n));
-                match lanes {
-                    1 => format!("{d} {taken}"),
-                    _ => format!("{d} {taken} on {lanes} lanes"),
-                }
-            })
-            .collect();
         let report = format!(
             "{all_chunks} chunks of up to {chunk} in {} parts ({})",
             runs.len(),
-            ran.join(", ")
+            self.taken_by_device(&workers, &parts.taken)
         );
         let count = runs.len();
         let words = match &self.combine {

@@ -9,6 +9,7 @@
 mod derived;
 pub mod distributed;
 mod fission;
+mod placed;
 mod queue;
 pub mod staged;
 
