@@ -25,18 +25,27 @@ type R<T> = Result<T, String>;
 /// size, and the copy.
 type Resident = ((u32, usize, usize), DevBuf);
 
+/// The input columns one GPU keeps for a call.
+type GpuInputs = std::sync::Arc<std::sync::Mutex<Vec<Resident>>>;
+
 /// The input columns the parts of one call of a site split across devices copied to the
 /// GPUs, which the later parts on the same GPU reuse, whichever lane runs them.
 #[derive(Clone, Default)]
-pub struct ResidentInputs(std::sync::Arc<std::sync::Mutex<Vec<Resident>>>);
+pub struct ResidentInputs(std::sync::Arc<std::sync::Mutex<HashMap<u32, GpuInputs>>>);
 
 impl ResidentInputs {
-    /// Frees the copies, each with its GPU's context current (once every part ran).
+    /// Those of GPU `ordinal`.
+    fn of(&self, ordinal: u32) -> GpuInputs {
+        let mut gpus = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        gpus.entry(ordinal).or_default().clone()
+    }
+
+    /// Frees the copies, each GPU's with its context current (once every part ran).
     pub fn release(self) {
-        let copies = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
-        for ((ordinal, _, _), buf) in copies {
+        let gpus = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        for (ordinal, inputs) in gpus {
             let session = super::device::gpu_at(ordinal).and_then(|g| g.enter());
-            drop(buf);
+            drop(inputs);
             drop(session);
         }
     }
@@ -228,8 +237,10 @@ impl Run<'_, '_> {
         };
         let key = (self.session.gpu().ordinal, host, data.len());
         // Held while copying: another lane of this GPU wanting the same column waits for
-        // this copy instead of making its own (the copy is done when `upload` returns).
-        let mut kept = inputs.0.lock().unwrap_or_else(|e| e.into_inner());
+        // this copy instead of making its own (the copy is done when `upload` returns);
+        // other GPUs copy meanwhile.
+        let gpu = inputs.of(key.0);
+        let mut kept = gpu.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, b)) = kept.iter().find(|(k, _)| *k == key) {
             return Ok(b.ptr);
         }
