@@ -137,8 +137,31 @@ impl Queue {
     }
 }
 
+/// Most workers besides the caller's thread that run at once: four GPUs of four lanes
+/// each and the CPU have one thread each.
+const DEVICE_THREADS: usize = 4 * 4 + 1;
+
+/// The threads devices' workers run on, made once: a call of a split site hands its
+/// workers to them instead of starting a thread for each (some tens of microseconds a
+/// call), and a trace shows each device's parts on the same threads call after call.
+fn device_threads() -> Result<&'static rayon::ThreadPool, String> {
+    static THREADS: std::sync::OnceLock<Result<rayon::ThreadPool, String>> =
+        std::sync::OnceLock::new();
+    THREADS
+        .get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(DEVICE_THREADS)
+                .thread_name(|k| format!("accel device {}", k + 1))
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// Runs chunks `0..count` on `workers` workers: worker 0 (which runs chunk 0) on this
-/// thread, each other one on a thread of its own, which runs its loop inside `on_thread`
+/// thread, each other one on a thread of the devices' (see [`device_threads`]; more
+/// workers than those threads wait for one), which runs its loop inside `on_thread`
 /// (for what a thread must inherit from the caller's, such as the emulator standing in
 /// for the GPU). `part(w, chunks)` runs a part of consecutive chunks on worker `w`. With
 /// `grow`, a worker whose part ran shorter than [`GROW_BELOW`] takes twice as many chunks
@@ -214,23 +237,27 @@ pub fn run<R: Send>(
     // The first worker (the first device listed) starts with the first chunk, whoever
     // starts first.
     let first = take(0, 1);
-    std::thread::scope(|s| {
-        // Threads only help when there are parts for them.
-        for w in 1..workers.min(count) {
-            let work = &work;
-            let spawned = std::thread::Builder::new()
-                .name(format!("accel device {w}"))
-                .spawn_scoped(s, move || on_thread(&|| work(w, None)));
-            // Without its thread a device takes no parts; the others take them all.
-            if let Err(e) = spawned {
-                lock().paces[w].stopped = true;
-                crate::backend::log::warning!(
-                    "no thread for device {w}: {e}; the others run its parts"
-                );
+    // Threads only help when there are parts for them.
+    let helpers = workers.min(count).saturating_sub(1);
+    match device_threads() {
+        Ok(threads) => threads.in_place_scope(|s| {
+            for w in 1..=helpers {
+                let work = &work;
+                s.spawn(move |_| on_thread(&|| work(w, None)));
             }
+            work(0, first);
+        }),
+        Err(e) => {
+            // Without threads the other devices take no parts; the first takes them all.
+            for pace in lock().paces.iter_mut().skip(1) {
+                pace.stopped = true;
+            }
+            crate::backend::log::warning!(
+                "no threads for the other devices: {e}; the first device runs every part"
+            );
+            work(0, first);
         }
-        work(0, first);
-    });
+    }
     let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
     parts.sort_by_key(|(chunks, _)| chunks.start);
     let paces = queue.into_inner().unwrap_or_else(|e| e.into_inner()).paces;
@@ -504,6 +531,29 @@ mod tests {
             vs_cpu < 0.8,
             "CPU and GPU {both:?}: {vs_cpu:.2}x the CPU alone; {parts:?}"
         );
+    }
+
+    /// Call after call, the other devices' workers run on the same few threads (a
+    /// thread started per worker and call has an id never used before).
+    #[test]
+    fn workers_run_on_threads_kept_from_call_to_call() {
+        let threads = Mutex::new(std::collections::HashSet::new());
+        for _ in 0..50 {
+            run(
+                4,
+                3,
+                false,
+                &|w, _| {
+                    if w > 0 {
+                        threads.lock().unwrap().insert(std::thread::current().id());
+                    }
+                },
+                &|_| false,
+                &|f| f(),
+            );
+        }
+        let used = threads.into_inner().unwrap().len();
+        assert!((1..=DEVICE_THREADS).contains(&used), "{used} threads");
     }
 
     #[test]
