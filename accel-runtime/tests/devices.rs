@@ -626,16 +626,18 @@ fn lanes_child() {
     let uploaded = accel_runtime::cuda::bytes_uploaded() - before;
     let right = (0..n).all(|i| stencil[i] == xs[i] + xs[(i + 1).min(n - 1)]);
     println!("stencil right {right} uploaded {uploaded}");
-    let tripled = on(&devices, || accelerate!(map(|x| x * 3, &xs)));
-    let right = tripled.iter().zip(&xs).all(|(t, x)| *t == 3 * x);
+    // Many parts: on a real GPU beside many cores, both lanes get some.
+    let big: Vec<i64> = (0..100_000).collect();
+    let tripled = on(&devices, || accelerate!(map(|x| x * 3, &big)));
+    let right = tripled.iter().zip(&big).all(|(t, x)| *t == 3 * x);
     println!("map right {right}");
     // The GPU named alone splits across its lanes.
-    let less = on(&[Device::Cuda(0)], || accelerate!(map(|x| x - 1, &xs)));
-    let right = less.iter().zip(&xs).all(|(l, x)| *l == x - 1);
+    let less = on(&[Device::Cuda(0)], || accelerate!(map(|x| x - 1, &big)));
+    let right = less.iter().zip(&big).all(|(l, x)| *l == x - 1);
     let here = common::site_of(
         "devices.rs",
         include_str!("devices.rs"),
-        "map(|x| x - 1, &xs)",
+        "map(|x| x - 1, &big)",
     );
     let ran = site_stats()
         .into_iter()
