@@ -396,13 +396,14 @@ impl Gpu {
     /// Takes this thread's lane of the device (see [`with_lane`]) for one run on this
     /// thread.
     pub fn enter(&self) -> Result<Session<'_>, String> {
-        let lane = &self.lanes[LANE.with(Cell::get)];
+        let k = LANE.with(Cell::get);
+        let lane = &self.lanes[k];
         let guard = lane.lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut stream = std::ptr::null_mut();
         if let Some(ctx) = self.ctx {
             // SAFETY: `ctx` is the retained primary context of this device.
             unsafe { result::ctx::set_current(ctx) }.map_err(|e| e.to_string())?;
-            if !std::ptr::eq(lane, &self.lanes[0]) {
+            if k > 0 {
                 let made = lane.stream.get_or_init(|| {
                     result::stream::create(result::stream::StreamKind::NonBlocking)
                         .map(|s| s as usize)

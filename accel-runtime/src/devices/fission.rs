@@ -328,7 +328,7 @@ impl FissionSite {
             let run = device.enter(|| {
                 on_lane(lane, || {
                     self.write_back(*device, &m.words, (lo, hi), &copies, || {
-                        placed::place_result(*device, slice.clone(), || code.run(&m))
+                        placed::place_result(*device, slice.as_deref(), || code.run(&m))
                     })
                 })
             });
@@ -385,21 +385,16 @@ impl FissionSite {
     /// lane of it (`ACCEL_CUDA_LANES`: while one lane's part copies, another's computes),
     /// the CPU one.
     fn workers(&self) -> Result<Vec<(usize, usize)>, String> {
-        let gpus = self.parts.iter().any(|(d, _)| matches!(d, Device::Cuda(_)));
-        let lanes = if gpus { gpu_lanes()? } else { 1 };
-        let lanes_of = |d: &Device| {
-            if matches!(d, Device::Cuda(_)) {
-                lanes
+        let mut workers = Vec::new();
+        for (k, (d, _)) in self.parts.iter().enumerate() {
+            let lanes = if matches!(d, Device::Cuda(_)) {
+                gpu_lanes()?
             } else {
                 1
-            }
-        };
-        Ok(self
-            .parts
-            .iter()
-            .enumerate()
-            .flat_map(|(k, (d, _))| (0..lanes_of(d)).map(move |lane| (k, lane)))
-            .collect())
+            };
+            workers.extend((0..lanes).map(|lane| (k, lane)));
+        }
+        Ok(workers)
     }
 
     /// The parts' results concatenated (see [`placed::concat`]) into `arena`.

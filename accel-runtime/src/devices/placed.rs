@@ -24,8 +24,12 @@ pub(super) fn put_in_place(
 ) -> Result<(Run, usize), String> {
     if run.words.len() != 1 + slice.len() || run.words[0] as usize != len || run.rows {
         return Err(format!(
-            "a part of {len} elements returned {} (a bug in accel's split of the site)",
-            run.words.first().copied().unwrap_or(0)
+            "a part of {len} elements in {} columns returned {} words, the first {}{} (a bug \
+             in accel's split of the site)",
+            slice.len(),
+            run.words.len(),
+            run.words.first().copied().unwrap_or(0),
+            if run.rows { ", in rows" } else { "" }
         ));
     }
     let mut pieces = Vec::new();
@@ -154,13 +158,12 @@ unsafe fn copy_on_pool(pieces: &[(usize, usize, usize)]) -> Result<(), String> {
 /// (the part's place in the site's result) when there is one.
 pub(super) fn place_result<T>(
     device: Device,
-    slice: Option<Vec<(usize, usize)>>,
+    slice: Option<&[(usize, usize)]>,
     f: impl FnOnce() -> T,
 ) -> T {
-    #[cfg(feature = "cuda")]
-    if let (Device::Cuda(_), Some(slice)) = (device, slice.clone()) {
-        return crate::cuda::with_result_at(slice, f);
+    match (device, slice) {
+        #[cfg(feature = "cuda")]
+        (Device::Cuda(_), Some(slice)) => crate::cuda::with_result_at(slice.to_vec(), f),
+        _ => f(),
     }
-    let _ = (device, slice);
-    f()
 }

@@ -196,9 +196,7 @@ pub fn run<R: Send>(
         if failed(&r) {
             first_failure.fetch_min(chunks.start, Ordering::Relaxed);
         }
-        {
-            lock().paces[w].finished(chunks.len(), took);
-        }
+        lock().paces[w].finished(chunks.len(), took);
         parts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -272,9 +270,6 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// Two workers, the second twice as slow (sleeping, so the machine's load barely
-    /// matters): the queue finishes within 10% of the balanced time, where an even split
-    /// takes 1.5x; the best of three runs counts.
     /// A part's span on a lane of the timeline: (lane, part, start, end) in microseconds.
     type Span = (String, usize, f64, f64);
 
@@ -298,6 +293,9 @@ mod tests {
         std::fs::write(path, text).expect("the trace file is written");
     }
 
+    /// Two workers, the second twice as slow (sleeping, so the machine's load barely
+    /// matters): the queue finishes within 10% of the balanced time, where an even split
+    /// takes 1.5x; the best of three runs counts.
     #[test]
     fn a_device_twice_as_slow_takes_half_as_many_parts() {
         let (count, fast) = (30, Duration::from_millis(10));
