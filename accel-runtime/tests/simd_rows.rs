@@ -151,7 +151,7 @@ fn blocked_loops_are_bit_identical() {
         let site = site_of("simd_rows.rs", SOURCE, marker);
         assert_eq!(
             cpu_gang_shapes(&site),
-            Some(vec!["blocked".to_string()]),
+            Some(vec!["blocked".to_string(), "packed columns".to_string()]),
             "{site} ({marker})"
         );
     }

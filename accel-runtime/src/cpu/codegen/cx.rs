@@ -158,6 +158,9 @@ pub struct Gen {
     pub(super) max_groups: usize,
     /// The lanes of a gang whose element has a search loop (see `spmd::gang_groups`).
     pub(super) search_lanes: usize,
+    /// Whether a blocked loop's reads down columns are copied per block whatever the
+    /// matrix's rows' length (see `spmd::packed`).
+    pub(super) pack_every_stride: bool,
     /// The lanes of a gang's group, one vector of 32-bit lanes: four (128 bits) for
     /// Cranelift, the host's vector width for LLVM (16 with AVX-512, 8 with AVX2).
     pub(super) group_lanes: usize,
@@ -356,6 +359,9 @@ pub(super) struct FnCx<'a, 'g> {
     pub(super) reuse: Option<(usize, Value, Value)>,
     /// The launch begun next may write its output there (see `begin_launch_reusing`).
     pub(super) out_reuse: Option<(Value, Value)>,
+    /// The column reads a blocked loop's block reads from its buffers (see
+    /// `spmd::packed`).
+    pub(super) packed: Vec<super::spmd::packed::PackedLoad>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {
@@ -382,6 +388,7 @@ impl<'a, 'g> FnCx<'a, 'g> {
             forwarding: Vec::new(),
             reuse: None,
             out_reuse: None,
+            packed: Vec::new(),
         }
     }
 

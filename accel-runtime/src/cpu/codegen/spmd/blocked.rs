@@ -23,6 +23,7 @@
 use super::super::cx::*;
 use super::super::kernel::ScalarKernel;
 use super::aliases::{dealias, Aliases};
+use super::packed::{column_reads, ColumnRead, PackBuf};
 use super::state::RowWalk;
 use super::walks::GangSpan;
 use super::{not_spmd, Part, G};
@@ -64,6 +65,8 @@ const SET_SPAN: i64 = 4096;
 pub(super) struct BlockedLoop {
     prefix: Vec<Stmt>,
     acc: String,
+    /// The accumulator's type as its `let` declares it (`Type::Infer` when it does not).
+    acc_ty: Type,
     init: Expr,
     var: String,
     lo: Expr,
@@ -71,6 +74,9 @@ pub(super) struct BlockedLoop {
     body: Expr,
     tail: Vec<Stmt>,
     result: Option<Expr>,
+    /// The reads down columns of other matrices that a 2-D tile's blocks pack (see
+    /// `packed`).
+    pub(super) reads: Vec<ColumnRead>,
 }
 
 /// The element `body` as a blocked loop, when it has that shape: its statements before
@@ -95,8 +101,8 @@ pub(super) fn blocked_loop(
             name: acc,
             mutable: true,
         },
+        ty: acc_ty,
         init: Some(init),
-        ..
     }) = at.checked_sub(1).map(|k| &stmts[k])
     else {
         return None;
@@ -137,6 +143,7 @@ pub(super) fn blocked_loop(
     (prefix_ok && !assigns_other && tail_ok && bounds_ok && cheap(init)).then(|| BlockedLoop {
         prefix,
         acc: acc.clone(),
+        acc_ty: acc_ty.clone(),
         init: init.clone(),
         var: var.clone(),
         lo: (**lo).clone(),
@@ -144,7 +151,27 @@ pub(super) fn blocked_loop(
         body: (**body).clone(),
         tail,
         result: result.cloned(),
+        reads: Vec::new(),
     })
+}
+
+/// `bl` with the reads down columns its 2-D tiles pack (see `packed`), in a walk of rows
+/// of `divisor` by the element's index `param`.
+pub(super) fn with_column_reads(
+    mut bl: BlockedLoop,
+    (param, divisor): (&str, &Expr),
+    aliases: &Aliases,
+    outer: &dyn Fn(&Expr) -> bool,
+) -> BlockedLoop {
+    bl.reads = column_reads(
+        &bl.body,
+        &bl.var,
+        &bl.prefix,
+        (param, divisor),
+        aliases,
+        outer,
+    );
+    bl
 }
 
 /// Whether the loop of `bl` walks down columns: its body reads a sequence at the loop's
@@ -224,6 +251,10 @@ impl FnCx<'_, '_> {
         let blocks = self.b.ins().iadd_imm_s(d, width - 1);
         let blocks = self.b.ins().udiv_imm_u(blocks, width);
         let (acc_ty, accs, bounds, gang_bytes) = self.tile_slots(bl, TILE_ROWS as u32)?;
+        let packs = self.pack_buffers(&bl.reads, BLOCK_SHIFT)?;
+        if !packs.is_empty() {
+            self.g.shapes.push("packed columns");
+        }
         let group = self.b.declare_var(ct::I64);
         self.b.def_var(group, first_row);
         let (head, group_block) = (self.b.create_block(), self.b.create_block());
@@ -239,12 +270,18 @@ impl FnCx<'_, '_> {
         let g1 = self.b.ins().iadd_imm_s(g0, TILE_ROWS);
         let g1 = self.b.ins().umin(g1, rows_end);
         let zero = self.iconst(0);
-        let block_shift = self.block_shift(d, &acc_ty);
+        // Packed reads are contiguous whatever the rows' length: whole blocks.
+        let block_shift = if packs.is_empty() {
+            self.block_shift(d, &acc_ty)
+        } else {
+            self.iconst(BLOCK_SHIFT)
+        };
         let tile = Tile {
             d,
             lo,
             hi,
             rows: (g0, g1),
+            packs: packs.clone(),
             at: Phases {
                 index,
                 accs,
@@ -266,7 +303,7 @@ impl FnCx<'_, '_> {
     /// returned, `bl`'s accumulator's) and their loop bounds, with a gang's bytes of
     /// accumulators.
     fn tile_slots(&mut self, bl: &BlockedLoop, gangs: u32) -> R<(Type, Value, Value, i64)> {
-        let acc_ty = self.type_of_var(&bl.acc, &bl.init)?;
+        let acc_ty = self.acc_type(bl)?;
         let words = self.acc_vectors(&acc_ty)?;
         let gang_bytes: u32 = words.iter().map(|t| t.bytes()).sum();
         let acc_slot = self.b.create_sized_stack_slot(StackSlotData::new(
@@ -313,7 +350,7 @@ impl FnCx<'_, '_> {
             let g0 = f.b.ins().imul_imm_s(t, LINE_TILE_GANGS);
             let g1 = f.b.ins().iadd_imm_s(g0, LINE_TILE_GANGS);
             let g1 = f.b.ins().umin(g1, count);
-            f.phases(&at, bl, &acc_ty, store, &mut |f, each| {
+            f.phases(&at, bl, &acc_ty, store, None, &mut |f, each| {
                 f.counted_loop(g0, g1, ScalarType::Usize, |f, j| {
                     let base = f.span_gang(span, shift, j);
                     f.b.def_var(index, base);
@@ -339,21 +376,31 @@ impl FnCx<'_, '_> {
     ) -> R<()> {
         let width = self.lanes() as i64;
         let j0 = self.b.ins().imul_imm_s(t, width);
-        self.phases(&tile.at, bl, acc_ty, store, &mut |f, each| {
+        // Where a packed read is out of bounds, the tile's gangs run as scalar code.
+        let pack = Pack {
+            packs: &tile.packs,
+            j0,
+            scalar: &mut |f: &mut Self| f.tile_scalar(tile, j0, scalar, true),
+        };
+        let pack = (!tile.packs.is_empty()).then_some(pack);
+        self.phases(&tile.at, bl, acc_ty, store, pack, &mut |f, each| {
             f.tile_gangs(rows, tile, j0, each)
         })?;
-        self.tile_rests(tile, j0, scalar)
+        self.tile_scalar(tile, j0, scalar, false)
     }
 
     /// The three phases of a tile's gangs (`gangs` runs a function for each): each
     /// gang's start (its accumulator's initial value and its loop's bounds), each block
-    /// of iterations for every gang in turn, each gang's end (its element stored).
+    /// of iterations for every gang in turn, each gang's end (its element stored). With
+    /// `pack`, each block first copies its column reads into their buffers, where they
+    /// are all in bounds, and else the tile's gangs run as scalar code.
     fn phases(
         &mut self,
         at: &Phases,
         bl: &BlockedLoop,
         acc_ty: &Type,
         store: &mut StoreFn<'_, Self>,
+        pack: Option<Pack<'_, Self>>,
         gangs: &mut Gangs<'_, Self>,
     ) -> R<()> {
         // Phase 1: each gang's start, and the tile's widest loop range.
@@ -381,6 +428,23 @@ impl FnCx<'_, '_> {
         // Phase 2: each block of iterations, for every gang in turn.
         let from = self.b.use_var(low);
         let to = self.b.use_var(high);
+        let after = match pack {
+            Some(Pack { packs, j0, scalar }) => {
+                let fit = self.packs_fit(packs, j0, from, to);
+                let (packed, unpacked, after) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(fit, packed, &[], unpacked, &[]);
+                self.b.switch_to_block(unpacked);
+                scalar(self)?;
+                self.b.ins().jump(after, &[]);
+                self.b.switch_to_block(packed);
+                Some((after, packs, j0))
+            }
+            None => None,
+        };
         let some = self.b.ins().icmp(IntCC::UnsignedGreaterThan, to, from);
         let diff = self.b.ins().isub(to, from);
         let none = self.iconst(0);
@@ -395,6 +459,9 @@ impl FnCx<'_, '_> {
             let k0 = f.b.ins().ishl(kb, at.block_shift);
             let k0 = f.b.ins().iadd(from, k0);
             let k1 = f.b.ins().iadd(k0, block);
+            if let Some((_, packs, j0)) = after {
+                f.pack_block(packs, &bl.var, j0, (k0, k1), (from, to))?;
+            }
             gangs(f, &mut |f, slot| {
                 f.prefix(bl)?;
                 let bound = f.bound_at(at, slot);
@@ -406,7 +473,9 @@ impl FnCx<'_, '_> {
                 f.gfor_range(&bl.var, lo, hi, ScalarType::Usize, &bl.body)?;
                 let acc = f.gvar(&bl.acc)?;
                 f.store_acc(at, slot, acc_ty, &acc)
-            })
+            })?;
+            f.unpack();
+            Ok(())
         })?;
         // Phase 3: each gang's end.
         gangs(self, &mut |f, slot| {
@@ -416,7 +485,12 @@ impl FnCx<'_, '_> {
             let g = f.gblock(&bl.tail, bl.result.as_ref())?;
             let base = f.b.use_var(at.index);
             store(f, base, &g)
-        })
+        })?;
+        if let Some((after, _, _)) = after {
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(after);
+        }
+        Ok(())
     }
 
     /// `log2` of a block's iterations for rows of `d` elements of the accumulator's type
@@ -492,14 +566,15 @@ impl FnCx<'_, '_> {
         (from, to, start)
     }
 
-    /// The columns of block `j0` in the tile's rows that are fewer than a gang, as scalar
-    /// code: the launch's scalar kernel's.
-    fn tile_rests(&mut self, tile: &Tile, j0: Value, scalar: ScalarKernel) -> R<()> {
+    /// The columns of block `j0` in the tile's rows that are fewer than a gang (`gangs`:
+    /// a gang's), as scalar code: the launch's scalar kernel's.
+    fn tile_scalar(&mut self, tile: &Tile, j0: Value, scalar: ScalarKernel, gangs: bool) -> R<()> {
         self.counted_loop(tile.rows.0, tile.rows.1, ScalarType::Usize, |f, i| {
             let (from, to, start) = f.row_columns(tile, i, j0);
             let whole = f.b.ins().isub(to, from);
             let width = f.lanes() as i64;
-            let partial = f.b.ins().icmp_imm_u(IntCC::NotEqual, whole, width);
+            let cc = if gangs { IntCC::Equal } else { IntCC::NotEqual };
+            let partial = f.b.ins().icmp_imm_u(cc, whole, width);
             let (rest, next) = (f.b.create_block(), f.b.create_block());
             f.b.ins().brif(partial, rest, &[], next, &[]);
             f.b.switch_to_block(rest);
@@ -537,8 +612,13 @@ impl FnCx<'_, '_> {
     }
 
     /// The type of the accumulator (its initial value's).
-    fn type_of_var(&mut self, _acc: &str, init: &Expr) -> R<Type> {
-        self.type_of(init)
+    fn acc_type(&mut self, bl: &BlockedLoop) -> R<Type> {
+        // Its declared type: its initial value may read the prefix's names (`let mut acc
+        // = w[i]`), not bound where the tile's slots are made.
+        match &bl.acc_ty {
+            Type::Infer => self.type_of(&bl.init),
+            t => Ok(t.clone()),
+        }
     }
 
     /// The vector types of an accumulator of type `t` for the gang.
@@ -618,7 +698,16 @@ struct Tile {
     lo: Value,
     hi: Value,
     rows: (Value, Value),
+    packs: Vec<PackBuf>,
     at: Phases,
+}
+
+/// A tile's packed reads (see `packed`): their buffers, the tile's first column, and
+/// the tile's gangs as scalar code (where a read is out of bounds).
+struct Pack<'a, F> {
+    packs: &'a [PackBuf],
+    j0: Value,
+    scalar: &'a mut dyn FnMut(&mut F) -> R<()>,
 }
 
 /// The values the three phases of a tile's gangs share: where the gang's index is kept,

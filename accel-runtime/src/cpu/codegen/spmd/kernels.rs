@@ -8,7 +8,7 @@ use super::super::ops::Producer;
 use super::super::proofs::{Proofs, ShiftedLoad};
 use super::aliases::{aliases, dealias, Aliases};
 pub(in crate::cpu::codegen) use super::blocked::StoreFn;
-use super::blocked::{blocked_loop, column_walk, row_uniform, BlockedLoop};
+use super::blocked::{blocked_loop, column_walk, row_uniform, with_column_reads, BlockedLoop};
 use super::coherence::Settling;
 pub(in crate::cpu::codegen) use super::state::ElementFn;
 use super::state::{Divisor, RowWalk};
@@ -323,7 +323,13 @@ impl FnCx<'_, '_> {
                 &rows.aliases,
             )
         };
-        blocked_loop(body, &rows.aliases, &uniform)
+        let bl = blocked_loop(body, &rows.aliases, &uniform)?;
+        Some(with_column_reads(
+            bl,
+            (param, &divisor),
+            &rows.aliases,
+            &|x| self.outer_value(x),
+        ))
     }
 
     /// `body` as a blocked loop over a 1-D range (see `blocked`), when it has that shape

@@ -28,6 +28,9 @@ impl FnCx<'_, '_> {
             let idx = self.gexpr(i)?;
             return self.gindex_lanes_seq(&b, &idx.w[0]);
         }
+        if let Some(g) = self.packed_load(base, i)? {
+            return Ok(g);
+        }
         let v = self.expr(base)?;
         let idx = self.gexpr(i)?;
         let Type::Seq(elem) = &v.ty else {
