@@ -361,7 +361,7 @@ pub(super) struct FnCx<'a, 'g> {
     pub(super) out_reuse: Option<(Value, Value)>,
     /// The column reads a blocked loop's block reads from its buffers (see
     /// `spmd::packed`).
-    pub(super) packed: Vec<super::spmd::packed::PackedLoad>,
+    pub(super) packed: Vec<super::spmd::state::PackedLoad>,
 }
 
 impl<'a, 'g> FnCx<'a, 'g> {

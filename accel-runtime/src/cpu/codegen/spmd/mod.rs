@@ -43,7 +43,7 @@ mod lanes;
 mod lockstep;
 mod memory;
 mod methods;
-pub(super) mod packed;
+mod packed;
 mod reduce;
 mod rows_in_place;
 mod sequences;

@@ -14,6 +14,7 @@
 
 use super::super::cx::*;
 use super::aliases::{dealias, Aliases};
+use super::state::PackedLoad;
 use super::{Part, G};
 use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -152,21 +153,6 @@ pub(super) struct PackBuf {
     memory: Value,
     stride: Value,
     buffer: Value,
-}
-
-/// A packed read while a block's gangs run: where its iterations' lanes are.
-#[derive(Clone, Debug)]
-pub(in crate::cpu::codegen) struct PackedLoad {
-    seq: String,
-    index: Expr,
-    var: String,
-    elem: ScalarType,
-    /// Where the lanes of the block's first iteration are (in the buffer or the matrix).
-    start: Value,
-    /// Bytes from one iteration's lanes to the next's.
-    row_bytes: Value,
-    /// The block's first iteration.
-    first: Value,
 }
 
 impl FnCx<'_, '_> {

@@ -2,7 +2,7 @@
 //! element is generated for lanes (apart from the rest of the SPMD code, which builds on
 //! the function context).
 
-use accel_ir::Type;
+use accel_ir::{Expr, ScalarType, Type};
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::Variable;
 use std::collections::{HashMap, HashSet};
@@ -128,3 +128,19 @@ pub(in crate::cpu::codegen) struct Gang {
 /// Which lanes of a gang run: one vector of 32-bit lanes (`I32X4` for four lanes) per
 /// group, each lane all ones or all zeros.
 pub(in crate::cpu::codegen) type Mask = Vec<Value>;
+
+/// A read down a column while a blocked loop's block runs (see `packed`): where its
+/// iterations' lanes are.
+#[derive(Clone, Debug)]
+pub(in crate::cpu::codegen) struct PackedLoad {
+    pub(in crate::cpu::codegen) seq: String,
+    pub(in crate::cpu::codegen) index: Expr,
+    pub(in crate::cpu::codegen) var: String,
+    pub(in crate::cpu::codegen) elem: ScalarType,
+    /// Where the lanes of the block's first iteration are (in the buffer or the matrix).
+    pub(in crate::cpu::codegen) start: Value,
+    /// Bytes from one iteration's lanes to the next's.
+    pub(in crate::cpu::codegen) row_bytes: Value,
+    /// The block's first iteration.
+    pub(in crate::cpu::codegen) first: Value,
+}
