@@ -2,7 +2,7 @@
 //! parameters to its arguments so), read through to the name they stand for when the
 //! gang loop looks for patterns of its index (`p / d`).
 
-use accel_ir::{Expr, Pat};
+use accel_ir::{Expr, Pat, Stmt};
 use std::collections::HashMap;
 
 /// Names bound once to another variable in an element (`let p2 = p;`, as inlining binds
@@ -49,5 +49,32 @@ pub(in crate::cpu::codegen) fn dealias(e: &Expr, aliases: &Aliases) -> Expr {
         e.for_each_child_mut(&mut |c| go(c, aliases));
     }
     go(&mut e, aliases);
+    e
+}
+
+/// `e` with aliases and the names `lets` bind read through, each `let`'s value in turn
+/// (the `let`s before an element's `if` or loop, which the patterns of the gang's index
+/// are looked for through).
+pub(super) fn expand_lets(e: &Expr, lets: &[Stmt], aliases: &Aliases) -> Expr {
+    fn go(e: &mut Expr, lets: &[Stmt], aliases: &Aliases) {
+        if let Expr::Var(x) = e {
+            let init = lets.iter().find_map(|s| match s {
+                Stmt::Let {
+                    pat: Pat::Bind { name, .. },
+                    init: Some(init),
+                    ..
+                } if name == x => Some(init),
+                _ => None,
+            });
+            // Binders are unique and a `let` reads only those before it: this ends.
+            if let Some(init) = init {
+                *e = expand_lets(init, lets, aliases);
+            }
+            return;
+        }
+        e.for_each_child_mut(&mut |c| go(c, lets, aliases));
+    }
+    let mut e = dealias(e, aliases);
+    go(&mut e, lets, aliases);
     e
 }

@@ -261,28 +261,7 @@ impl<'a> Settling<'a> {
 
     /// `e` with the names the `let`s bind replaced by their values.
     pub(super) fn expand(&self, e: &Expr) -> Expr {
-        let mut e = e.clone();
-        self.expand_in(&mut e);
-        e
-    }
-
-    fn expand_in(&self, e: &mut Expr) {
-        if let Expr::Var(x) = e {
-            let init = self.lets.iter().find_map(|st| match st {
-                Stmt::Let {
-                    pat: Pat::Bind { name, .. },
-                    init: Some(init),
-                    ..
-                } if name == x => Some(init),
-                _ => None,
-            });
-            if let Some(init) = init {
-                // Binders are unique and a `let` reads only those before it: this ends.
-                *e = self.expand(init);
-            }
-            return;
-        }
-        e.for_each_child_mut(&mut |c| self.expand_in(c));
+        super::aliases::expand_lets(e, self.lets, &super::aliases::Aliases::new())
     }
 }
 

@@ -13,10 +13,10 @@
 //! same elements, bit for bit.
 
 use super::super::cx::*;
-use super::aliases::{dealias, Aliases};
+use super::aliases::{dealias, expand_lets, Aliases};
 use super::state::PackedLoad;
 use super::{Part, G};
-use accel_ir::{BinOp, Expr, Pat, ScalarType, Stmt, Type};
+use accel_ir::{BinOp, Expr, ScalarType, Stmt, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types as ct, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
@@ -71,7 +71,7 @@ pub(super) fn column_reads(
         let Expr::Var(source) = source else {
             return;
         };
-        let resolved = resolve(index, prefix, aliases);
+        let resolved = expand_lets(index, prefix, aliases);
         if let Some(stride) = stride_of(&resolved, var, param, divisor, outer) {
             let read = ColumnRead {
                 seq: seq.clone(),
@@ -85,31 +85,6 @@ pub(super) fn column_reads(
         }
     });
     out
-}
-
-/// `e` with aliases and the names the prefix binds read through.
-fn resolve(e: &Expr, prefix: &[Stmt], aliases: &Aliases) -> Expr {
-    let mut e = dealias(e, aliases);
-    fn go(e: &mut Expr, prefix: &[Stmt], aliases: &Aliases) {
-        if let Expr::Var(x) = e {
-            let init = prefix.iter().find_map(|s| match s {
-                Stmt::Let {
-                    pat: Pat::Bind { name, .. },
-                    init: Some(init),
-                    ..
-                } if name == x => Some(init),
-                _ => None,
-            });
-            // Binders are unique and a prefix's `let` reads only earlier ones: this ends.
-            if let Some(init) = init {
-                *e = resolve(init, prefix, aliases);
-            }
-            return;
-        }
-        e.for_each_child_mut(&mut |c| go(c, prefix, aliases));
-    }
-    go(&mut e, prefix, aliases);
-    e
 }
 
 /// `stride` when `index` is `var * stride + param % divisor` (either operand order).
@@ -352,7 +327,7 @@ impl FnCx<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accel_ir::Lit;
+    use accel_ir::{Lit, Pat};
 
     fn var(x: &str) -> Expr {
         Expr::Var(x.to_string())
