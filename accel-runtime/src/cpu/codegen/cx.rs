@@ -158,9 +158,6 @@ pub struct Gen {
     pub(super) max_groups: usize,
     /// The lanes of a gang whose element has a search loop (see `spmd::gang_groups`).
     pub(super) search_lanes: usize,
-    /// Whether a blocked loop's reads down columns are copied per block whatever the
-    /// matrix's rows' length (see `spmd::packed`).
-    pub(super) pack_every_stride: bool,
     /// The lanes of a gang's group, one vector of 32-bit lanes: four (128 bits) for
     /// Cranelift, the host's vector width for LLVM (16 with AVX-512, 8 with AVX2).
     pub(super) group_lanes: usize,

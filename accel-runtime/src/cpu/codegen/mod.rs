@@ -250,7 +250,6 @@ impl Gen {
                 Tier::Quick | Tier::Optimized => spmd::GROUP,
                 Tier::Llvm => 16,
             },
-            pack_every_stride: tier == Tier::Llvm,
             group_lanes: match tier {
                 Tier::Llvm => crate::cpu::llvm::group_lanes(),
                 Tier::Quick | Tier::Optimized => spmd::GROUP,

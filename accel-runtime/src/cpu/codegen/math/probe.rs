@@ -54,7 +54,6 @@ impl MathProbe {
             kernels: 0,
             max_groups: 1,
             search_lanes: crate::cpu::codegen::spmd::GROUP,
-            pack_every_stride: false,
             group_lanes: crate::cpu::codegen::spmd::GROUP,
             vector_registers: crate::cpu::codegen::spmd::CRANELIFT_VECTOR_REGISTERS,
             next_group: crate::cpu::codegen::spmd::GROUP,

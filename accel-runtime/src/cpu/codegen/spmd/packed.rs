@@ -26,10 +26,6 @@ use cranelift_codegen::ir::{
 /// gang's lanes: 16 KiB at 32 lanes of `f64`).
 const MAX_PACKED: usize = 2;
 
-/// Rows a multiple of this many bytes long put a column's lines in at most 8 sets of
-/// the first-level cache (of 64 sets of 64-byte lines, see `blocked::SET_SPAN`).
-const SET_SHARING_ROWS: i64 = 1024;
-
 /// A read down a column in a blocked loop's body: `seq[index]`, `index` being `var *
 /// stride + p % d` (`d` the rows' divisor) once the element's aliases and prefix are
 /// read through.
@@ -208,9 +204,8 @@ impl FnCx<'_, '_> {
     }
 
     /// Copies the packed reads of the block `k0..k1` (within the tile's `low..high`) at
-    /// columns `j0..j0 + lanes` into their buffers, where they are to be copied (see
-    /// [`Self::packs`]), and makes the gangs' reads of them read there (until
-    /// [`Self::unpack`]); the others read the matrix.
+    /// columns `j0..j0 + lanes` into their buffers, and makes the gangs' reads of them
+    /// read there (until [`Self::unpack`]).
     pub(super) fn pack_block(
         &mut self,
         packs: &[PackBuf],
@@ -226,10 +221,6 @@ impl FnCx<'_, '_> {
         for p in packs {
             let (t, n) = self.lane_vectors(p.elem);
             let vector_bytes = t.bytes() as i32;
-            let copy = self.packs(p);
-            let (copying, after) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(copy, copying, &[], after, &[]);
-            self.b.switch_to_block(copying);
             self.counted_loop(from, to, ScalarType::Usize, |f, k| {
                 let row = f.b.ins().imul(k, p.stride);
                 let first = f.b.ins().iadd(row, j0);
@@ -246,43 +237,16 @@ impl FnCx<'_, '_> {
                 }
                 Ok(())
             })?;
-            self.b.ins().jump(after, &[]);
-            self.b.switch_to_block(after);
-            // Where the block's first iteration's lanes are, and how far apart two
-            // iterations' are: in the buffer, or in the matrix.
-            let first = self.b.ins().imul(k0, p.stride);
-            let first = self.b.ins().iadd(first, j0);
-            let offset = self.scaled(first, p.elem);
-            let in_matrix = self.b.ins().iadd(p.memory, offset);
-            let start = self.b.ins().select(copy, p.buffer, in_matrix);
-            let packed_row = self.iconst(width * i64::from(p.elem.bytes()));
-            let matrix_row = self.scaled(p.stride, p.elem);
-            let row_bytes = self.b.ins().select(copy, packed_row, matrix_row);
             self.packed.push(PackedLoad {
                 seq: p.read.seq.clone(),
                 index: p.read.index.clone(),
                 var: var.to_string(),
                 elem: p.elem,
-                start,
-                row_bytes,
+                buffer: p.buffer,
                 first: k0,
             });
         }
         Ok(())
-    }
-
-    /// Whether `p`'s reads are copied into its buffer: always at LLVM's tier (reading
-    /// the buffer's consecutive lines ran SGEMM 1.15-1.2x faster at 1000 and 1040, 1.8x
-    /// at 1024); at Cranelift's where the matrix's rows are a multiple of 1024 bytes long
-    /// (a column's lines then fall in 8 sets or fewer of the first-level cache): copying
-    /// cost Cranelift's code 10-15% at 1000 (2 cores, AMD EPYC, AVX2).
-    fn packs(&mut self, p: &PackBuf) -> Value {
-        if self.g.pack_every_stride {
-            return self.b.ins().iconst(ct::I8, 1);
-        }
-        let row_bytes = self.scaled(p.stride, p.elem);
-        let apart = self.b.ins().band_imm_s(row_bytes, SET_SHARING_ROWS - 1);
-        self.b.ins().icmp_imm_u(IntCC::Equal, apart, 0)
     }
 
     /// Ends a block's packed reads.
@@ -306,13 +270,15 @@ impl FnCx<'_, '_> {
         };
         let k = self.expr(&Expr::Var(p.var.clone()))?;
         let row = self.b.ins().isub(k.w[0], p.first);
-        let offset = self.b.ins().imul(row, p.row_bytes);
-        let at = self.b.ins().iadd(p.start, offset);
+        let row_bytes = self.lanes() as i64 * i64::from(p.elem.bytes());
+        let offset = self.b.ins().imul_imm_s(row, row_bytes);
+        let at = self.b.ins().iadd(p.buffer, offset);
         let (t, n) = self.lane_vectors(p.elem);
         let vector_bytes = t.bytes() as i32;
-        // Movable (so that Cranelift places each load at its use, as an operand of its
-        // arithmetic): the buffer is written only before a block's gangs run, and the
-        // address depends on the iteration, so no load can move across those writes.
+        // Movable, so that Cranelift places each load at its use, as an operand of its
+        // arithmetic (else its SGEMM at 1000 ran 12-20% slower than reading the matrix):
+        // the buffer is written only before a block's gangs run, and the address depends
+        // on the iteration, so no load can move across those writes.
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let vectors = (0..n as i32)
             .map(|q| self.b.ins().load(t, flags, at, vector_bytes * q))

@@ -137,10 +137,8 @@ pub(in crate::cpu::codegen) struct PackedLoad {
     pub(in crate::cpu::codegen) index: Expr,
     pub(in crate::cpu::codegen) var: String,
     pub(in crate::cpu::codegen) elem: ScalarType,
-    /// Where the lanes of the block's first iteration are (in the buffer or the matrix).
-    pub(in crate::cpu::codegen) start: Value,
-    /// Bytes from one iteration's lanes to the next's.
-    pub(in crate::cpu::codegen) row_bytes: Value,
+    /// The buffer: a row of the gang's lanes for each iteration of the block.
+    pub(in crate::cpu::codegen) buffer: Value,
     /// The block's first iteration.
     pub(in crate::cpu::codegen) first: Value,
 }
