@@ -470,7 +470,7 @@ impl FnCx<'_, '_> {
     /// 1]`, `a[p]` and `a[p + 1]` share one base, so that a vector two of them need
     /// (`a[p + 1]`'s first is `a[p - 1]`'s second) is loaded once (17 loads per 16-lane
     /// `f64` gang of a 3-point stencil instead of 24).
-    fn consecutive_loads(
+    pub(super) fn consecutive_loads(
         &mut self,
         col: Value,
         s: ScalarType,

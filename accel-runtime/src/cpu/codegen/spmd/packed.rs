@@ -219,21 +219,20 @@ impl FnCx<'_, '_> {
         let to = self.b.ins().umin(k1, high);
         let read = MemFlagsData::trusted().with_readonly();
         for p in packs {
-            let (t, n) = self.lane_vectors(p.elem);
-            let vector_bytes = t.bytes() as i32;
+            let vector_bytes = self.lane_vectors(p.elem).0.bytes() as i32;
             self.counted_loop(from, to, ScalarType::Usize, |f, k| {
                 let row = f.b.ins().imul(k, p.stride);
                 let first = f.b.ins().iadd(row, j0);
-                let (at, shift) =
-                    super::super::memory::element_address(&mut f.b, p.memory, first, p.elem);
+                let Part::Var(lanes) = f.consecutive_loads(p.memory, p.elem, read, first) else {
+                    unreachable!("loads give vectors")
+                };
                 let row = f.b.ins().isub(k, k0);
                 let row = f.b.ins().imul_imm_s(row, width);
                 let to = f.scaled(row, p.elem);
                 let to = f.b.ins().iadd(p.buffer, to);
-                for q in 0..n as i32 {
-                    let v = f.b.ins().load(t, read, at, shift + vector_bytes * q);
+                for (q, v) in lanes.into_iter().enumerate() {
                     f.b.ins()
-                        .store(MemFlagsData::trusted(), v, to, vector_bytes * q);
+                        .store(MemFlagsData::trusted(), v, to, vector_bytes * q as i32);
                 }
                 Ok(())
             })?;
@@ -270,22 +269,17 @@ impl FnCx<'_, '_> {
         };
         let k = self.expr(&Expr::Var(p.var.clone()))?;
         let row = self.b.ins().isub(k.w[0], p.first);
-        let row_bytes = self.lanes() as i64 * i64::from(p.elem.bytes());
-        let offset = self.b.ins().imul_imm_s(row, row_bytes);
-        let at = self.b.ins().iadd(p.buffer, offset);
-        let (t, n) = self.lane_vectors(p.elem);
-        let vector_bytes = t.bytes() as i32;
+        let width = self.lanes() as i64;
+        let first = self.b.ins().imul_imm_s(row, width);
         // Movable, so that Cranelift places each load at its use, as an operand of its
         // arithmetic (else its SGEMM at 1000 ran 12-20% slower than reading the matrix):
         // the buffer is written only before a block's gangs run, and the address depends
         // on the iteration, so no load can move across those writes.
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-        let vectors = (0..n as i32)
-            .map(|q| self.b.ins().load(t, flags, at, vector_bytes * q))
-            .collect();
+        let lanes = self.consecutive_loads(p.buffer, p.elem, flags, first);
         Ok(Some(G {
             ty: Type::Scalar(p.elem),
-            w: vec![Part::Var(vectors)],
+            w: vec![lanes],
         }))
     }
 }
