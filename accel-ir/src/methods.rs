@@ -133,6 +133,16 @@ pub const METHODS: &[Method] = &[
     // receiver, failing as Rust does when it is zero.
     number("__chunk_size", &[], SAME),
     number("__window_size", &[], SAME),
+    // A range in an iterator chain (the lowering's): `lo.__range_count(hi, 0 as _)` is the
+    // length of `lo..hi`, `lo.__range_at(i, 0 as _)` its element `i`; the last argument
+    // takes the bounds' type, and inference rewrites them (see `typecheck`).
+    number("__range_count", &[R, R], Returns::Scalar(ScalarType::Usize)),
+    number(
+        "__range_count_inclusive",
+        &[R, R],
+        Returns::Scalar(ScalarType::Usize),
+    ),
+    number("__range_at", &[Arg::Scalar(ScalarType::Usize), R], SAME),
     number("to_degrees", &[], SAME),
     number("to_radians", &[], SAME),
     number("is_nan", &[], BOOL),

@@ -124,6 +124,70 @@ fn sources_and_consumers() {
     }
 }
 
+/// Ranges of every integer type, typed from their bounds as Rust types them, at their
+/// types' ends; a range whose end is not past its start is empty.
+#[test]
+fn ranges_of_every_integer_type() {
+    for n in [0u64, 1, 2, 257, 4097] {
+        let squares: Vec<u64> =
+            agree(|| accelerate!((1..n).into_par_iter().map(|x| x * x).collect()));
+        assert_eq!(squares, (1..n).map(|x| x * x).collect::<Vec<_>>());
+        let odd = agree(|| accelerate!((0..n).into_par_iter().filter(|x| x % 2 == 1).count()));
+        assert_eq!(odd, (0..n).filter(|x| x % 2 == 1).count());
+        let m = n as i32;
+        let total: i64 =
+            agree(|| accelerate!((-m..=m / 2).into_par_iter().map(|x| x as i64 * 3).sum()));
+        assert_eq!(total, (-m..=m / 2).map(|x| x as i64 * 3).sum::<i64>());
+        let k = n as u32;
+        let hashed: Vec<u32> = agree(|| {
+            accelerate!((k..k + 40)
+                .into_par_iter()
+                .map(|x| x.wrapping_mul(2_654_435_761))
+                .collect())
+        });
+        assert_eq!(
+            hashed,
+            (k..k + 40)
+                .map(|x| x.wrapping_mul(2_654_435_761))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Empty: the end before the start, of unsigned and signed types.
+    let (a, b) = (7usize, 3usize);
+    assert_eq!(agree(|| accelerate!((a..b).into_par_iter().count())), 0);
+    assert_eq!(agree(|| accelerate!((a..=b).into_par_iter().count())), 0);
+    let (c, d) = (5i32, -5i32);
+    let none: Vec<i32> = agree(|| accelerate!((c..d).into_par_iter().collect()));
+    assert!(none.is_empty());
+    // Whole types, and the ends of the widest.
+    let (lo, hi) = (i8::MIN, i8::MAX);
+    let all: Vec<i8> = agree(|| accelerate!((lo..=hi).into_par_iter().collect()));
+    assert_eq!(all, (lo..=hi).collect::<Vec<_>>());
+    let bytes: Vec<u8> = agree(|| {
+        accelerate!((0..=255u8)
+            .into_par_iter()
+            .map(|x| x.wrapping_mul(3))
+            .collect())
+    });
+    assert_eq!(
+        bytes,
+        (0..=255u8).map(|x| x.wrapping_mul(3)).collect::<Vec<_>>()
+    );
+    let low = i64::MIN;
+    let lows: Vec<i64> = agree(|| accelerate!((low..low + 5).into_par_iter().collect()));
+    assert_eq!(lows, (low..low + 5).collect::<Vec<_>>());
+    let high = i64::MAX;
+    let across: Vec<i64> =
+        agree(|| accelerate!((-3..=high - (high - 3)).into_par_iter().collect()));
+    assert_eq!(across, (-3..=3).collect::<Vec<_>>());
+    let top = u64::MAX;
+    let tops: Vec<u64> = agree(|| accelerate!((top - 4..=top).into_par_iter().collect()));
+    assert_eq!(tops, (top - 4..=top).collect::<Vec<_>>());
+    // Unconstrained bounds are `i32`s, as in Rust.
+    let sum = agree(|| accelerate!((-10..10).into_par_iter().map(|x| x * x).sum::<i32>()));
+    assert_eq!(sum, (-10..10).map(|x| x * x).sum::<i32>());
+}
+
 #[test]
 fn adaptors_alone_and_chained() {
     for n in SIZES {

@@ -164,26 +164,46 @@ impl Lowerer {
         }
     }
 
-    /// `a..b` (or `a..=b`) as a sequence: `create(b - a, |i| i + a)`.
+    /// `a..b` (or `a..=b`) as a sequence of the bounds' integer type: `create(count, |i|
+    /// element i)`, the count and the elements written as `a.__range_count(b, 0 as _)` and
+    /// `a.__range_at(i, 0 as _)`, which type inference rewrites once it knows the bounds'
+    /// type (`usize` ranges become `create(b - a, |i| i + a)`; an empty range is empty).
     fn range(&mut self, r: &syn::ExprRange) -> Expr {
-        let Some((lo, hi)) = self.range_bounds(
-            r,
-            "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
-        ) else {
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            self.error(
+                r,
+                "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
+            );
             return Expr::Tuple(vec![]);
         };
+        let (lo, hi) = (self.expr(start), self.expr(end));
+        let count = match r.limits {
+            syn::RangeLimits::Closed(_) => "__range_count_inclusive",
+            syn::RangeLimits::HalfOpen(_) => "__range_count",
+        };
         let (i, here) = (self.fresh_name("i"), loc(r.span()));
-        if lo == Expr::int(0) {
-            return self.par_at(ParOp::Create, vec![hi, lambda(&[&i], Expr::var(&i))], here);
+        // The bounds' type, once inferred.
+        let witness = || Expr::Cast(Box::new(Expr::int(0)), Type::Infer);
+        let range = |lo: &Expr| {
+            let n = Expr::Method {
+                recv: Box::new(lo.clone()),
+                method: count.into(),
+                args: vec![hi.clone(), witness()],
+            };
+            let element = Expr::Method {
+                recv: Box::new(lo.clone()),
+                method: "__range_at".into(),
+                args: vec![Expr::var(&i), witness()],
+            };
+            (n, element)
+        };
+        if matches!(lo, Expr::Lit(_)) {
+            let (n, element) = range(&lo);
+            return self.par_at(ParOp::Create, vec![n, lambda(&[&i], element)], here);
         }
         let lo_name = self.fresh_name("lo");
-        let n = Expr::Binary(BinOp::Sub, Box::new(hi), Box::new(Expr::var(&lo_name)));
-        let index = Expr::Binary(
-            BinOp::Add,
-            Box::new(Expr::var(&i)),
-            Box::new(Expr::var(&lo_name)),
-        );
-        let body = self.par_at(ParOp::Create, vec![n, lambda(&[&i], index)], here);
+        let (n, element) = range(&Expr::var(&lo_name));
+        let body = self.par_at(ParOp::Create, vec![n, lambda(&[&i], element)], here);
         let_in(&lo_name, lo, body)
     }
 

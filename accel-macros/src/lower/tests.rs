@@ -91,7 +91,7 @@ fn iterator_chains_lower_to_parallel_operations() {
     assert_eq!(site("xs.iter().zip(&ys).filter(|(x, y)| **x > **y).count()").unwrap(),
         "(reduce (lambda (__accel_a3 __accel_b4) (+ __accel_a3 __accel_b4)) 0usize (map (lambda (_) 1usize) (filter (lambda ((x, y)) (> x y)) (map2 (lambda (__accel_x1 __accel_y2) (tuple __accel_x1 __accel_y2)) (slice xs 0usize (.min (.len xs) (.len ys))) (slice ys 0usize (.min (.len xs) (.len ys)))))))"
     );
-    assert_eq!(site("(1..n).into_par_iter().enumerate().map(|(i, x)| i * x).fold(0, |a, b| a + b)").unwrap(), "(reduce (lambda (a b) (+ a b)) 0 (map (lambda ((i, x)) (* i x)) (do (let __accel_xs3 (do (let __accel_lo2 1) (create (- n __accel_lo2) (lambda (__accel_i1) (+ __accel_i1 __accel_lo2))))) (map2 (lambda (__accel_j5 __accel_x6) (tuple __accel_j5 __accel_x6)) (create (.len __accel_xs3) (lambda (__accel_i4) __accel_i4)) __accel_xs3))))");
+    assert_eq!(site("(1..n).into_par_iter().enumerate().map(|(i, x)| i * x).fold(0, |a, b| a + b)").unwrap(), "(reduce (lambda (a b) (+ a b)) 0 (map (lambda ((i, x)) (* i x)) (do (let __accel_xs2 (create (.__range_count 1 n (as 0 _)) (lambda (__accel_i1) (.__range_at 1 __accel_i1 (as 0 _))))) (map2 (lambda (__accel_j4 __accel_x5) (tuple __accel_j4 __accel_x5)) (create (.len __accel_xs2) (lambda (__accel_i3) __accel_i3)) __accel_xs2))))");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::expr::{Expr, Lit, Pat, Stmt};
 use crate::types::{Records, ScalarType, Type};
 use std::collections::HashMap;
 
+mod ranges;
 mod rules;
 
 /// An inference type: a [`Type`] with variables.
@@ -161,6 +162,8 @@ struct Checker<'a> {
     records: Records,
     /// The types of variables bound outside the expression being typed (typed code).
     outer: Option<VarTypes<'a>>,
+    /// How many names the rewriting of ranges has bound (see [`ranges`]).
+    range_names: std::cell::Cell<usize>,
 }
 
 const USIZE: Ty = Ty::Scalar(ScalarType::Usize);
@@ -432,7 +435,12 @@ impl Checker<'_> {
                 result = self.write_back(c);
             }
         });
-        result
+        result?;
+        // A range's methods, their operands typed now.
+        let mut names = self.range_names.get();
+        ranges::desugar(e, &mut names)?;
+        self.range_names.set(names);
+        Ok(())
     }
 }
 

@@ -268,3 +268,81 @@ fn records_the_code_names_are_known_without_a_value_of_them() {
         "(do (let p: P { x: f64 } (P x: 2.5f64)) p.x)"
     );
 }
+
+/// `create(lo.__range_count(hi, 0 as _), |i| lo.__range_at(i, 0 as _))`, as the front end
+/// writes `(lo..hi).into_par_iter()` (`__range_count_inclusive` for `lo..=hi`).
+fn range(lo: Expr, hi: Expr, count: &str) -> Expr {
+    let witness = || Expr::Cast(Box::new(Expr::int(0)), Type::Infer);
+    let method = |recv: &Expr, method: &str, arg: Expr| Expr::Method {
+        recv: Box::new(recv.clone()),
+        method: method.into(),
+        args: vec![arg, witness()],
+    };
+    Expr::par(
+        ParOp::Create,
+        vec![
+            method(&lo, count, hi),
+            lam(&["i"], method(&lo, "__range_at", Expr::var("i"))),
+        ],
+    )
+}
+
+fn typed_range(lo: Expr, hi: Expr, count: &str, t: ScalarType) -> String {
+    let captures = [
+        ("lo".to_string(), Type::Scalar(t)),
+        ("hi".to_string(), Type::Scalar(t)),
+    ];
+    let seq = Type::Seq(Box::new(Type::Scalar(t)));
+    typecheck(&range(lo, hi, count), &captures, &seq)
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn ranges_take_their_bounds_type_and_are_empty_when_the_end_is_not_past_the_start() {
+    let (lo, hi) = (Expr::var("lo"), Expr::var("hi"));
+    // `usize` from zero: the plain form fusion knows.
+    assert_eq!(
+        typed_range(Expr::int(0), hi.clone(), "__range_count", ScalarType::Usize),
+        "(create hi (lambda (i: usize) i))"
+    );
+    assert_eq!(
+        typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::Usize),
+        "(create (if (> hi lo) (- hi lo) 0usize) (lambda (i: usize) (+ i lo)))"
+    );
+    assert_eq!(
+        typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::U64),
+        "(create (if (> hi lo) (as (- hi lo) usize) 0usize) (lambda (i: usize) (+ (as i u64) lo)))"
+    );
+    assert_eq!(
+        typed_range(Expr::int(1), hi.clone(), "__range_count_inclusive", ScalarType::U32),
+        "(create (if (>= hi 1u32) (+ (as (- hi 1u32) usize) 1usize) 0usize) (lambda (i: usize) (+ (as i u32) 1u32)))"
+    );
+    // Signed: the difference in 64 bits (exact once `hi` is past `lo`), the elements
+    // wrapping (`-128i8..127` has elements past `i8`'s positive half from its start).
+    assert_eq!(
+        typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::I8),
+        "(create (if (> hi lo) (as (.wrapping_sub (as hi i64) (as lo i64)) usize) 0usize) (lambda (i: usize) (.wrapping_add lo (as i i8))))"
+    );
+    // A computed end is bound once.
+    let computed = bin(BinOp::Sub, hi.clone(), Expr::int(1));
+    assert_eq!(
+        typed_range(Expr::int(0), computed, "__range_count", ScalarType::I32),
+        "(create (do (let range_hi#t1: i32 (- hi 1i32)) (if (> range_hi#t1 0i32) (as (.wrapping_sub (as range_hi#t1 i64) (as 0i32 i64)) usize) 0usize)) (lambda (i: usize) (as i i32)))"
+    );
+    // Unconstrained literals are `i32`s, as in Rust.
+    let typed = typecheck(
+        &Expr::Method {
+            recv: Box::new(range(Expr::int(0), Expr::int(10), "__range_count")),
+            method: "len".into(),
+            args: vec![],
+        },
+        &[],
+        &Type::Scalar(ScalarType::Usize),
+    )
+    .unwrap();
+    assert_eq!(
+        typed.to_string(),
+        "(.len (create (if (> 10i32 0i32) (as (.wrapping_sub (as 10i32 i64) (as 0i32 i64)) usize) 0usize) (lambda (i: usize) (as i i32))))"
+    );
+}
