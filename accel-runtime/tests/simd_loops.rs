@@ -110,3 +110,59 @@ fn escaped_lanes_run_free_and_every_count_is_exact() {
         common::assert_vectorized("simd_loops.rs", SOURCE, marker);
     }
 }
+
+/// Whether `x` is prime, by trial division: lanes leave the loop at their smallest
+/// factor, primes only at their square root.
+#[accel]
+fn is_prime(x: u64) -> bool {
+    let mut d = 2u64;
+    let mut prime = x >= 2;
+    while prime && d * d <= x {
+        if x % d == 0 {
+            prime = false;
+        }
+        d += 1;
+    }
+    prime
+}
+
+/// Halvings of `x`'s Collatz orbit by a constant power of two: vector shifts and masks.
+#[accel]
+fn collatz_steps(x: u64) -> u32 {
+    let (mut v, mut k) = (x.max(1), 0u32);
+    while v != 1 {
+        v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        k += 1;
+    }
+    k
+}
+
+/// A loop whose lanes leave at different steps and divides lane by lane runs as scalar
+/// code, which makes the same divisions without waiting for the gang's last lane (trial
+/// division ran 7x slower in gangs); one dividing by a constant power of two stays on
+/// SIMD lanes.
+#[test]
+fn a_varying_loop_dividing_lane_by_lane_runs_as_scalar_code() {
+    use accel_runtime::__private::cpu_spmd_fallbacks;
+    for n in [0u64, 1, 17, 300, 5000] {
+        let primes = exact(|| accelerate!((0..n).into_par_iter().filter(|x| is_prime(*x)).count())); // trial division
+        assert_eq!(primes, (0..n).filter(|&x| is_prime(x)).count());
+        let longest = exact(|| {
+            accelerate!((1..n + 1)
+                .into_par_iter()
+                .map(|x| collatz_steps(x))
+                .fold(0, |a, b| a.max(b))) // halvings
+        });
+        assert_eq!(longest, (1..n + 1).map(collatz_steps).max().unwrap_or(0));
+    }
+    common::assert_vectorized("simd_loops.rs", SOURCE, "// halvings");
+    let site = common::site_of("simd_loops.rs", SOURCE, "// trial division");
+    let fallbacks = cpu_spmd_fallbacks(&site).expect("the site ran on the CPU");
+    assert!(
+        !fallbacks.is_empty()
+            && fallbacks
+                .iter()
+                .all(|why| why.contains("divides lane by lane")),
+        "{site}: {fallbacks:?}"
+    );
+}

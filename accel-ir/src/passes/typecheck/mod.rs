@@ -439,6 +439,7 @@ impl Checker<'_> {
         // A range's methods, their operands typed now.
         let mut names = self.range_names.get();
         ranges::desugar(e, &mut names)?;
+        ranges::hoist_count(e);
         self.range_names.set(names);
         Ok(())
     }

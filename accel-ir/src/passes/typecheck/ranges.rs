@@ -6,7 +6,7 @@
 //! its start is empty, as in Rust.
 
 use super::{err, IrError};
-use crate::expr::{BinOp, Expr, Lit, Pat, Stmt};
+use crate::expr::{BinOp, Expr, Lit, ParOp, Pat, Stmt};
 use crate::types::{ScalarType, Type};
 
 /// The range methods the front end writes (never the user).
@@ -91,7 +91,14 @@ fn count(lo: Expr, hi: Expr, t: ScalarType, inclusive: bool, fresh: &mut usize) 
     };
     // From zero, an unsigned range holds `hi` elements (the form fusion knows best).
     if is_zero(&lo) && !t.is_signed_int() {
-        return plus_one(cast(hi, t, ScalarType::Usize));
+        // (A `usize` count stays as written: `create(n * m, ..)` is the shape the
+        // backends' two-dimensional forms know.)
+        let n = plus_one(cast(hi, t, ScalarType::Usize));
+        return match n {
+            n if t == ScalarType::Usize => n,
+            n @ (Expr::Var(_) | Expr::Lit(_)) => n,
+            n => bound(Vec::new(), n, fresh),
+        };
     }
     // `hi` appears twice below: a computed one is bound once.
     let mut stmts = Vec::new();
@@ -130,12 +137,59 @@ fn count(lo: Expr, hi: Expr, t: ScalarType, inclusive: bool, fresh: &mut usize) 
         then: Box::new(plus_one(difference)),
         els: Some(Box::new(usize_lit(0))),
     };
-    if stmts.is_empty() {
-        counted
-    } else {
-        Expr::Block {
-            stmts,
-            result: Some(Box::new(counted)),
-        }
+    bound(stmts, counted, fresh)
+}
+
+/// `{ stmts; let range_n = count; range_n }`: a computed count bound to a name, which
+/// [`hoist_count`] moves before its `create`.
+fn bound(mut stmts: Vec<Stmt>, count: Expr, fresh: &mut usize) -> Expr {
+    *fresh += 1;
+    let name = format!("range_n#t{fresh}");
+    stmts.push(Stmt::Let {
+        pat: Pat::bind(&name),
+        ty: Type::Scalar(ScalarType::Usize),
+        init: Some(count),
+    });
+    Expr::Block {
+        stmts,
+        result: Some(Box::new(Expr::var(&name))),
     }
+}
+
+/// `create({ lets; n }, f)` as `{ lets; create(n, f) }`: a range's computed count bound
+/// before the `create`, whose length is then a variable, the form fusion delays (a
+/// filtered range's count builds no array). Names are unique in a site, so `f` cannot
+/// mean another variable by a name the `let`s bind.
+pub(super) fn hoist_count(e: &mut Expr) {
+    let Expr::Par {
+        op: ParOp::Create,
+        args,
+        ..
+    } = e
+    else {
+        return;
+    };
+    let Some(Expr::Block {
+        result: Some(result),
+        ..
+    }) = args.first()
+    else {
+        return;
+    };
+    if !matches!(**result, Expr::Var(_)) {
+        return;
+    }
+    let Expr::Block {
+        stmts,
+        result: Some(n),
+    } = std::mem::replace(&mut args[0], Expr::Tuple(vec![]))
+    else {
+        return;
+    };
+    args[0] = *n;
+    let create = std::mem::replace(e, Expr::Tuple(vec![]));
+    *e = Expr::Block {
+        stmts,
+        result: Some(Box::new(create)),
+    };
 }

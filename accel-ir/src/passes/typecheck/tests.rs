@@ -301,34 +301,39 @@ fn typed_range(lo: Expr, hi: Expr, count: &str, t: ScalarType) -> String {
 #[test]
 fn ranges_take_their_bounds_type_and_are_empty_when_the_end_is_not_past_the_start() {
     let (lo, hi) = (Expr::var("lo"), Expr::var("hi"));
-    // `usize` from zero: the plain form fusion knows.
+    // `usize` from zero: the plain form fusion knows; `u64` from zero, its length cast.
     assert_eq!(
         typed_range(Expr::int(0), hi.clone(), "__range_count", ScalarType::Usize),
         "(create hi (lambda (i: usize) i))"
     );
     assert_eq!(
+        typed_range(Expr::int(0), hi.clone(), "__range_count", ScalarType::U64),
+        "(do (let range_n#t1: usize (as hi usize)) (create range_n#t1 (lambda (i: usize) (as i u64))))"
+    );
+    assert_eq!(
         typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::Usize),
-        "(create (if (> hi lo) (- hi lo) 0usize) (lambda (i: usize) (+ i lo)))"
+        "(do (let range_n#t1: usize (if (> hi lo) (- hi lo) 0usize)) (create range_n#t1 (lambda (i: usize) (+ i lo))))"
     );
     assert_eq!(
         typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::U64),
-        "(create (if (> hi lo) (as (- hi lo) usize) 0usize) (lambda (i: usize) (+ (as i u64) lo)))"
+        "(do (let range_n#t1: usize (if (> hi lo) (as (- hi lo) usize) 0usize)) (create range_n#t1 (lambda (i: usize) (+ (as i u64) lo))))"
     );
     assert_eq!(
         typed_range(Expr::int(1), hi.clone(), "__range_count_inclusive", ScalarType::U32),
-        "(create (if (>= hi 1u32) (+ (as (- hi 1u32) usize) 1usize) 0usize) (lambda (i: usize) (+ (as i u32) 1u32)))"
+        "(do (let range_n#t1: usize (if (>= hi 1u32) (+ (as (- hi 1u32) usize) 1usize) 0usize)) (create range_n#t1 (lambda (i: usize) (+ (as i u32) 1u32))))"
     );
     // Signed: the difference in 64 bits (exact once `hi` is past `lo`), the elements
     // wrapping (`-128i8..127` has elements past `i8`'s positive half from its start).
     assert_eq!(
         typed_range(lo.clone(), hi.clone(), "__range_count", ScalarType::I8),
-        "(create (if (> hi lo) (as (.wrapping_sub (as hi i64) (as lo i64)) usize) 0usize) (lambda (i: usize) (.wrapping_add lo (as i i8))))"
+        "(do (let range_n#t1: usize (if (> hi lo) (as (.wrapping_sub (as hi i64) (as lo i64)) usize) 0usize)) (create range_n#t1 (lambda (i: usize) (.wrapping_add lo (as i i8)))))"
     );
-    // A computed end is bound once.
+    // A computed end is bound once; a computed count is bound before the `create`, whose
+    // length is then a variable (the form fusion delays).
     let computed = bin(BinOp::Sub, hi.clone(), Expr::int(1));
     assert_eq!(
         typed_range(Expr::int(0), computed, "__range_count", ScalarType::I32),
-        "(create (do (let range_hi#t1: i32 (- hi 1i32)) (if (> range_hi#t1 0i32) (as (.wrapping_sub (as range_hi#t1 i64) (as 0i32 i64)) usize) 0usize)) (lambda (i: usize) (as i i32)))"
+        "(do (let range_hi#t1: i32 (- hi 1i32)) (let range_n#t2: usize (if (> range_hi#t1 0i32) (as (.wrapping_sub (as range_hi#t1 i64) (as 0i32 i64)) usize) 0usize)) (create range_n#t2 (lambda (i: usize) (as i i32))))"
     );
     // Unconstrained literals are `i32`s, as in Rust.
     let typed = typecheck(
@@ -343,6 +348,6 @@ fn ranges_take_their_bounds_type_and_are_empty_when_the_end_is_not_past_the_star
     .unwrap();
     assert_eq!(
         typed.to_string(),
-        "(.len (create (if (> 10i32 0i32) (as (.wrapping_sub (as 10i32 i64) (as 0i32 i64)) usize) 0usize) (lambda (i: usize) (as i i32))))"
+        "(.len (do (let range_n#t1: usize (if (> 10i32 0i32) (as (.wrapping_sub (as 10i32 i64) (as 0i32 i64)) usize) 0usize)) (create range_n#t1 (lambda (i: usize) (as i i32)))))"
     );
 }

@@ -267,6 +267,7 @@ impl FnCx<'_, '_> {
                 _ => 0,
             },
             pending_free: HashSet::new(),
+            varying_loops: 0,
             free_running: None,
         });
         Ok((rows, zero))

@@ -246,6 +246,7 @@ impl FnCx<'_, '_> {
             None => self.all_lanes(),
         };
         let live = self.mask_variables(&start);
+        self.in_varying_loop(1);
         // Each counted counter's trips, per lane: how often it ran the body.
         let zero = self.vconst_i32_splat(0);
         let trips: Vec<Vec<Variable>> = kept
@@ -308,6 +309,7 @@ impl FnCx<'_, '_> {
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(exit);
         self.set_mask(outer);
+        self.in_varying_loop(-1);
         for (k, vars) in kept.iter().zip(&trips) {
             if let Some((start, s, step)) = k.counted {
                 let counts: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
@@ -316,6 +318,13 @@ impl FnCx<'_, '_> {
             }
         }
         Ok(G::unit())
+    }
+
+    /// Enters (`1`) or leaves (`-1`) a loop whose steps differ between lanes.
+    fn in_varying_loop(&mut self, step: isize) {
+        if let Some(g) = self.gang.as_mut() {
+            g.varying_loops = g.varying_loops.saturating_add_signed(step);
+        }
     }
 
     /// Variables holding the vectors of `m`, one per group.

@@ -123,6 +123,8 @@ pub(in crate::cpu::codegen) struct Gang {
     /// loop's test and body run only for live lanes, whose values are exact), so their
     /// assignments directly in the body blend no mask: Mandelbrot's `x` and `y`.
     pub(in crate::cpu::codegen) free_running: Option<(Mask, HashSet<String>)>,
+    /// How many loops whose steps differ between lanes enclose the code being generated.
+    pub(in crate::cpu::codegen) varying_loops: usize,
 }
 
 /// Which lanes of a gang run: one vector of 32-bit lanes (`I32X4` for four lanes) per
