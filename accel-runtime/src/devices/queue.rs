@@ -544,6 +544,11 @@ mod tests {
                 &|w, _| {
                     if w > 0 {
                         threads.lock().unwrap().insert(std::thread::current().id());
+                    } else {
+                        // The first worker slow, so that the others take parts even on
+                        // a machine too busy to wake them at once (with instant parts
+                        // the first took every chunk of every call there).
+                        std::thread::sleep(Duration::from_millis(1));
                     }
                 },
                 &|_| false,

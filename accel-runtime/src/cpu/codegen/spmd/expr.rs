@@ -63,6 +63,7 @@ impl FnCx<'_, '_> {
             Expr::While { cond, body } => self.gwhile(cond, body),
             Expr::Par { op, args, .. } => self.gpar(e, *op, args),
             Expr::Match { .. } => Err(not_spmd("a `match` on a value that differs between lanes")),
+            Expr::Slice { seq, lo, hi } => self.gslice(seq, lo, hi),
             other => Err(not_spmd(format!("`{other}` per lane"))),
         }
     }
@@ -80,6 +81,9 @@ impl FnCx<'_, '_> {
                 Slot::Seq(v, aligned) => Part::Seq(self.b.use_var(*v), *aligned),
                 Slot::Var(vs) => Part::Var(vs.iter().map(|v| self.b.use_var(*v)).collect()),
                 Slot::Rev(v) => Part::Rev(self.b.use_var(*v)),
+                Slot::Strided(base, stride) => {
+                    Part::Strided(self.b.use_var(*base), self.b.use_var(*stride))
+                }
                 Slot::Clamp([base, lo, hi, off], signed) => Part::Clamp(super::Clamp {
                     base: self.b.use_var(*base),
                     lo: self.b.use_var(*lo),
@@ -112,6 +116,14 @@ impl FnCx<'_, '_> {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
                     self.b.def_var(v, *base);
                     slots.push(Slot::Seq(v, *aligned));
+                }
+                Part::Strided(base, stride) if fixed => {
+                    let [b, st] = [*base, *stride].map(|x| {
+                        let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
+                        self.b.def_var(v, x);
+                        v
+                    });
+                    slots.push(Slot::Strided(b, st));
                 }
                 Part::Rev(top) if fixed => {
                     let v = self.b.declare_var(cranelift_codegen::ir::types::I64);
@@ -202,7 +214,7 @@ impl FnCx<'_, '_> {
                         )))
                     }
                 },
-                Slot::Seq(..) | Slot::Rev(_) | Slot::Clamp(..) => {
+                Slot::Seq(..) | Slot::Rev(_) | Slot::Clamp(..) | Slot::Strided(..) => {
                     return Err(not_spmd(format!("`{name}` assigned but bound once")))
                 }
             }

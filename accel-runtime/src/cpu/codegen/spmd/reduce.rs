@@ -93,6 +93,16 @@ impl FnCx<'_, '_> {
     /// A nested `reduce` over a sequence per lane of one length for every lane: the
     /// four-stream fold of [`Self::gnested_reduce`] over its elements.
     fn greduce_lanes_seq(&mut self, r: Reduce<'_>) -> R<G> {
+        // Scalar code folds floats on vectors of consecutive elements, grouped as those
+        // vectors group them, and the gang's lanes must compute the same bits (integers
+        // fold to the same bits in any grouping).
+        let t = self.type_of(r.ne)?;
+        let floats = Self::word_scalars(&t)?.iter().any(|s| s.is_float());
+        if floats && self.vector_reduce_shape(r)?.is_some() {
+            return Err(not_spmd(
+                "a nested float reduction that scalar code runs on vectors of its elements",
+            ));
+        }
         let xs = self.gexpr(r.xs)?;
         let Part::Uni(n) = xs.w[0] else {
             return Err(not_spmd(

@@ -32,6 +32,8 @@ pub(in crate::cpu::codegen) enum Slot {
     Rev(Variable),
     /// A clamped index's words (see `Part::Clamp`): base, bounds, offset.
     Clamp([Variable; 4], bool),
+    /// A strided word's first lane and stride (see `Part::Strided`).
+    Strided(Variable, Variable),
 }
 
 /// A gang loop that walks its range row by row for the divisors `d` of the index in
