@@ -118,6 +118,21 @@ fn is_prime(x: u64) -> bool {
     let mut d = 2u64;
     let mut prime = x >= 2;
     while prime && d * d <= x {
+        if x.is_multiple_of(d) {
+            prime = false;
+        }
+        d += 1;
+    }
+    prime
+}
+
+/// The same test by `%`.
+#[accel]
+#[allow(clippy::manual_is_multiple_of)] // the operator's own path is tested
+fn is_prime_by_rem(x: u64) -> bool {
+    let mut d = 2u64;
+    let mut prime = x >= 2;
+    while prime && d * d <= x {
         if x % d == 0 {
             prime = false;
         }
@@ -131,7 +146,11 @@ fn is_prime(x: u64) -> bool {
 fn collatz_steps(x: u64) -> u32 {
     let (mut v, mut k) = (x.max(1), 0u32);
     while v != 1 {
-        v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        v = if v.is_multiple_of(2) {
+            v / 2
+        } else {
+            3 * v + 1
+        };
         k += 1;
     }
     k
@@ -147,6 +166,13 @@ fn a_varying_loop_dividing_lane_by_lane_runs_as_scalar_code() {
     for n in [0u64, 1, 17, 300, 5000] {
         let primes = exact(|| accelerate!((0..n).into_par_iter().filter(|x| is_prime(*x)).count())); // trial division
         assert_eq!(primes, (0..n).filter(|&x| is_prime(x)).count());
+        let by_rem = exact(|| {
+            accelerate!((0..n)
+                .into_par_iter()
+                .filter(|x| is_prime_by_rem(*x))
+                .count())
+        }); // by rem
+        assert_eq!(by_rem, primes);
         let longest = exact(|| {
             accelerate!((1..n + 1)
                 .into_par_iter()
@@ -156,13 +182,15 @@ fn a_varying_loop_dividing_lane_by_lane_runs_as_scalar_code() {
         assert_eq!(longest, (1..n + 1).map(collatz_steps).max().unwrap_or(0));
     }
     common::assert_vectorized("simd_loops.rs", SOURCE, "// halvings");
-    let site = common::site_of("simd_loops.rs", SOURCE, "// trial division");
-    let fallbacks = cpu_spmd_fallbacks(&site).expect("the site ran on the CPU");
-    assert!(
-        !fallbacks.is_empty()
-            && fallbacks
-                .iter()
-                .all(|why| why.contains("divides lane by lane")),
-        "{site}: {fallbacks:?}"
-    );
+    for marker in ["// trial division", "// by rem"] {
+        let site = common::site_of("simd_loops.rs", SOURCE, marker);
+        let fallbacks = cpu_spmd_fallbacks(&site).expect("the site ran on the CPU");
+        assert!(
+            !fallbacks.is_empty()
+                && fallbacks
+                    .iter()
+                    .all(|why| why.contains("divides lane by lane")),
+            "{site}: {fallbacks:?}"
+        );
+    }
 }

@@ -27,7 +27,11 @@ fn collatz(x: u64) -> u32 {
     let mut v = x;
     let mut steps = 0u32;
     while v != 1 {
-        v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        v = if v.is_multiple_of(2) {
+            v / 2
+        } else {
+            3 * v + 1
+        };
         steps += 1;
     }
     steps
@@ -50,10 +54,7 @@ impl Program for Collatz {
 
     fn accel(&self) -> u32 {
         let n = self.n;
-        accelerate!((1..n)
-            .into_par_iter()
-            .map(|x| collatz(x))
-            .fold(0, |a, b| a.max(b)))
+        accelerate!((1..n).into_par_iter().map(collatz).fold(0, |a, b| a.max(b)))
     }
 
     fn check(&self, got: &u32, want: &u32) -> Result<(), String> {

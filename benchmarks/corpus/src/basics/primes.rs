@@ -26,7 +26,7 @@ fn is_prime(x: u64) -> bool {
     let mut d = 2u64;
     let mut prime = x >= 2;
     while prime && d * d <= x {
-        if x % d == 0 {
+        if x.is_multiple_of(d) {
             prime = false;
         }
         d += 1;

@@ -13,6 +13,22 @@ use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
 impl FnCx<'_, '_> {
     /// A method call for the gang.
     pub(super) fn gmethod(&mut self, recv: &Expr, method: &str, args: &[Expr]) -> R<G> {
+        // `x.is_multiple_of(c)` by a constant power of two (an unsigned `x`, as Rust's
+        // method has): `x & (c - 1) == 0` on the vectors, where it would go lane by lane.
+        if let (Some(c), "is_multiple_of") = (is_power_of_two_literal(args), method) {
+            let t = match args[0] {
+                Expr::Lit(accel_ir::Lit::Int(_, t)) => t,
+                _ => None,
+            };
+            let lit = |v: u64| Expr::Lit(accel_ir::Lit::Int(v, t));
+            let masked = Expr::Binary(
+                accel_ir::BinOp::BitAnd,
+                Box::new(recv.clone()),
+                Box::new(lit(c - 1)),
+            );
+            let test = Expr::Binary(accel_ir::BinOp::Eq, Box::new(masked), Box::new(lit(0)));
+            return self.gexpr(&test);
+        }
         let r = self.gexpr(recv)?;
         if let Type::Tensor(_) = r.ty {
             return self.gtensor(recv, &r, method, args);
@@ -414,6 +430,16 @@ impl FnCx<'_, '_> {
     /// A number method lane by lane, with scalar code's own (libm calls among them).
     /// Lanes not running get arguments that cannot fail (a divisor of 1, bounds of 0).
     fn method_per_lane(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<G> {
+        let divides = matches!(
+            method,
+            "rem_euclid" | "div_euclid" | "div_ceil" | "is_multiple_of"
+        );
+        if divides && self.gang.as_ref().is_some_and(|g| g.varying_loops > 0) {
+            // As a division by `/` or `%` there (see `gdivide`).
+            return Err(not_spmd(format!(
+                "a loop whose steps differ between lanes divides lane by lane (`.{method}()`)"
+            )));
+        }
         let mut a = a.to_vec();
         if let Some(m) = self.gang.as_ref().and_then(|g| g.mask.clone()) {
             let safe = match method {
@@ -468,5 +494,13 @@ impl FnCx<'_, '_> {
             })
             .collect();
         Ok(G { ty, w })
+    }
+}
+
+/// `c` where `args` is one integer literal `c`, a power of two.
+fn is_power_of_two_literal(args: &[Expr]) -> Option<u64> {
+    match args {
+        [Expr::Lit(accel_ir::Lit::Int(c, _))] if c.is_power_of_two() => Some(*c),
+        _ => None,
     }
 }
