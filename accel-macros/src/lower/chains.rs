@@ -169,17 +169,15 @@ impl Lowerer {
     /// `a.__range_at(i, 0 as _)`, which type inference rewrites once it knows the bounds'
     /// type (`usize` ranges become `create(b - a, |i| i + a)`; an empty range is empty).
     fn range(&mut self, r: &syn::ExprRange) -> Expr {
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            self.error(
-                r,
-                "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
-            );
+        let Some((lo, hi, inclusive)) = self.range_ends(
+            r,
+            "a range in an iterator chain needs both bounds (`a..b` or `a..=b`)",
+        ) else {
             return Expr::Tuple(vec![]);
         };
-        let (lo, hi) = (self.expr(start), self.expr(end));
-        let count = match r.limits {
-            syn::RangeLimits::Closed(_) => "__range_count_inclusive",
-            syn::RangeLimits::HalfOpen(_) => "__range_count",
+        let count = match inclusive {
+            true => "__range_count_inclusive",
+            false => "__range_count",
         };
         let (i, here) = (self.fresh_name("i"), loc(r.span()));
         // The bounds' type, once inferred.

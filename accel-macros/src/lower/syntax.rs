@@ -219,16 +219,27 @@ impl Lowerer {
         r: &syn::ExprRange,
         missing: &str,
     ) -> Option<(Expr, Expr)> {
+        let (lo, hi, inclusive) = self.range_ends(r, missing)?;
+        let hi = match inclusive {
+            true => Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1))),
+            false => hi,
+        };
+        Some((lo, hi))
+    }
+
+    /// The bounds of `a..b` or `a..=b` as written, and whether the end is included;
+    /// `None`, with `missing` reported, when a bound is missing.
+    pub(super) fn range_ends(
+        &mut self,
+        r: &syn::ExprRange,
+        missing: &str,
+    ) -> Option<(Expr, Expr, bool)> {
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
             self.error(r, missing);
             return None;
         };
-        let lo = self.expr(start);
-        let mut hi = self.expr(end);
-        if let syn::RangeLimits::Closed(_) = r.limits {
-            hi = Expr::Binary(BinOp::Add, Box::new(hi), Box::new(Expr::int(1)));
-        }
-        Some((lo, hi))
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        Some((self.expr(start), self.expr(end), inclusive))
     }
 
     /// `for x in xs.iter()` (or `xs.into_iter()`, `&xs`) and `for (i, x) in

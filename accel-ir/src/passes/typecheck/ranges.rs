@@ -104,16 +104,7 @@ fn count(lo: Expr, hi: Expr, t: ScalarType, inclusive: bool, fresh: &mut usize) 
     let mut stmts = Vec::new();
     let hi = match hi {
         hi @ (Expr::Var(_) | Expr::Lit(_)) => hi,
-        hi => {
-            *fresh += 1;
-            let name = format!("range_hi#t{fresh}");
-            stmts.push(Stmt::Let {
-                pat: Pat::bind(&name),
-                ty: Type::Scalar(t),
-                init: Some(hi),
-            });
-            Expr::var(&name)
-        }
+        hi => let_fresh(&mut stmts, "range_hi", t, hi, fresh),
     };
     // The difference of the bounds as a `usize`: exact for every type once `hi` is past
     // `lo` (a signed difference wraps in 64 bits to its true value).
@@ -143,17 +134,30 @@ fn count(lo: Expr, hi: Expr, t: ScalarType, inclusive: bool, fresh: &mut usize) 
 /// `{ stmts; let range_n = count; range_n }`: a computed count bound to a name, which
 /// [`hoist_count`] moves before its `create`.
 fn bound(mut stmts: Vec<Stmt>, count: Expr, fresh: &mut usize) -> Expr {
-    *fresh += 1;
-    let name = format!("range_n#t{fresh}");
-    stmts.push(Stmt::Let {
-        pat: Pat::bind(&name),
-        ty: Type::Scalar(ScalarType::Usize),
-        init: Some(count),
-    });
+    let n = let_fresh(&mut stmts, "range_n", ScalarType::Usize, count, fresh);
     Expr::Block {
         stmts,
-        result: Some(Box::new(Expr::var(&name))),
+        result: Some(Box::new(n)),
     }
+}
+
+/// Appends `let base#tN: t = init;` to `stmts` (`N` numbered by `fresh`, a name no other
+/// pass makes); returns the variable.
+fn let_fresh(
+    stmts: &mut Vec<Stmt>,
+    base: &str,
+    t: ScalarType,
+    init: Expr,
+    fresh: &mut usize,
+) -> Expr {
+    *fresh += 1;
+    let name = format!("{base}#t{fresh}");
+    stmts.push(Stmt::Let {
+        pat: Pat::bind(&name),
+        ty: Type::Scalar(t),
+        init: Some(init),
+    });
+    Expr::var(&name)
 }
 
 /// `create({ lets; n }, f)` as `{ lets; create(n, f) }`: a range's computed count bound
