@@ -4,7 +4,7 @@
 use super::super::cx::*;
 use super::super::num::comparison;
 use super::coherence::mirrored;
-use super::{not_spmd, Mask, Part, G};
+use super::{Mask, Part, G};
 use accel_ir::{BinOp, Expr, ScalarType, Type, UnOp};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{types as ct, InstBuilder, Value};
@@ -517,15 +517,7 @@ impl FnCx<'_, '_> {
                 }
             }
         }
-        // Lane by lane, each lane's division costs what scalar code's does; in a loop whose
-        // lanes leave at different steps, the gang goes on dividing for every lane until
-        // its last one leaves (trial division for primes: 7x slower than the scalar
-        // kernel). Scalar code then does less of the same work.
-        if self.gang.as_ref().is_some_and(|g| g.varying_loops > 0) {
-            return Err(not_spmd(
-                "a loop whose steps differ between lanes divides lane by lane (by a divisor that is not a constant power of two)",
-            ));
-        }
+        self.no_division_in_varying_loop("by a divisor that is not a constant power of two")?;
         let b = match self.gang.as_ref().and_then(|g| g.mask.clone()) {
             Some(m) => {
                 let one = self.b.ins().iconst(clif(s), 1);

@@ -430,20 +430,14 @@ impl FnCx<'_, '_> {
     /// A number method lane by lane, with scalar code's own (libm calls among them).
     /// Lanes not running get arguments that cannot fail (a divisor of 1, bounds of 0).
     fn method_per_lane(&mut self, s: ScalarType, r: &G, method: &str, a: &[G]) -> R<G> {
-        let divides = matches!(
-            method,
-            "rem_euclid" | "div_euclid" | "div_ceil" | "is_multiple_of"
-        );
-        if divides && self.gang.as_ref().is_some_and(|g| g.varying_loops > 0) {
-            // As a division by `/` or `%` there (see `gdivide`).
-            return Err(not_spmd(format!(
-                "a loop whose steps differ between lanes divides lane by lane (`.{method}()`)"
-            )));
+        let divides = DIVIDING.contains(&method);
+        if divides {
+            self.no_division_in_varying_loop(&format!("`.{method}()`"))?;
         }
         let mut a = a.to_vec();
         if let Some(m) = self.gang.as_ref().and_then(|g| g.mask.clone()) {
             let safe = match method {
-                "rem_euclid" | "div_euclid" | "div_ceil" | "is_multiple_of" => Some(1.0),
+                _ if divides => Some(1.0),
                 "clamp" => Some(0.0),
                 _ => None,
             };
@@ -496,6 +490,9 @@ impl FnCx<'_, '_> {
         Ok(G { ty, w })
     }
 }
+
+/// The number methods that divide (lanes not running divide by 1).
+const DIVIDING: [&str; 4] = ["rem_euclid", "div_euclid", "div_ceil", "is_multiple_of"];
 
 /// `c` where `args` is one integer literal `c`, a power of two.
 fn is_power_of_two_literal(args: &[Expr]) -> Option<u64> {

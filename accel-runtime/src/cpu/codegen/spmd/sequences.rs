@@ -1,16 +1,17 @@
 //! Sequences per lane: a row of a shared sequence of sequences picked by an index that
 //! differs between lanes (Viterbi's `seqs[i]`), a nested `create` whose elements differ
-//! between lanes (each lane fills its own buffer), indexing such sequences and reducing
-//! over them, and slices whose bounds differ between lanes (a `chunks(k)` row per lane). A sequence per lane is a gang value like any other: its words are its length
-//! (often the same for every lane) and its columns' addresses, one per lane. Only
-//! sequences of numbers (or tuples and records of numbers) take this form.
+//! between lanes (each lane fills its own buffer), slices whose bounds differ between
+//! lanes (a `chunks(k)` row per lane), indexing such sequences and reducing over them. A
+//! sequence per lane is a gang value like any other: its words are its length (often the
+//! same for every lane) and its columns' addresses, one per lane. Only sequences of
+//! numbers (or tuples and records of numbers) take this form.
 
 use super::super::cx::*;
 use super::{not_spmd, Part, G};
 use crate::backend::failure::FailureKind;
 use crate::backend::layout::{self, Word};
 use accel_ir::ops::Create;
-use accel_ir::{BinOp, Expr, Pat, ScalarType, Type};
+use accel_ir::{Expr, Pat, ScalarType, Type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
@@ -126,7 +127,12 @@ impl FnCx<'_, '_> {
             (Part::Strided(a, s), Part::Strided(b, t)) if s == t => {
                 Part::Uni(self.b.ins().isub(*b, *a))
             }
-            _ => self.gbinary(BinOp::Sub, hi, lo)?.w[0].clone(),
+            // Checked above: no running lane's end is before its start.
+            _ => {
+                let (ends, starts) = (self.vectors(&end, u), self.vectors(&start, u));
+                let n = ends.iter().zip(&starts);
+                Part::Var(n.map(|(&b, &a)| self.b.ins().isub(b, a)).collect())
+            }
         };
         let mut w = vec![n];
         for (&col, s) in v.w[1..].iter().zip(ss) {
